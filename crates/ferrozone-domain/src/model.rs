@@ -1,0 +1,167 @@
+//! The records Ferrozone keeps.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use uuid::Uuid;
+
+use crate::crypto::Sealed;
+use crate::time::Timestamp;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Admin,
+    Unprivileged,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Unprivileged => "unprivileged",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "admin" => Some(Role::Admin),
+            "unprivileged" => Some(Role::Unprivileged),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub id: Uuid,
+    /// As entered (trimmed); uniqueness is on [`email_key`].
+    pub email: String,
+    pub role: Role,
+    /// argon2id PHC string; `None` for users who sign in only through a provider.
+    pub password_hash: Option<String>,
+    pub disabled_at: Option<Timestamp>,
+    pub last_signed_in_at: Option<Timestamp>,
+    pub last_signed_in_method: Option<String>,
+    pub inserted_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// The form of an email that uniqueness and look-ups use: emails match case-insensitively.
+pub fn email_key(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+/// A stored API token. The secret itself is never kept, only its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiToken {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub name: String,
+    pub token_hash: Vec<u8>,
+    pub inserted_at: Timestamp,
+    pub expires_at: Timestamp,
+    pub last_used_at: Option<Timestamp>,
+}
+
+/// Which device settings follow the server defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UseDefaults {
+    pub allowed_ips: bool,
+    pub dns: bool,
+    pub endpoint: bool,
+    pub mtu: bool,
+    pub persistent_keepalive: bool,
+}
+
+impl Default for UseDefaults {
+    fn default() -> Self {
+        Self { allowed_ips: true, dns: true, endpoint: true, mtu: true, persistent_keepalive: true }
+    }
+}
+
+/// The device's own tunnel settings, used where the matching `use_default_*` is false.
+/// Cleared when the default is switched back on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CustomConfig {
+    pub allowed_ips: Vec<String>,
+    pub dns: Vec<String>,
+    pub endpoint: Option<String>,
+    pub mtu: Option<i32>,
+    pub persistent_keepalive: Option<i32>,
+}
+
+/// What the data plane last reported about a peer.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PeerStats {
+    pub latest_handshake: Option<Timestamp>,
+    pub remote_ip: Option<String>,
+    pub rx_bytes: Option<i64>,
+    pub tx_bytes: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub name: String,
+    pub description: Option<String>,
+    pub public_key: String,
+    /// Encrypted at rest; opened with [`crate::crypto::Cipher::open_str`].
+    pub preshared_key: Sealed,
+    pub ipv4: Option<Ipv4Addr>,
+    pub ipv6: Option<Ipv6Addr>,
+    pub use_default: UseDefaults,
+    pub custom: CustomConfig,
+    pub stats: PeerStats,
+    pub inserted_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// Which addresses a new device gets: a given one, or one from the pool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddressRequest<A> {
+    /// The family is disabled: no address.
+    None,
+    /// The client asked for this address; it was checked against the network already.
+    Given(A),
+    /// Take the next free address of the pool.
+    Assign,
+}
+
+/// A device about to be inserted. Addresses are settled by the store, inside the
+/// same transaction as the insert, so concurrent creates never share one.
+#[derive(Debug, Clone)]
+pub struct NewDevice {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub name: String,
+    pub description: Option<String>,
+    pub public_key: String,
+    pub preshared_key: Sealed,
+    pub ipv4: AddressRequest<Ipv4Addr>,
+    pub ipv6: AddressRequest<Ipv6Addr>,
+    pub use_default: UseDefaults,
+    pub custom: CustomConfig,
+    pub now: Timestamp,
+}
+
+/// A validated change to a device: the complete new state of every editable field.
+/// The store writes it only if it differs from the stored row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceUpdate {
+    pub name: String,
+    pub description: Option<String>,
+    pub public_key: String,
+    pub preshared_key: Option<Sealed>,
+    pub ipv4: Option<Ipv4Addr>,
+    pub ipv6: Option<Ipv6Addr>,
+    pub use_default: UseDefaults,
+    pub custom: CustomConfig,
+}
+
+/// A validated change to a user; `None` keeps the stored value.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserUpdate {
+    pub email: Option<String>,
+    pub role: Option<Role>,
+    pub password_hash: Option<String>,
+}

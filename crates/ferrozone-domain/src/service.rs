@@ -1,0 +1,107 @@
+//! Use cases. The HTTP API and the command line both call these, so both enforce
+//! the same rules; handlers only translate.
+
+pub mod devices;
+pub mod tokens;
+pub mod users;
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use uuid::Uuid;
+
+use crate::crypto::{generate_keypair, public_key_of, Cipher, Sealed};
+use crate::error::{DomainError, Result};
+use crate::model::Role;
+use crate::settings::Settings;
+use crate::store::Store;
+
+const KEY_CHECK_SETTING: &str = "secret_key_check";
+const KEY_CHECK_PLAINTEXT: &[u8] = b"ferrozone secret key check v1";
+const SERVER_KEY_SETTING: &str = "wireguard_private_key";
+
+/// Who is acting: a token's (or session's) user, or the local operator using the CLI,
+/// who has direct access to the database and so acts as an admin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub user_id: Option<Uuid>,
+    pub role: Role,
+    pub token_id: Option<Uuid>,
+}
+
+impl Principal {
+    pub fn operator() -> Self {
+        Self { user_id: None, role: Role::Admin, token_id: None }
+    }
+
+    pub fn is_admin(&self) -> bool {
+        self.role == Role::Admin
+    }
+
+    pub fn require_admin(&self) -> Result<()> {
+        if self.is_admin() {
+            Ok(())
+        } else {
+            Err(DomainError::Forbidden)
+        }
+    }
+}
+
+/// Everything a use case needs: the store, the settings and the secrets.
+pub struct Domain {
+    store: Arc<dyn Store>,
+    settings: Arc<Settings>,
+    cipher: Cipher,
+    server_public_key: String,
+}
+
+impl Domain {
+    /// Checks the secret key against the database and loads (or, on first start,
+    /// creates) the server's WireGuard keypair, which every instance shares.
+    pub async fn open(store: Arc<dyn Store>, settings: Arc<Settings>, cipher: Cipher) -> anyhow::Result<Self> {
+        let check = cipher.seal(KEY_CHECK_PLAINTEXT);
+        let stored = store.init_setting(KEY_CHECK_SETTING, &check.0).await?;
+        let opened = cipher.open(&Sealed(stored)).ok();
+        if opened.as_deref().map(Vec::as_slice) != Some(KEY_CHECK_PLAINTEXT) {
+            anyhow::bail!(
+                "the secret key does not match the one this database was set up with; \
+                 set FERROZONE_SECRET_KEY (or FERROZONE_SECRET_KEY_FILE) to that key"
+            );
+        }
+        let fresh = generate_keypair();
+        let sealed = cipher.seal(fresh.private_key.as_bytes());
+        let stored = store.init_setting(SERVER_KEY_SETTING, &sealed.0).await?;
+        let private_key = cipher.open_str(&Sealed(stored)).context("reading the server's WireGuard key")?;
+        let server_public_key = public_key_of(&private_key).context("the stored server WireGuard key is invalid")?;
+        Ok(Self { store, settings, cipher, server_public_key })
+    }
+
+    pub fn store(&self) -> &dyn Store {
+        self.store.as_ref()
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn server_public_key(&self) -> &str {
+        &self.server_public_key
+    }
+
+    /// Decrypts a stored secret (a preshared key) for a response.
+    pub fn reveal(&self, sealed: &Sealed) -> Result<String> {
+        Ok(self.cipher.open_str(sealed)?)
+    }
+
+    pub(crate) fn cipher(&self) -> &Cipher {
+        &self.cipher
+    }
+}
+
+/// Runs CPU-heavy work (password hashing) off the async runtime.
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(f))
+        .await
+        .map_err(|e| DomainError::Internal(anyhow::anyhow!("blocking task failed: {e}")))
+}

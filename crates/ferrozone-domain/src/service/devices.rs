@@ -1,0 +1,87 @@
+//! Devices: list, show, create, update, delete (DESIGN.md section 5).
+
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::{Domain, Principal};
+use crate::error::{DomainError, Result};
+use crate::model::Device;
+use crate::names;
+use crate::store::DeviceQuery;
+use crate::time::Timestamp;
+use crate::validate::device as rules;
+use crate::validate::TAKEN;
+
+/// How often a generated name is drawn again when it clashes with one the owner has.
+const NAME_ATTEMPTS: usize = 8;
+
+impl Domain {
+    /// Admins see every device (optionally one user's); others see only their own.
+    pub async fn list_devices(&self, actor: &Principal, mut query: DeviceQuery) -> Result<Vec<Device>> {
+        if !actor.is_admin() {
+            match (query.user_id, actor.user_id) {
+                (Some(asked), Some(own)) if asked != own => return Ok(Vec::new()),
+                (_, own) => query.user_id = own,
+            }
+        }
+        self.store().list_devices(&query).await
+    }
+
+    /// Another user's device is "not found" for a non-admin.
+    pub async fn get_device(&self, actor: &Principal, id: Uuid) -> Result<Device> {
+        let device = self.store().device_by_id(id).await?.ok_or(DomainError::NotFound)?;
+        if actor.is_admin() || actor.user_id == Some(device.user_id) {
+            Ok(device)
+        } else {
+            Err(DomainError::NotFound)
+        }
+    }
+
+    pub async fn create_device(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<Device> {
+        let default_owner = if actor.is_admin() { None } else { actor.user_id };
+        let mut input = rules::create(attrs, self.settings(), self.cipher(), default_owner)?;
+        if !actor.is_admin() && Some(input.device.user_id) != actor.user_id {
+            return Err(DomainError::Forbidden);
+        }
+        let max = self.settings().max_devices_per_user;
+        let mut attempt = 0;
+        loop {
+            match self.store().insert_device(&input.device, &self.settings().pools, max).await {
+                Ok(device) => {
+                    tracing::info!(device.id = %device.id, user.id = %device.user_id, "device created");
+                    return Ok(device);
+                }
+                Err(DomainError::Invalid(e)) if !input.name_given && only_name_taken(&e) && attempt < NAME_ATTEMPTS => {
+                    attempt += 1;
+                    input.device.name = if attempt < NAME_ATTEMPTS / 2 {
+                        names::generate()
+                    } else {
+                        format!("{}-{:04x}", names::generate(), rand::random::<u16>())
+                    };
+                    input.device.now = Timestamp::now();
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub async fn update_device(&self, actor: &Principal, id: Uuid, attrs: &Map<String, Value>) -> Result<Device> {
+        let stored = self.get_device(actor, id).await?;
+        let update = rules::update(attrs, &stored, self.settings(), self.cipher())?;
+        self.store().update_device(id, &update, Timestamp::now()).await
+    }
+
+    pub async fn delete_device(&self, actor: &Principal, id: Uuid) -> Result<()> {
+        self.get_device(actor, id).await?;
+        if self.store().delete_device(id).await? {
+            tracing::info!(device.id = %id, "device deleted");
+            Ok(())
+        } else {
+            Err(DomainError::NotFound)
+        }
+    }
+}
+
+fn only_name_taken(errors: &crate::error::Errors) -> bool {
+    errors.len() == 1 && errors.get("name") == Some(&[TAKEN.to_owned()][..])
+}

@@ -1,0 +1,130 @@
+//! API tokens: issue, authenticate, list, revoke; and the first admin.
+
+use subtle::ConstantTimeEq;
+use uuid::Uuid;
+use zeroize::Zeroizing;
+
+use super::{Domain, Principal};
+use crate::crypto::{hash_token, new_token, TOKEN_PREFIX};
+use crate::error::{DomainError, Result};
+use crate::model::{email_key, ApiToken, Role, User};
+use crate::time::Timestamp;
+
+/// `last_used_at` is written at most this often per token, so that authenticating a
+/// request is a read, not a write.
+const TOUCH_INTERVAL_SECS: i64 = 3600;
+
+/// Why a bearer token was refused.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Unknown, malformed, expired or revoked.
+    InvalidToken,
+    /// The owner is disabled.
+    UserDisabled,
+}
+
+impl Domain {
+    /// Resolves a bearer token to the acting principal, with the owner's current role.
+    pub async fn authenticate(&self, secret: &str) -> Result<Result<Principal, Refusal>> {
+        if !secret.starts_with(TOKEN_PREFIX) {
+            return Ok(Err(Refusal::InvalidToken));
+        }
+        let hash = hash_token(secret);
+        let Some((token, user)) = self.store().token_by_hash(&hash).await? else {
+            return Ok(Err(Refusal::InvalidToken));
+        };
+        let now = Timestamp::now();
+        if !bool::from(token.token_hash.as_slice().ct_eq(&hash)) || token.expires_at <= now {
+            return Ok(Err(Refusal::InvalidToken));
+        }
+        if user.disabled_at.is_some() {
+            return Ok(Err(Refusal::UserDisabled));
+        }
+        let stale = token.last_used_at.is_none_or(|t| t.plus_secs(TOUCH_INTERVAL_SECS) <= now);
+        if stale {
+            if let Err(e) = self.store().touch_token(token.id, now).await {
+                tracing::warn!(token.id = %token.id, error = %e, "recording token use failed");
+            }
+        }
+        Ok(Ok(Principal { user_id: Some(user.id), role: user.role, token_id: Some(token.id) }))
+    }
+
+    /// Issues a token for the user with `email`; the secret is returned once and never stored.
+    pub async fn create_token(
+        &self,
+        email: &str,
+        name: Option<&str>,
+        days: Option<u32>,
+    ) -> Result<(ApiToken, Zeroizing<String>)> {
+        let user = self.store().user_by_email(&email_key(email)).await?.ok_or(DomainError::NotFound)?;
+        let max = self.settings().token_max_days;
+        let days = days.unwrap_or(self.settings().token_days.min(max));
+        if days == 0 || days > max {
+            return Err(DomainError::invalid("days", format!("must be between 1 and {max}")));
+        }
+        let (secret, hash) = new_token();
+        let now = Timestamp::now();
+        let token = ApiToken {
+            id: Uuid::now_v7(),
+            user_id: user.id,
+            name: name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or("api").to_owned(),
+            token_hash: hash.to_vec(),
+            inserted_at: now,
+            expires_at: now.plus_days(i64::from(days)),
+            last_used_at: None,
+        };
+        self.store().insert_token(&token).await?;
+        tracing::info!(token.id = %token.id, user.id = %user.id, days, "API token created");
+        Ok((token, secret))
+    }
+
+    pub async fn list_tokens(&self, email: &str) -> Result<Vec<ApiToken>> {
+        let user = self.store().user_by_email(&email_key(email)).await?.ok_or(DomainError::NotFound)?;
+        self.store().list_tokens(user.id).await
+    }
+
+    pub async fn revoke_token(&self, id: Uuid) -> Result<()> {
+        if self.store().delete_token(id).await? {
+            tracing::info!(token.id = %id, "API token revoked");
+            Ok(())
+        } else {
+            Err(DomainError::NotFound)
+        }
+    }
+
+    /// On a database without any admin, creates `email` as an admin (or promotes the
+    /// existing user) and returns a one-time token for it. Returns `None` when an admin
+    /// exists, also when another process sharing the database won the race.
+    pub async fn bootstrap_admin(&self, email: &str) -> Result<Option<Zeroizing<String>>> {
+        if self.store().count_admins().await? > 0 {
+            return Ok(None);
+        }
+        let now = Timestamp::now();
+        match self.store().user_by_email(&email_key(email)).await? {
+            Some(user) => {
+                let promote = crate::model::UserUpdate { role: Some(Role::Admin), ..Default::default() };
+                self.store().update_user(user.id, &promote, now).await?;
+            }
+            None => {
+                let user = User {
+                    id: Uuid::now_v7(),
+                    email: email.trim().to_owned(),
+                    role: Role::Admin,
+                    password_hash: None,
+                    disabled_at: None,
+                    last_signed_in_at: None,
+                    last_signed_in_method: None,
+                    inserted_at: now,
+                    updated_at: now,
+                };
+                match self.store().insert_user(&user).await {
+                    Ok(()) => {}
+                    Err(DomainError::Invalid(_)) => return Ok(None),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        let (_, secret) = self.create_token(email, Some("bootstrap"), None).await?;
+        Ok(Some(secret))
+    }
+}

@@ -1,0 +1,81 @@
+//! Users: list, show, create, update, delete (DESIGN.md section 4).
+
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::{blocking, Domain, Principal};
+use crate::crypto::hash_password;
+use crate::error::{DomainError, Result};
+use crate::model::{email_key, User, UserUpdate};
+use crate::time::Timestamp;
+use crate::validate::user as rules;
+
+impl Domain {
+    pub async fn list_users(&self, actor: &Principal) -> Result<Vec<User>> {
+        actor.require_admin()?;
+        self.store().list_users().await
+    }
+
+    /// `key` is a user's UUID or email (case-insensitive).
+    pub async fn get_user(&self, actor: &Principal, key: &str) -> Result<User> {
+        actor.require_admin()?;
+        self.find_user(key).await
+    }
+
+    pub async fn find_user(&self, key: &str) -> Result<User> {
+        let found = match Uuid::parse_str(key) {
+            Ok(id) => self.store().user_by_id(id).await?,
+            Err(_) => self.store().user_by_email(&email_key(key)).await?,
+        };
+        found.ok_or(DomainError::NotFound)
+    }
+
+    pub async fn create_user(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<User> {
+        actor.require_admin()?;
+        let input = rules::create(attrs)?;
+        let password_hash = match input.password {
+            Some(password) => Some(blocking(move || hash_password(&password)).await??),
+            None => None,
+        };
+        let now = Timestamp::now();
+        let user = User {
+            id: Uuid::now_v7(),
+            email: input.email,
+            role: input.role,
+            password_hash,
+            disabled_at: None,
+            last_signed_in_at: None,
+            last_signed_in_method: None,
+            inserted_at: now,
+            updated_at: now,
+        };
+        self.store().insert_user(&user).await?;
+        tracing::info!(user.id = %user.id, role = user.role.as_str(), "user created");
+        Ok(user)
+    }
+
+    pub async fn update_user(&self, actor: &Principal, key: &str, attrs: &Map<String, Value>) -> Result<User> {
+        actor.require_admin()?;
+        let target = self.find_user(key).await?;
+        let edit = rules::update(attrs)?;
+        if let Some(role) = edit.role {
+            if actor.user_id == Some(target.id) && role != target.role {
+                return Err(DomainError::invalid("role", "You cannot change your own role"));
+            }
+        }
+        let password_hash = match edit.password {
+            Some(password) => Some(blocking(move || hash_password(&password)).await??),
+            None => None,
+        };
+        let update = UserUpdate { email: edit.email, role: edit.role, password_hash };
+        self.store().update_user(target.id, &update, Timestamp::now()).await
+    }
+
+    pub async fn delete_user(&self, actor: &Principal, key: &str) -> Result<()> {
+        actor.require_admin()?;
+        let target = self.find_user(key).await?;
+        self.store().delete_user(target.id).await?;
+        tracing::info!(user.id = %target.id, "user deleted");
+        Ok(())
+    }
+}

@@ -1,0 +1,52 @@
+//! Server settings the rules depend on (DESIGN.md section 6). Parsed and checked by
+//! the binary's configuration; the domain only reads them.
+
+use crate::ipam::Pools;
+
+/// What a device gets for each `use_default_*` setting that is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientDefaults {
+    pub allowed_ips: Vec<String>,
+    pub dns: Vec<String>,
+    pub endpoint: String,
+    pub mtu: i32,
+    pub persistent_keepalive: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub pools: Pools,
+    pub defaults: ClientDefaults,
+    pub max_devices_per_user: u32,
+    /// Lifetime of a new API token when none is asked for, in days.
+    pub token_days: u32,
+    /// Longest lifetime an API token may be given, in days.
+    pub token_max_days: u32,
+}
+
+impl Settings {
+    /// The defaults of DESIGN.md section 6, for tests and as a base for configuration.
+    pub fn standard() -> Self {
+        use crate::ipam::Pool;
+        let pool = |net: &str, gw: &str| {
+            Pool::new(
+                net.parse().unwrap_or_else(|_| unreachable!("constant network")),
+                gw.parse().unwrap_or_else(|_| unreachable!("constant gateway")),
+            )
+            .ok()
+        };
+        Self {
+            pools: Pools { v4: pool("10.3.2.0/24", "10.3.2.1"), v6: pool("fd00::3:2:0/120", "fd00::3:2:1") },
+            defaults: ClientDefaults {
+                allowed_ips: vec!["0.0.0.0/0".into(), "::/0".into()],
+                dns: vec!["1.1.1.1".into(), "1.0.0.1".into()],
+                endpoint: "localhost:51820".into(),
+                mtu: 1280,
+                persistent_keepalive: 25,
+            },
+            max_devices_per_user: 10,
+            token_days: 30,
+            token_max_days: 365,
+        }
+    }
+}

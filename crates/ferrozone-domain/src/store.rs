@@ -1,0 +1,69 @@
+//! The storage interface. Each method is one atomic use-case step; every
+//! guarantee that must hold across processes (unique addresses, the device
+//! limit, the last admin) is enforced inside the backend's transaction.
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use crate::error::Result;
+use crate::ipam::Pools;
+use crate::model::{ApiToken, Device, DeviceUpdate, NewDevice, User, UserUpdate};
+use crate::time::Timestamp;
+
+/// Which devices a list returns, and how many.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeviceQuery {
+    /// Only this user's devices.
+    pub user_id: Option<Uuid>,
+    /// Start after this `(inserted_at, id)` position.
+    pub after: Option<(Timestamp, Uuid)>,
+    /// At most this many rows; `None` returns all.
+    pub limit: Option<u32>,
+}
+
+/// Errors a store reports with a meaning of their own. Validation problems such as
+/// a taken public key come back as [`crate::DomainError::Invalid`] with the field name.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// Checks that the database answers.
+    async fn ping(&self) -> Result<()>;
+
+    /// A value from the settings table.
+    async fn setting(&self, key: &str) -> Result<Option<Vec<u8>>>;
+    /// Stores `value` under `key` unless a value is there already; returns the value that is
+    /// stored afterwards, so that racing processes all end up with the same one.
+    async fn init_setting(&self, key: &str, value: &[u8]) -> Result<Vec<u8>>;
+
+    async fn list_users(&self) -> Result<Vec<User>>;
+    async fn user_by_id(&self, id: Uuid) -> Result<Option<User>>;
+    /// Looks a user up by [`crate::model::email_key`].
+    async fn user_by_email(&self, email_key: &str) -> Result<Option<User>>;
+    async fn count_admins(&self) -> Result<u64>;
+    /// Inserts a user; a taken email is `Invalid { email: has already been taken }`.
+    async fn insert_user(&self, user: &User) -> Result<()>;
+    /// Applies `update`; demoting the last admin is `Invalid { base: cannot remove the last admin }`.
+    /// `updated_at` moves only when a stored value changes.
+    async fn update_user(&self, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User>;
+    /// Deletes a user with its devices and tokens; the last admin cannot be deleted.
+    async fn delete_user(&self, id: Uuid) -> Result<()>;
+
+    async fn insert_token(&self, token: &ApiToken) -> Result<()>;
+    /// The token with this hash and its owner, if the token exists (expired or not).
+    async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>>;
+    async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>>;
+    /// Records a use of the token. Called rarely (see the auth service).
+    async fn touch_token(&self, id: Uuid, now: Timestamp) -> Result<()>;
+    /// Returns whether a token was deleted.
+    async fn delete_token(&self, id: Uuid) -> Result<bool>;
+
+    async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>>;
+    async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>>;
+    /// Inserts a device, assigning addresses from `pools` where asked, in one transaction
+    /// that also enforces the owner's device limit (`max_devices`). The owner must exist
+    /// (`Invalid { user_id: does not exist }`).
+    async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device>;
+    /// Writes `update` if it differs from the stored device; returns the stored device.
+    async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device>;
+    /// Returns whether a device was deleted. Its addresses go back to the pool.
+    async fn delete_device(&self, id: Uuid) -> Result<bool>;
+}

@@ -1,0 +1,190 @@
+use serde_json::json;
+
+use super::*;
+use crate::crypto::generate_keypair;
+
+fn attrs(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap()
+}
+
+fn cipher() -> Cipher {
+    Cipher::from_base64(&Cipher::generate_key()).unwrap()
+}
+
+fn errors_of<T: std::fmt::Debug>(r: Result<T, DomainError>) -> Errors {
+    match r {
+        Err(DomainError::Invalid(e)) => e,
+        other => panic!("expected validation errors, got {other:?}"),
+    }
+}
+
+fn create_ok(v: Value) -> DeviceCreate {
+    create(&attrs(v), &Settings::standard(), &cipher(), Some(Uuid::nil())).unwrap()
+}
+
+fn create_err(v: Value) -> Errors {
+    errors_of(create(&attrs(v), &Settings::standard(), &cipher(), Some(Uuid::nil())))
+}
+
+fn key() -> String {
+    generate_keypair().public_key
+}
+
+#[test]
+fn minimal_create_uses_defaults_and_assigns_addresses() {
+    let c = create_ok(json!({"public_key": key()}));
+    assert_eq!(c.device.user_id, Uuid::nil(), "the default owner");
+    let e = errors_of(create(&attrs(json!({"public_key": key()})), &Settings::standard(), &cipher(), None));
+    assert_eq!(e.get("user_id").unwrap(), ["can't be blank"]);
+    assert!(!c.name_given && !c.device.name.is_empty());
+    assert_eq!(c.device.use_default, UseDefaults::default());
+    assert_eq!(c.device.custom, CustomConfig::default());
+    assert_eq!(c.device.ipv4, AddressRequest::Assign);
+    assert_eq!(c.device.ipv6, AddressRequest::Assign);
+}
+
+#[test]
+fn custom_values_are_kept_when_defaults_are_off() {
+    let c = create_ok(json!({
+        "public_key": key(), "name": " laptop ", "description": "  mine ",
+        "use_default_allowed_ips": false, "allowed_ips": ["0.0.0.0/0", "::/0", "1.1.1.1"],
+        "use_default_dns": false, "dns": ["9.9.9.8", "dns.example.com"],
+        "use_default_endpoint": false, "endpoint": "9.9.9.9",
+        "use_default_mtu": false, "mtu": 1400,
+        "use_default_persistent_keepalive": false, "persistent_keepalive": 0,
+        "ipv4": "10.3.2.9", "ipv6": "fd00::3:2:9",
+        "user_id": "7a0b6a7e-8a6e-4a4e-9f57-1b2c3d4e5f60"
+    }));
+    let d = c.device;
+    assert_eq!((d.name.as_str(), d.description.as_deref()), ("laptop", Some("mine")));
+    assert_eq!(d.custom.allowed_ips, ["0.0.0.0/0", "::/0", "1.1.1.1"]);
+    assert_eq!(d.custom.dns, ["9.9.9.8", "dns.example.com"]);
+    assert_eq!(d.custom.endpoint.as_deref(), Some("9.9.9.9"));
+    assert_eq!((d.custom.mtu, d.custom.persistent_keepalive), (Some(1400), Some(0)));
+    assert_eq!(d.ipv4, AddressRequest::Given("10.3.2.9".parse().unwrap()));
+    assert_eq!(d.ipv6, AddressRequest::Given("fd00::3:2:9".parse().unwrap()));
+    assert_eq!(d.user_id.to_string(), "7a0b6a7e-8a6e-4a4e-9f57-1b2c3d4e5f60");
+}
+
+#[test]
+fn values_with_defaults_on_must_not_be_present() {
+    let e = create_err(json!({"public_key": key(), "mtu": 1400, "dns": ["1.1.1.1"], "endpoint": "x:1",
+        "allowed_ips": ["10.0.0.0/8"], "persistent_keepalive": 5}));
+    for f in ["mtu", "dns", "endpoint", "allowed_ips", "persistent_keepalive"] {
+        assert_eq!(e.get(f).unwrap(), ["must not be present"], "{f}");
+    }
+    // Empty values are not "present".
+    create_ok(json!({"public_key": key(), "mtu": null, "dns": [], "endpoint": "", "allowed_ips": []}));
+}
+
+#[test]
+fn type_and_range_errors() {
+    let e = create_err(json!({
+        "public_key": "short", "preshared_key": 7, "name": "n".repeat(256), "description": "d".repeat(2049),
+        "use_default_mtu": false, "mtu": 575, "use_default_persistent_keepalive": false, "persistent_keepalive": 121,
+        "use_default_dns": null, "use_default_allowed_ips": false, "allowed_ips": ["10.0.0.0/33", "1.1.1.1", "1.1.1.1"],
+        "use_default_endpoint": false, "endpoint": "bad host:99999",
+        "ipv4": "fd00::1", "ipv6": "10.0.0.1", "user_id": "not-a-uuid"
+    }));
+    assert_eq!(e.get("public_key").unwrap(), [KEY_FORMAT]);
+    assert_eq!(e.get("preshared_key").unwrap(), ["is invalid"]);
+    assert_eq!(e.get("name").unwrap(), ["should be at most 255 character(s)"]);
+    assert_eq!(e.get("description").unwrap(), ["should be at most 2048 character(s)"]);
+    assert_eq!(e.get("mtu").unwrap(), ["must be greater than or equal to 576"]);
+    assert_eq!(e.get("persistent_keepalive").unwrap(), ["must be less than or equal to 120"]);
+    assert_eq!(e.get("use_default_dns").unwrap(), ["is invalid"]);
+    assert_eq!(e.get("allowed_ips").unwrap(), ["is invalid", "should not contain duplicates"]);
+    assert_eq!(e.get("endpoint").unwrap(), ["is invalid"]);
+    assert_eq!(e.get("ipv4").unwrap(), ["is invalid"]);
+    assert_eq!(e.get("ipv6").unwrap(), ["is invalid"]);
+    assert_eq!(e.get("user_id").unwrap(), ["does not exist"]);
+}
+
+#[test]
+fn missing_key_and_endpoint_are_blank() {
+    let e = create_err(json!({"use_default_endpoint": false}));
+    assert_eq!(e.get("public_key").unwrap(), ["can't be blank"]);
+    assert_eq!(e.get("endpoint").unwrap(), ["can't be blank"]);
+    let e = create_err(json!({"public_key": key(), "use_default_mtu": false, "mtu": "1280"}));
+    assert_eq!(e.get("mtu").unwrap(), ["is invalid"]);
+}
+
+#[test]
+fn addresses_must_be_usable_in_the_network() {
+    let e = create_err(json!({"public_key": key(), "ipv4": "10.3.3.5", "ipv6": "fd00::3:2:1"}));
+    assert_eq!(e.get("ipv4").unwrap(), ["is not in the CIDR 10.3.2.0/24"]);
+    assert_eq!(e.get("ipv6").unwrap(), ["is reserved"]);
+    for reserved in ["10.3.2.0", "10.3.2.1", "10.3.2.255"] {
+        assert_eq!(create_err(json!({"public_key": key(), "ipv4": reserved})).get("ipv4").unwrap(), ["is reserved"]);
+    }
+    let mut settings = Settings::standard();
+    settings.pools.v6 = None;
+    let c = create(&attrs(json!({"public_key": key()})), &settings, &cipher(), Some(Uuid::nil())).unwrap();
+    assert_eq!(c.device.ipv6, AddressRequest::None);
+}
+
+fn stored(custom_endpoint: bool) -> Device {
+    let c = create_ok(if custom_endpoint {
+        json!({"public_key": key(), "use_default_endpoint": false, "endpoint": "vpn:1"})
+    } else {
+        json!({"public_key": key()})
+    });
+    let d = c.device;
+    Device {
+        id: d.id,
+        user_id: Uuid::now_v7(),
+        name: d.name,
+        description: d.description,
+        public_key: d.public_key,
+        preshared_key: d.preshared_key,
+        ipv4: Some("10.3.2.2".parse().unwrap()),
+        ipv6: None,
+        use_default: d.use_default,
+        custom: d.custom,
+        stats: Default::default(),
+        inserted_at: d.now,
+        updated_at: d.now,
+    }
+}
+
+fn update_of(d: &Device, v: Value) -> Result<DeviceUpdate, DomainError> {
+    update(&attrs(v), d, &Settings::standard(), &cipher())
+}
+
+#[test]
+fn empty_update_keeps_everything() {
+    let d = stored(true);
+    let u = update_of(&d, json!({"user_id": d.user_id.to_string()})).unwrap();
+    assert_eq!((u.name, u.public_key), (d.name.clone(), d.public_key.clone()));
+    assert_eq!((u.ipv4, u.ipv6, u.use_default, u.custom), (d.ipv4, d.ipv6, d.use_default, d.custom.clone()));
+    assert!(u.preshared_key.is_none());
+}
+
+#[test]
+fn update_merges_switches_with_the_stored_record() {
+    let d = stored(true);
+    // The stored device has a custom endpoint: sending one is fine.
+    let u = update_of(&d, json!({"endpoint": "other:2"})).unwrap();
+    assert_eq!(u.custom.endpoint.as_deref(), Some("other:2"));
+    // Turning the default on clears the custom value.
+    let u = update_of(&d, json!({"use_default_endpoint": true})).unwrap();
+    assert_eq!(u.custom.endpoint, None);
+    // Turning it off needs a value.
+    let plain = stored(false);
+    let e = errors_of(update_of(&plain, json!({"use_default_endpoint": false})));
+    assert_eq!(e.get("endpoint").unwrap(), ["can't be blank"]);
+    let e = errors_of(update_of(&plain, json!({"mtu": 1300})));
+    assert_eq!(e.get("mtu").unwrap(), ["must not be present"]);
+}
+
+#[test]
+fn update_rejects_owner_change_and_blank_name() {
+    let d = stored(false);
+    let e = errors_of(update_of(&d, json!({"user_id": Uuid::now_v7().to_string(), "name": null, "public_key": ""})));
+    assert_eq!(e.get("user_id").unwrap(), ["cannot be changed"]);
+    assert_eq!(e.get("name").unwrap(), ["can't be blank"]);
+    assert_eq!(e.get("public_key").unwrap(), ["can't be blank"]);
+    let u = update_of(&d, json!({"ipv4": "10.3.2.77", "description": null})).unwrap();
+    assert_eq!(u.ipv4, Some("10.3.2.77".parse().unwrap()));
+    assert_eq!(u.description, None);
+}
