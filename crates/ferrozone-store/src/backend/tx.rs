@@ -1,0 +1,172 @@
+//! [`WriteTx`] on any [`Dialect`]: the shared statements of [`crate::sql`] plus the
+//! dialect's locking variants.
+
+use std::net::IpAddr;
+
+use async_trait::async_trait;
+use ferrozone_domain::error::Result;
+use ferrozone_domain::ipam::Pool;
+use ferrozone_domain::model::{Device, User};
+use sqlx::{ColumnIndex, Decode, Encode, Executor, FromRow, IntoArguments, Transaction, Type};
+use uuid::Uuid;
+
+use super::Dialect;
+use crate::errors::OrDb;
+use crate::rows::{
+    bind_device_insert, bind_device_update, bind_user_update, DeviceRow, TokenRow, TokenUserRow, UserRow,
+};
+use crate::sql;
+use crate::tx::{Family, WriteTx};
+
+/// An open write transaction; rolled back when dropped uncommitted.
+pub(super) struct SqlTx<DB: Dialect>(Transaction<'static, DB>);
+
+impl<DB: Dialect> SqlTx<DB> {
+    pub(super) fn new(tx: Transaction<'static, DB>) -> Self {
+        Self(tx)
+    }
+}
+
+/// Pool cursors are stored as signed 64-bit integers; pools never exceed 2^62 offsets.
+fn offset_to_db(offset: u64) -> i64 {
+    i64::try_from(offset).unwrap_or(i64::MAX)
+}
+
+// Same bounds as `impl Store for SqlStore<DB>`.
+#[async_trait]
+impl<DB> WriteTx for SqlTx<DB>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> i16: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
+    for<'q> Option<String>: Encode<'q, DB>,
+    for<'q> Option<i64>: Encode<'q, DB>,
+    for<'q> Option<i32>: Encode<'q, DB>,
+    for<'r> UserRow: FromRow<'r, DB::Row>,
+    for<'r> TokenRow: FromRow<'r, DB::Row>,
+    for<'r> TokenUserRow: FromRow<'r, DB::Row>,
+    for<'r> DeviceRow: FromRow<'r, DB::Row>,
+    usize: ColumnIndex<DB::Row>,
+{
+    async fn lock_user(&mut self, id: Uuid) -> Result<Option<User>> {
+        let row: Option<UserRow> =
+            sqlx::query_as(DB::LOCK_USER).bind(id).fetch_optional(&mut *self.0).await.or_db("lock a user")?;
+        row.map(User::try_from).transpose()
+    }
+
+    async fn lock_admins(&mut self) -> Result<Vec<Uuid>> {
+        sqlx::query_scalar(DB::LOCK_ADMINS).fetch_all(&mut *self.0).await.or_db("lock the admins")
+    }
+
+    async fn update_user(&mut self, user: &User) -> Result<()> {
+        let row = UserRow::from(user);
+        bind_user_update!(sqlx::query(sql::UPDATE_USER), row).execute(&mut *self.0).await.or_db("update a user")?;
+        Ok(())
+    }
+
+    async fn delete_user(&mut self, id: Uuid) -> Result<bool> {
+        let done = sqlx::query(sql::DELETE_USER).bind(id).execute(&mut *self.0).await.or_db("delete a user")?;
+        Ok(DB::rows_affected(&done) > 0)
+    }
+
+    async fn count_devices(&mut self, user_id: Uuid) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(sql::COUNT_USER_DEVICES)
+            .bind(user_id)
+            .fetch_one(&mut *self.0)
+            .await
+            .or_db("count devices")?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn lock_device(&mut self, id: Uuid) -> Result<Option<Device>> {
+        let row: Option<DeviceRow> =
+            sqlx::query_as(DB::LOCK_DEVICE).bind(id).fetch_optional(&mut *self.0).await.or_db("lock a device")?;
+        row.map(Device::try_from).transpose()
+    }
+
+    async fn insert_device(&mut self, device: &Device) -> Result<()> {
+        let row = DeviceRow::encode(device)?;
+        bind_device_insert!(sqlx::query(sql::INSERT_DEVICE), row)
+            .execute(&mut *self.0)
+            .await
+            .or_db("insert a device")?;
+        Ok(())
+    }
+
+    async fn update_device(&mut self, device: &Device) -> Result<()> {
+        let row = DeviceRow::encode(device)?;
+        bind_device_update!(sqlx::query(sql::UPDATE_DEVICE), row)
+            .execute(&mut *self.0)
+            .await
+            .or_db("update a device")?;
+        Ok(())
+    }
+
+    async fn lock_pool(&mut self, pool: &Pool) -> Result<u64> {
+        let key = pool.key();
+        sqlx::query(sql::ENSURE_POOL)
+            .bind(key.clone())
+            .bind(offset_to_db(pool.first_offset()))
+            .execute(&mut *self.0)
+            .await
+            .or_db("create an address pool")?;
+        let next: i64 =
+            sqlx::query_scalar(DB::LOCK_POOL).bind(key).fetch_one(&mut *self.0).await.or_db("lock an address pool")?;
+        Ok(u64::try_from(next).unwrap_or(0))
+    }
+
+    async fn set_pool_offset(&mut self, pool: &Pool, next_offset: u64) -> Result<()> {
+        sqlx::query(sql::SET_POOL_OFFSET)
+            .bind(pool.key())
+            .bind(offset_to_db(next_offset))
+            .execute(&mut *self.0)
+            .await
+            .or_db("move an address pool cursor")?;
+        Ok(())
+    }
+
+    async fn pop_released(&mut self, family: Family) -> Result<Option<String>> {
+        sqlx::query_scalar(DB::POP_RELEASED)
+            .bind(family.code())
+            .fetch_optional(&mut *self.0)
+            .await
+            .or_db("reuse a released address")
+    }
+
+    async fn unrelease(&mut self, addr: IpAddr) -> Result<()> {
+        sqlx::query(sql::UNRELEASE)
+            .bind(Family::of(addr).code())
+            .bind(addr.to_string())
+            .execute(&mut *self.0)
+            .await
+            .or_db("claim a released address")?;
+        Ok(())
+    }
+
+    async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool> {
+        let sql = if addr.is_ipv4() { sql::IPV4_IN_USE } else { sql::IPV6_IN_USE };
+        let found: Option<i32> = sqlx::query_scalar(sql)
+            .bind(addr.to_string())
+            .fetch_optional(&mut *self.0)
+            .await
+            .or_db("look an address up")?;
+        Ok(found.is_some())
+    }
+
+    async fn commit(self: Box<Self>) -> Result<()> {
+        self.0.commit().await.or_db("commit")
+    }
+
+    async fn rollback(self: Box<Self>) {
+        if let Err(error) = self.0.rollback().await {
+            tracing::warn!(%error, "rollback failed");
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! Inserting devices (owner check, device limit, address assignment) and updating them.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use ferrozone_domain::error::Result;
+use ferrozone_domain::ipam::Pools;
+use ferrozone_domain::model::{AddressRequest, Device, DeviceUpdate, NewDevice, PeerStats};
+use ferrozone_domain::{DomainError, Timestamp};
+use uuid::Uuid;
+
+use super::assign::settle;
+use crate::tx::{finish, Begin, WriteTx};
+
+const LIMIT_REACHED: &str = "Maximum device limit reached. Remove an existing device before creating a new one.";
+
+/// Attempts of an insert whose assigned address was claimed concurrently. Only PostgreSQL
+/// can lose that race (a concurrent explicit claim); SQLite serializes writers.
+const ATTEMPTS: u32 = 3;
+
+/// Inserts `new` with its addresses, within the owner's device limit.
+pub(crate) async fn insert_device(db: &dyn Begin, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+    let mut attempt = 1;
+    loop {
+        match insert_once(db, new, pools, max_devices).await {
+            Err(err) if attempt < ATTEMPTS && lost_address_race(&err, new) => {
+                tracing::debug!(device.id = %new.id, attempt, "assigned address was taken concurrently; retrying");
+                attempt += 1;
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether `err` is a taken address that the store chose (not one the client gave).
+fn lost_address_race(err: &DomainError, new: &NewDevice) -> bool {
+    let DomainError::Invalid(errors) = err else { return false };
+    (errors.has("ipv4") && new.ipv4 == AddressRequest::Assign)
+        || (errors.has("ipv6") && new.ipv6 == AddressRequest::Assign)
+}
+
+async fn insert_once(db: &dyn Begin, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+    let mut tx = db.begin().await?;
+    let result = insert_in(tx.as_mut(), new, pools, max_devices).await;
+    finish(tx, result).await
+}
+
+async fn insert_in(tx: &mut dyn WriteTx, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+    // The owner's row lock serializes this user's inserts: the count below stays true.
+    if tx.lock_user(new.user_id).await?.is_none() {
+        return Err(DomainError::invalid("user_id", "does not exist"));
+    }
+    if tx.count_devices(new.user_id).await? >= u64::from(max_devices) {
+        return Err(DomainError::invalid("base", LIMIT_REACHED));
+    }
+    let ipv4 = settle(tx, widen(&new.ipv4), pools.v4.as_ref(), "IPv4").await?;
+    let ipv6 = settle(tx, widen(&new.ipv6), pools.v6.as_ref(), "IPv6").await?;
+    let device = Device {
+        id: new.id,
+        user_id: new.user_id,
+        name: new.name.clone(),
+        description: new.description.clone(),
+        public_key: new.public_key.clone(),
+        preshared_key: new.preshared_key.clone(),
+        ipv4: ipv4.map(v4).transpose()?,
+        ipv6: ipv6.map(v6).transpose()?,
+        use_default: new.use_default,
+        custom: new.custom.clone(),
+        stats: PeerStats::default(),
+        inserted_at: new.now,
+        updated_at: new.now,
+    };
+    tx.insert_device(&device).await?;
+    Ok(device)
+}
+
+/// Writes `update` if it differs from the stored device; returns the stored device.
+pub(crate) async fn update_device(db: &dyn Begin, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
+    let mut tx = db.begin().await?;
+    let result = update_in(tx.as_mut(), id, update, now).await;
+    finish(tx, result).await
+}
+
+async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
+    let stored = tx.lock_device(id).await?.ok_or(DomainError::NotFound)?;
+    let Some(changed) = apply(&stored, update, now) else { return Ok(stored) };
+    // A newly taken address leaves the released list; the old one enters it (trigger).
+    if let Some(addr) = changed.ipv4.filter(|_| changed.ipv4 != stored.ipv4) {
+        tx.unrelease(IpAddr::V4(addr)).await?;
+    }
+    if let Some(addr) = changed.ipv6.filter(|_| changed.ipv6 != stored.ipv6) {
+        tx.unrelease(IpAddr::V6(addr)).await?;
+    }
+    tx.update_device(&changed).await?;
+    Ok(changed)
+}
+
+/// The device after `update`, or `None` when nothing stored would change.
+fn apply(stored: &Device, update: &DeviceUpdate, now: Timestamp) -> Option<Device> {
+    let mut device = stored.clone();
+    device.name.clone_from(&update.name);
+    device.description.clone_from(&update.description);
+    device.public_key.clone_from(&update.public_key);
+    if let Some(psk) = &update.preshared_key {
+        device.preshared_key = psk.clone();
+    }
+    device.ipv4 = update.ipv4;
+    device.ipv6 = update.ipv6;
+    device.use_default = update.use_default;
+    device.custom = update.custom.clone();
+    if device == *stored {
+        return None;
+    }
+    device.updated_at = now;
+    Some(device)
+}
+
+fn widen<A: Copy + Into<IpAddr>>(request: &AddressRequest<A>) -> AddressRequest<IpAddr> {
+    match request {
+        AddressRequest::None => AddressRequest::None,
+        AddressRequest::Given(addr) => AddressRequest::Given((*addr).into()),
+        AddressRequest::Assign => AddressRequest::Assign,
+    }
+}
+
+fn v4(addr: IpAddr) -> Result<Ipv4Addr> {
+    match addr {
+        IpAddr::V4(addr) => Ok(addr),
+        IpAddr::V6(_) => Err(DomainError::Internal(anyhow::anyhow!("the IPv4 pool handed out {addr}"))),
+    }
+}
+
+fn v6(addr: IpAddr) -> Result<Ipv6Addr> {
+    match addr {
+        IpAddr::V6(addr) => Ok(addr),
+        IpAddr::V4(_) => Err(DomainError::Internal(anyhow::anyhow!("the IPv6 pool handed out {addr}"))),
+    }
+}

@@ -1,0 +1,133 @@
+//! SQL text shared by both backends. Placeholders are `$n`, which sqlx-sqlite accepts too.
+//! Statements that differ (row locks) live in each backend's module and are built from the
+//! `select_*!` macros here, so the column lists exist once.
+
+use ferrozone_domain::store::DeviceQuery;
+
+/// `SELECT <user columns> FROM users`, as a literal for `concat!`.
+macro_rules! select_users {
+    () => {
+        "SELECT id, email, email_key, role, password_hash, disabled_at, last_signed_in_at, \
+         last_signed_in_method, inserted_at, updated_at FROM users"
+    };
+}
+
+/// `SELECT <device columns> FROM devices`, as a literal for `concat!`.
+macro_rules! select_devices {
+    () => {
+        "SELECT id, user_id, name, description, public_key, preshared_key, ipv4, ipv6, \
+         allowed_ips, dns, endpoint, mtu, persistent_keepalive, use_default_allowed_ips, \
+         use_default_dns, use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, \
+         latest_handshake, remote_ip, rx_bytes, tx_bytes, inserted_at, updated_at FROM devices"
+    };
+}
+
+pub(crate) use {select_devices, select_users};
+
+pub(crate) const PING: &str = "SELECT 1";
+
+pub(crate) const SETTING: &str = "SELECT value FROM settings WHERE key = $1";
+pub(crate) const INIT_SETTING: &str = "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING";
+
+pub(crate) const LIST_USERS: &str = concat!(select_users!(), " ORDER BY inserted_at, id");
+pub(crate) const USER_BY_ID: &str = concat!(select_users!(), " WHERE id = $1");
+pub(crate) const USER_BY_EMAIL: &str = concat!(select_users!(), " WHERE email_key = $1");
+pub(crate) const COUNT_ADMINS: &str = "SELECT COUNT(*) FROM users WHERE role = 'admin'";
+/// Admin ids in id order: the order in which every transaction locks them.
+pub(crate) const ADMIN_IDS: &str = "SELECT id FROM users WHERE role = 'admin' ORDER BY id";
+pub(crate) const INSERT_USER: &str = "INSERT INTO users (id, email, email_key, role, password_hash, \
+     disabled_at, last_signed_in_at, last_signed_in_method, inserted_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
+pub(crate) const UPDATE_USER: &str = "UPDATE users SET email = $2, email_key = $3, role = $4, \
+     password_hash = $5, updated_at = $6 WHERE id = $1";
+pub(crate) const DELETE_USER: &str = "DELETE FROM users WHERE id = $1";
+
+pub(crate) const INSERT_TOKEN: &str = "INSERT INTO api_tokens \
+     (id, user_id, name, token_hash, inserted_at, expires_at, last_used_at) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7)";
+pub(crate) const TOKEN_WITH_USER: &str = "SELECT t.id AS token_id, t.name AS token_name, \
+     t.token_hash, t.inserted_at AS token_inserted_at, t.expires_at, t.last_used_at, \
+     u.id, u.email, u.email_key, u.role, u.password_hash, u.disabled_at, u.last_signed_in_at, \
+     u.last_signed_in_method, u.inserted_at, u.updated_at \
+     FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1";
+pub(crate) const LIST_TOKENS: &str = "SELECT id, user_id, name, token_hash, inserted_at, expires_at, \
+     last_used_at FROM api_tokens WHERE user_id = $1 ORDER BY inserted_at, id";
+pub(crate) const TOUCH_TOKEN: &str = "UPDATE api_tokens SET last_used_at = $2 WHERE id = $1";
+pub(crate) const DELETE_TOKEN: &str = "DELETE FROM api_tokens WHERE id = $1";
+
+pub(crate) const DEVICE_BY_ID: &str = concat!(select_devices!(), " WHERE id = $1");
+pub(crate) const COUNT_USER_DEVICES: &str = "SELECT COUNT(*) FROM devices WHERE user_id = $1";
+pub(crate) const INSERT_DEVICE: &str = "INSERT INTO devices (id, user_id, name, description, \
+     public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, \
+     use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, \
+     use_default_persistent_keepalive, latest_handshake, remote_ip, rx_bytes, tx_bytes, \
+     inserted_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+     $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)";
+/// Writes the editable columns; the data plane's statistics are left alone.
+pub(crate) const UPDATE_DEVICE: &str = "UPDATE devices SET name = $2, description = $3, \
+     public_key = $4, preshared_key = $5, ipv4 = $6, ipv6 = $7, allowed_ips = $8, dns = $9, \
+     endpoint = $10, mtu = $11, persistent_keepalive = $12, use_default_allowed_ips = $13, \
+     use_default_dns = $14, use_default_endpoint = $15, use_default_mtu = $16, \
+     use_default_persistent_keepalive = $17, updated_at = $18 WHERE id = $1";
+pub(crate) const DELETE_DEVICE: &str = "DELETE FROM devices WHERE id = $1";
+
+pub(crate) const ENSURE_POOL: &str =
+    "INSERT INTO ip_pools (network, next_offset) VALUES ($1, $2) ON CONFLICT (network) DO NOTHING";
+pub(crate) const POOL_OFFSET: &str = "SELECT next_offset FROM ip_pools WHERE network = $1";
+pub(crate) const SET_POOL_OFFSET: &str = "UPDATE ip_pools SET next_offset = $2 WHERE network = $1";
+/// Takes the first released address of a family out of the list (callers hold the pool lock).
+pub(crate) const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND address = \
+     (SELECT address FROM ip_released WHERE family = $1 ORDER BY address LIMIT 1) RETURNING address";
+pub(crate) const UNRELEASE: &str = "DELETE FROM ip_released WHERE family = $1 AND address = $2";
+pub(crate) const IPV4_IN_USE: &str = "SELECT 1 FROM devices WHERE ipv4 = $1";
+pub(crate) const IPV6_IN_USE: &str = "SELECT 1 FROM devices WHERE ipv6 = $1";
+
+/// The device list statement for `query`. Parameters, in order and only when present:
+/// `user_id`, the cursor's `inserted_at` and `id`, the limit.
+pub(crate) fn list_devices(query: &DeviceQuery) -> String {
+    let mut sql = String::from(select_devices!());
+    let mut conditions = Vec::new();
+    let mut n = 0;
+    if query.user_id.is_some() {
+        n += 1;
+        conditions.push(format!("user_id = ${n}"));
+    }
+    if query.after.is_some() {
+        conditions.push(format!("(inserted_at, id) > (${}, ${})", n + 1, n + 2));
+        n += 2;
+    }
+    if !conditions.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&conditions.join(" AND "));
+    }
+    sql.push_str(" ORDER BY inserted_at, id");
+    if query.limit.is_some() {
+        sql.push_str(&format!(" LIMIT ${}", n + 1));
+    }
+    sql
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrozone_domain::Timestamp;
+    use uuid::Uuid;
+
+    #[test]
+    fn list_statement_numbers_its_parameters() {
+        let all = list_devices(&DeviceQuery::default());
+        assert!(all.ends_with("FROM devices ORDER BY inserted_at, id"), "{all}");
+        let q = DeviceQuery {
+            user_id: Some(Uuid::nil()),
+            after: Some((Timestamp::from_micros(1), Uuid::nil())),
+            limit: Some(5),
+        };
+        let sql = list_devices(&q);
+        assert!(
+            sql.ends_with("WHERE user_id = $1 AND (inserted_at, id) > ($2, $3) ORDER BY inserted_at, id LIMIT $4"),
+            "{sql}"
+        );
+        let q = DeviceQuery { limit: Some(5), ..DeviceQuery::default() };
+        assert!(list_devices(&q).ends_with("ORDER BY inserted_at, id LIMIT $1"));
+    }
+}

@@ -1,0 +1,100 @@
+//! The write transaction as the shared use-case logic ([`crate::flows`]) sees it.
+//!
+//! Each backend implements [`WriteTx`] with its own SQL where the two differ (PostgreSQL
+//! takes row locks; SQLite already holds the database write lock from `BEGIN IMMEDIATE`),
+//! so the rules themselves (device limit, address assignment, last admin) are written once.
+//!
+//! Lock order, in every transaction that takes more than one: admin rows (by id), the
+//! user row, the IPv4 pool, the IPv6 pool, released addresses, device rows.
+//! Flows end every transaction with [`finish`]; one dropped on the way (a cancelled
+//! request) is rolled back by sqlx when its connection goes back to the pool.
+
+use std::net::IpAddr;
+
+use async_trait::async_trait;
+use ferrozone_domain::error::Result;
+use ferrozone_domain::ipam::Pool;
+use ferrozone_domain::model::{Device, User};
+use uuid::Uuid;
+
+/// The address family of a released address (the `family` column of `ip_released`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    V4,
+    V6,
+}
+
+impl Family {
+    pub(crate) fn of(addr: IpAddr) -> Self {
+        if addr.is_ipv4() {
+            Family::V4
+        } else {
+            Family::V6
+        }
+    }
+
+    /// The value stored in `ip_released.family`.
+    pub(crate) fn code(self) -> i16 {
+        match self {
+            Family::V4 => 4,
+            Family::V6 => 6,
+        }
+    }
+}
+
+/// Starts write transactions.
+#[async_trait]
+pub(crate) trait Begin: Send + Sync {
+    async fn begin(&self) -> Result<Box<dyn WriteTx>>;
+}
+
+/// One open write transaction. Methods that say "lock" hold the row until the end of the
+/// transaction (on PostgreSQL; on SQLite the whole database is held already).
+#[async_trait]
+pub(crate) trait WriteTx: Send {
+    /// The user, locked.
+    async fn lock_user(&mut self, id: Uuid) -> Result<Option<User>>;
+    /// The ids of all admins, locked, in id order.
+    async fn lock_admins(&mut self) -> Result<Vec<Uuid>>;
+    /// Writes email, role, password hash and `updated_at`.
+    async fn update_user(&mut self, user: &User) -> Result<()>;
+    /// Deletes the user (its tokens and devices go with it); whether a row went.
+    async fn delete_user(&mut self, id: Uuid) -> Result<bool>;
+
+    async fn count_devices(&mut self, user_id: Uuid) -> Result<u64>;
+    /// The device, locked.
+    async fn lock_device(&mut self, id: Uuid) -> Result<Option<Device>>;
+    async fn insert_device(&mut self, device: &Device) -> Result<()>;
+    /// Writes the editable columns and `updated_at` (not the peer statistics).
+    async fn update_device(&mut self, device: &Device) -> Result<()>;
+
+    /// The pool's cursor (next offset to try), creating the pool row at
+    /// [`Pool::first_offset`] if it is new; the row stays locked.
+    async fn lock_pool(&mut self, pool: &Pool) -> Result<u64>;
+    async fn set_pool_offset(&mut self, pool: &Pool, next_offset: u64) -> Result<()>;
+    /// Removes and returns the first released address of `family`, in text order.
+    async fn pop_released(&mut self, family: Family) -> Result<Option<String>>;
+    /// Removes `addr` from the released addresses (it is being taken).
+    async fn unrelease(&mut self, addr: IpAddr) -> Result<()>;
+    /// Whether a device has `addr`.
+    async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool>;
+
+    async fn commit(self: Box<Self>) -> Result<()>;
+    /// Ends the transaction without its changes, now rather than when the connection is
+    /// next used, so that no lock outlives the operation. Failures are logged.
+    async fn rollback(self: Box<Self>);
+}
+
+/// Commits `tx` if `result` is `Ok`, rolls it back otherwise; returns `result`.
+pub(crate) async fn finish<T>(tx: Box<dyn WriteTx>, result: Result<T>) -> Result<T> {
+    match result {
+        Ok(value) => {
+            tx.commit().await?;
+            Ok(value)
+        }
+        Err(err) => {
+            tx.rollback().await;
+            Err(err)
+        }
+    }
+}

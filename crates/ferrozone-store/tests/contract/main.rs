@@ -1,0 +1,11 @@
+//! The store contract, run through `ferrozone_store::testing::fresh()`: on SQLite by
+//! default, on PostgreSQL when `FERROZONE_TEST_DATABASE_URL` is set.
+
+#![allow(clippy::unwrap_used)]
+
+mod addresses;
+mod devices;
+mod migrations;
+mod support;
+mod tokens;
+mod users;

@@ -1,0 +1,62 @@
+//! API tokens: look-up by hash with the owner, listing, touching, deleting, cascade.
+
+use ferrozone_domain::model::{ApiToken, Role};
+use ferrozone_domain::Timestamp;
+use uuid::Uuid;
+
+use crate::support::{add_user, assert_invalid, db};
+
+fn token(user_id: Uuid, name: &str, hash: &[u8], inserted_at: Timestamp) -> ApiToken {
+    ApiToken {
+        id: Uuid::now_v7(),
+        user_id,
+        name: name.to_owned(),
+        token_hash: hash.to_vec(),
+        inserted_at,
+        expires_at: inserted_at.plus_days(30),
+        last_used_at: None,
+    }
+}
+
+#[tokio::test]
+async fn tokens_are_found_by_hash_with_their_owner() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let now = Timestamp::now();
+    let first = token(alice.id, "cli", &[1; 32], now);
+    let second = token(alice.id, "terraform", &[2; 32], now.plus_secs(1));
+    db.store.insert_token(&second).await.unwrap();
+    db.store.insert_token(&first).await.unwrap();
+
+    assert_eq!(db.store.token_by_hash(&[1; 32]).await.unwrap(), Some((first.clone(), alice.clone())));
+    assert_eq!(db.store.token_by_hash(&[3; 32]).await.unwrap(), None);
+    assert_eq!(db.store.list_tokens(alice.id).await.unwrap(), vec![first.clone(), second.clone()]);
+
+    let used = now.plus_secs(5);
+    db.store.touch_token(first.id, used).await.unwrap();
+    let (touched, _) = db.store.token_by_hash(&[1; 32]).await.unwrap().unwrap();
+    assert_eq!(touched.last_used_at, Some(used));
+
+    assert!(db.store.delete_token(first.id).await.unwrap());
+    assert!(!db.store.delete_token(first.id).await.unwrap());
+    assert_eq!(db.store.token_by_hash(&[1; 32]).await.unwrap(), None);
+    assert_eq!(db.store.list_tokens(alice.id).await.unwrap(), vec![second]);
+}
+
+#[tokio::test]
+async fn deleting_the_owner_deletes_its_tokens() {
+    let db = db().await;
+    add_user(&db, "admin@example.com", Role::Admin).await;
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    db.store.insert_token(&token(bob.id, "t", &[9; 32], Timestamp::now())).await.unwrap();
+    db.store.delete_user(bob.id).await.unwrap();
+    assert_eq!(db.store.token_by_hash(&[9; 32]).await.unwrap(), None);
+    assert_eq!(db.store.list_tokens(bob.id).await.unwrap(), vec![]);
+}
+
+#[tokio::test]
+async fn a_token_needs_an_existing_owner() {
+    let db = db().await;
+    let result = db.store.insert_token(&token(Uuid::now_v7(), "t", &[7; 32], Timestamp::now())).await;
+    assert_invalid(result, "user_id", "does not exist");
+}
