@@ -25,6 +25,8 @@ impl Domain {
     pub async fn find_user(&self, key: &str) -> Result<User> {
         let found = match Uuid::parse_str(key) {
             Ok(id) => self.store().user_by_id(id).await?,
+            // No stored email has a control character (and PostgreSQL text cannot hold NUL).
+            Err(_) if key.chars().any(char::is_control) => None,
             Err(_) => self.store().user_by_email(&email_key(key)).await?,
         };
         found.ok_or(DomainError::NotFound)

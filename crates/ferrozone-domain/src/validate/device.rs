@@ -124,7 +124,12 @@ pub fn update(
         }
         None => None,
     };
-    let preshared_key = key(attrs, "preshared_key", &mut errors).flatten().map(|k| cipher.seal(k.as_bytes()));
+    // Sealing is randomised, so an unchanged key is passed on as "keep" (`None`).
+    let stored_psk = cipher.open_str(&stored.preshared_key).ok();
+    let preshared_key = key(attrs, "preshared_key", &mut errors)
+        .flatten()
+        .filter(|k| Some(k) != stored_psk.as_ref())
+        .map(|k| cipher.seal(k.as_bytes()));
     let (use_default, custom) = config::validate(attrs, stored.use_default, &stored.custom, &mut errors);
     let ipv4 = changed_address(attrs, "ipv4", settings.pools.v4.as_ref(), stored.ipv4, &mut errors);
     let ipv6 = changed_address(attrs, "ipv6", settings.pools.v6.as_ref(), stored.ipv6, &mut errors);

@@ -22,12 +22,13 @@ pub fn field<'a>(attrs: &'a Map<String, Value>, key: &str) -> Field<'a> {
 }
 
 /// A string attribute, trimmed. `Ok(None)` for absent, `null` and blank strings;
-/// records `is invalid` for any other JSON type.
+/// records `is invalid` for any other JSON type, and for a string with a NUL character
+/// (which no stored value may hold: PostgreSQL text cannot).
 pub fn trimmed<'a>(attrs: &'a Map<String, Value>, key: &str, errors: &mut Errors) -> Option<Option<&'a str>> {
     match field(attrs, key) {
         Field::Absent => Some(None),
         Field::Null => Some(None),
-        Field::Value(Value::String(s)) => {
+        Field::Value(Value::String(s)) if !s.contains('\0') => {
             let s = s.trim();
             Some((!s.is_empty()).then_some(s))
         }
@@ -72,7 +73,7 @@ mod tests {
 
     #[test]
     fn trimmed_strings() {
-        let a = obj(json!({"a": "  x ", "b": "  ", "c": null, "d": 5}));
+        let a = obj(json!({"a": "  x ", "b": "  ", "c": null, "d": 5, "nul": "a\u{0}b"}));
         let mut e = Errors::new();
         assert_eq!(trimmed(&a, "a", &mut e), Some(Some("x")));
         assert_eq!(trimmed(&a, "b", &mut e), Some(None));
@@ -81,6 +82,8 @@ mod tests {
         assert!(e.is_empty());
         assert_eq!(trimmed(&a, "d", &mut e), None);
         assert_eq!(e.get("d").unwrap(), ["is invalid"]);
+        assert_eq!(trimmed(&a, "nul", &mut e), None);
+        assert_eq!(e.get("nul").unwrap(), ["is invalid"]);
     }
 
     #[test]

@@ -148,7 +148,20 @@ fn stored(custom_endpoint: bool) -> Device {
 }
 
 fn update_of(d: &Device, v: Value) -> Result<DeviceUpdate, DomainError> {
-    update(&attrs(v), d, &Settings::standard(), &cipher())
+    update(&attrs(v), d, &Settings::standard(), &CIPHER)
+}
+
+static CIPHER: std::sync::LazyLock<Cipher> = std::sync::LazyLock::new(cipher);
+
+#[test]
+fn resending_the_stored_preshared_key_is_no_change() {
+    let mut d = stored(false);
+    let psk = crate::crypto::generate_psk().to_string();
+    d.preshared_key = CIPHER.seal(psk.as_bytes());
+    assert!(update_of(&d, json!({"preshared_key": psk})).unwrap().preshared_key.is_none());
+    let other = crate::crypto::generate_psk().to_string();
+    let sealed = update_of(&d, json!({"preshared_key": other})).unwrap().preshared_key.unwrap();
+    assert_eq!(CIPHER.open_str(&sealed).unwrap(), other);
 }
 
 #[test]
