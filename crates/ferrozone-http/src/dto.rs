@@ -1,0 +1,249 @@
+//! What the API sends and accepts, with the schemas the OpenAPI document shows.
+//!
+//! Requests are validated by the domain from the raw JSON object (absent, `null` and a
+//! value mean different things); the request types here document that input.
+
+use std::collections::BTreeMap;
+
+use ferrozone_domain::{Device, Domain, Timestamp, User};
+use serde::Serialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::error::ApiError;
+
+/// A timestamp in the API's format, e.g. `2026-11-22T10:04:05.123456Z`.
+#[derive(Serialize, ToSchema)]
+#[schema(value_type = String, format = DateTime, example = "2026-11-22T10:04:05.123456Z")]
+pub struct Time(Timestamp);
+
+fn time(t: Option<Timestamp>) -> Option<Time> {
+    t.map(Time)
+}
+
+/// A WireGuard peer of a user, with its tunnel settings and statistics.
+#[derive(Serialize, ToSchema)]
+pub struct DeviceDto {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub name: String,
+    pub description: Option<String>,
+    /// Base64 of the device's 32-byte public key.
+    pub public_key: String,
+    /// Base64 of the 32-byte preshared key.
+    pub preshared_key: String,
+    /// The server's WireGuard public key; the same for every device.
+    pub server_public_key: String,
+    pub ipv4: Option<String>,
+    pub ipv6: Option<String>,
+    pub allowed_ips: Vec<String>,
+    pub dns: Vec<String>,
+    pub endpoint: Option<String>,
+    pub mtu: Option<i32>,
+    pub persistent_keepalive: Option<i32>,
+    pub use_default_allowed_ips: bool,
+    pub use_default_dns: bool,
+    pub use_default_endpoint: bool,
+    pub use_default_mtu: bool,
+    pub use_default_persistent_keepalive: bool,
+    pub latest_handshake: Option<Time>,
+    /// The peer's last address, without port.
+    pub remote_ip: Option<String>,
+    pub rx_bytes: Option<i64>,
+    pub tx_bytes: Option<i64>,
+    pub inserted_at: Time,
+    pub updated_at: Time,
+}
+
+impl DeviceDto {
+    /// The device as the API shows it: defaults filled in where `use_default_*` is on.
+    pub fn new(domain: &Domain, d: Device) -> Result<Self, ApiError> {
+        let defaults = &domain.settings().defaults;
+        let preshared_key = domain.reveal(&d.preshared_key)?;
+        let (u, c) = (d.use_default, d.custom);
+        Ok(Self {
+            id: d.id,
+            user_id: d.user_id,
+            name: d.name,
+            description: d.description,
+            public_key: d.public_key,
+            preshared_key,
+            server_public_key: domain.server_public_key().to_owned(),
+            ipv4: d.ipv4.map(|a| a.to_string()),
+            ipv6: d.ipv6.map(|a| a.to_string()),
+            allowed_ips: if u.allowed_ips { defaults.allowed_ips.clone() } else { c.allowed_ips },
+            dns: if u.dns { defaults.dns.clone() } else { c.dns },
+            endpoint: if u.endpoint { Some(defaults.endpoint.clone()) } else { c.endpoint },
+            mtu: if u.mtu { Some(defaults.mtu) } else { c.mtu },
+            persistent_keepalive: if u.persistent_keepalive {
+                Some(defaults.persistent_keepalive)
+            } else {
+                c.persistent_keepalive
+            },
+            use_default_allowed_ips: u.allowed_ips,
+            use_default_dns: u.dns,
+            use_default_endpoint: u.endpoint,
+            use_default_mtu: u.mtu,
+            use_default_persistent_keepalive: u.persistent_keepalive,
+            latest_handshake: time(d.stats.latest_handshake),
+            remote_ip: d.stats.remote_ip,
+            rx_bytes: d.stats.rx_bytes,
+            tx_bytes: d.stats.tx_bytes,
+            inserted_at: Time(d.inserted_at),
+            updated_at: Time(d.updated_at),
+        })
+    }
+}
+
+/// An account. Passwords are never returned.
+#[derive(Serialize, ToSchema)]
+pub struct UserDto {
+    pub id: Uuid,
+    pub email: String,
+    /// `admin` or `unprivileged`.
+    #[schema(example = "unprivileged")]
+    pub role: &'static str,
+    /// Set when sign-in through a provider failed definitively; read-only.
+    pub disabled_at: Option<Time>,
+    pub last_signed_in_at: Option<Time>,
+    pub last_signed_in_method: Option<String>,
+    pub inserted_at: Time,
+    pub updated_at: Time,
+}
+
+impl From<User> for UserDto {
+    fn from(u: User) -> Self {
+        Self {
+            id: u.id,
+            email: u.email,
+            role: u.role.as_str(),
+            disabled_at: time(u.disabled_at),
+            last_signed_in_at: time(u.last_signed_in_at),
+            last_signed_in_method: u.last_signed_in_method,
+            inserted_at: Time(u.inserted_at),
+            updated_at: Time(u.updated_at),
+        }
+    }
+}
+
+/// `{"data": device}`
+#[derive(Serialize, ToSchema)]
+pub struct DeviceData {
+    pub data: DeviceDto,
+}
+
+/// `{"data": user}`
+#[derive(Serialize, ToSchema)]
+pub struct UserData {
+    pub data: UserDto,
+}
+
+/// Paging information, present when `limit` was given.
+#[derive(Serialize, ToSchema)]
+pub struct PageMetadata {
+    pub limit: u32,
+    /// Pass as `page_cursor` for the next page; `null` on the last page.
+    pub next_page_cursor: Option<String>,
+}
+
+/// `{"data": [devices…]}`, with `metadata` when paged.
+#[derive(Serialize, ToSchema)]
+pub struct DeviceList {
+    pub data: Vec<DeviceDto>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<PageMetadata>,
+}
+
+/// `{"data": [users…]}`
+#[derive(Serialize, ToSchema)]
+pub struct UserList {
+    pub data: Vec<UserDto>,
+}
+
+/// Device attributes a client may send. All are optional on update; `user_id` cannot change.
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct DeviceAttrs {
+    /// Required on create with an admin token; defaults to the caller otherwise.
+    user_id: Option<Uuid>,
+    /// 1–255 characters, unique per user; generated when omitted.
+    name: Option<String>,
+    /// At most 2048 characters.
+    description: Option<String>,
+    /// Base64 of a 32-byte key (44 characters); required on create.
+    public_key: Option<String>,
+    /// Base64 of a 32-byte key; generated when omitted.
+    preshared_key: Option<String>,
+    /// An address in the IPv4 tunnel network; assigned when omitted.
+    ipv4: Option<String>,
+    /// An address in the IPv6 tunnel network; assigned when omitted.
+    ipv6: Option<String>,
+    allowed_ips: Option<Vec<String>>,
+    dns: Option<Vec<String>>,
+    endpoint: Option<String>,
+    /// 576–1500.
+    mtu: Option<i32>,
+    /// 0–120 seconds.
+    persistent_keepalive: Option<i32>,
+    use_default_allowed_ips: Option<bool>,
+    use_default_dns: Option<bool>,
+    use_default_endpoint: Option<bool>,
+    use_default_mtu: Option<bool>,
+    use_default_persistent_keepalive: Option<bool>,
+}
+
+/// `{"device": {…}}`
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct DeviceEnvelope {
+    device: DeviceAttrs,
+}
+
+/// User attributes a client may send.
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct UserAttrs {
+    /// Required on create; unique, case-insensitively.
+    email: Option<String>,
+    /// `admin` or `unprivileged` (default).
+    role: Option<String>,
+    /// 12–64 characters, for password sign-in.
+    password: Option<String>,
+    /// Required with `password`, and equal to it.
+    password_confirmation: Option<String>,
+}
+
+/// `{"user": {…}}`
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct UserEnvelope {
+    user: UserAttrs,
+}
+
+/// 422: attribute → messages; errors not tied to one attribute are under `base`.
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct ValidationErrors {
+    errors: BTreeMap<String, Vec<String>>,
+}
+
+/// 401: `{"errors": {"auth": "unauthenticated" | "invalid_token" | "user_disabled"}}`
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct AuthErrors {
+    errors: AuthReason,
+}
+
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct AuthReason {
+    auth: String,
+}
+
+/// Other errors: `{"error": "not_found"}` and the like; 400 adds a `message`.
+#[allow(dead_code)]
+#[derive(ToSchema)]
+pub struct ErrorBody {
+    error: String,
+    message: Option<String>,
+}

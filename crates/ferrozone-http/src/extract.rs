@@ -1,0 +1,132 @@
+//! Extractors that make the API's policy visible in handler signatures.
+
+use axum::body::Body;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::request::Parts;
+use axum::http::HeaderMap;
+use ferrozone_domain::Principal;
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+use crate::AppState;
+
+/// A path parameter; a rejected one (not UTF-8) is answered as an unknown id.
+pub type PathId = Result<axum::extract::Path<String>, axum::extract::rejection::PathRejection>;
+
+/// Largest request body accepted.
+pub const BODY_LIMIT: usize = 1024 * 1024;
+
+/// The authenticated caller. Authentication runs before any record look-up.
+pub struct Auth(pub Principal);
+
+impl FromRequestParts<AppState> for Auth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let token = bearer_token(&parts.headers).ok_or(ApiError::Unauthenticated)?;
+        match state.domain.authenticate(token).await? {
+            Ok(principal) => Ok(Auth(principal)),
+            Err(refusal) => Err(ApiError::Refused(refusal)),
+        }
+    }
+}
+
+/// The token of `Authorization: Bearer <token>`. The scheme is case-insensitive and may
+/// be followed by a colon (`Bearer: <token>`), as Firezone accepted.
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once(|c: char| c.is_ascii_whitespace())?;
+    let scheme = scheme.strip_suffix(':').unwrap_or(scheme);
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// A JSON object request body: at most [`BODY_LIMIT`] bytes, with a JSON content type
+/// or none at all.
+pub struct JsonObject(pub Map<String, Value>);
+
+impl JsonObject {
+    /// The object under `key` (`{"device": {…}}`): missing or not an object is a 400.
+    pub fn wrapped(self, key: &str) -> Result<Map<String, Value>, ApiError> {
+        match self.0.into_iter().find(|(k, _)| k == key) {
+            Some((_, Value::Object(attrs))) => Ok(attrs),
+            Some(_) => Err(ApiError::BadRequest(format!("`{key}` must be a JSON object"))),
+            None => Err(ApiError::BadRequest(format!("the body must be a JSON object with a `{key}` object"))),
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequest<S> for JsonObject {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, ApiError> {
+        if !is_json_or_absent(req.headers()) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let declared =
+            req.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
+            return Err(ApiError::PayloadTooLarge);
+        }
+        let bytes = read_limited(req.into_body()).await?;
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => Ok(JsonObject(map)),
+            Ok(_) => Err(ApiError::BadRequest("the body must be a JSON object".into())),
+            Err(e) => Err(ApiError::BadRequest(format!("malformed JSON: {e}"))),
+        }
+    }
+}
+
+async fn read_limited(body: Body) -> Result<axum::body::Bytes, ApiError> {
+    use http_body_util::{BodyExt, LengthLimitError, Limited};
+    match Limited::new(body, BODY_LIMIT).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(ApiError::PayloadTooLarge),
+        Err(_) => Err(ApiError::BadRequest("the request body could not be read".into())),
+    }
+}
+
+/// `application/json`, `application/<x>+json` (any parameters), or no content type.
+fn is_json_or_absent(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
+        return true;
+    };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(name: axum::http::HeaderName, value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(name, HeaderValue::from_str(value).unwrap());
+        h
+    }
+
+    #[test]
+    fn bearer_scheme_variants() {
+        assert_eq!(bearer_token(&headers(AUTHORIZATION, "Bearer fz_abc")), Some("fz_abc"));
+        assert_eq!(bearer_token(&headers(AUTHORIZATION, "bearer   fz_abc ")), Some("fz_abc"));
+        assert_eq!(bearer_token(&headers(AUTHORIZATION, "Bearer: fz_abc")), Some("fz_abc"));
+        assert_eq!(bearer_token(&headers(AUTHORIZATION, "Bearer")), None);
+        assert_eq!(bearer_token(&headers(AUTHORIZATION, "Basic abc")), None);
+        assert_eq!(bearer_token(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn content_types() {
+        assert!(is_json_or_absent(&HeaderMap::new()));
+        assert!(is_json_or_absent(&headers(CONTENT_TYPE, "application/json; charset=utf-8")));
+        assert!(is_json_or_absent(&headers(CONTENT_TYPE, "Application/JSON")));
+        assert!(is_json_or_absent(&headers(CONTENT_TYPE, "application/vnd.api+json")));
+        assert!(!is_json_or_absent(&headers(CONTENT_TYPE, "text/plain")));
+        assert!(!is_json_or_absent(&headers(CONTENT_TYPE, "application/x-www-form-urlencoded")));
+    }
+}

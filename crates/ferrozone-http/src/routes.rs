@@ -1,0 +1,16 @@
+//! Route tables. Routes are registered through `utoipa_axum`, so a route cannot exist
+//! without its entry in the OpenAPI document.
+
+pub mod devices;
+pub mod health;
+pub mod users;
+
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::openapi::ApiDoc;
+use crate::AppState;
+
+pub fn api() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi()).merge(devices::routes()).merge(users::routes())
+}

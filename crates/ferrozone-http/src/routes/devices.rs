@@ -1,0 +1,186 @@
+//! `/v0/devices`
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use ferrozone_domain::store::DeviceQuery;
+use ferrozone_domain::{Device, Timestamp};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::dto::{DeviceData, DeviceDto, DeviceList, PageMetadata};
+use crate::error::ApiError;
+use crate::extract::{Auth, JsonObject, PathId};
+use crate::{reply, AppState};
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_devices, create_device)).routes(routes!(
+        get_device,
+        update_device,
+        replace_device,
+        delete_device
+    ))
+}
+
+/// List devices
+///
+/// Ordered by creation. Without `limit` the whole collection is returned; with it, one
+/// page and `metadata.next_page_cursor`. Non-admins see only their own devices.
+#[utoipa::path(get, path = "/v0/devices", tag = "devices",
+    params(
+        ("user_id" = Option<Uuid>, Query, description = "Only this user's devices"),
+        ("limit" = Option<u32>, Query, description = "Page size, 1 to 1000", minimum = 1, maximum = 1000),
+        ("page_cursor" = Option<String>, Query, description = "`next_page_cursor` of the previous page"),
+    ),
+    responses(
+        (status = 200, body = DeviceList),
+        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+    ))]
+async fn list_devices(
+    State(app): State<AppState>,
+    Auth(actor): Auth,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    let query = parse_list_query(raw.as_deref().unwrap_or_default())?;
+    let limit = query.limit;
+    let devices = app.domain.list_devices(&actor, query).await?;
+    let metadata = limit.map(|limit| PageMetadata {
+        limit,
+        next_page_cursor: (devices.len() == limit as usize).then(|| devices.last().map(cursor_of)).flatten(),
+    });
+    let data = devices.into_iter().map(|d| DeviceDto::new(&app.domain, d)).collect::<Result<_, _>>()?;
+    Ok(reply::json(StatusCode::OK, &DeviceList { data, metadata }))
+}
+
+/// Create a device
+///
+/// Addresses are assigned from the tunnel networks when omitted; the preshared key and
+/// the name are generated when omitted.
+#[utoipa::path(post, path = "/v0/devices", tag = "devices",
+    request_body = crate::dto::DeviceEnvelope,
+    responses(
+        (status = 201, body = DeviceData, headers(("location" = String, description = "/v0/devices/{id}"))),
+        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 403, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
+        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+    ))]
+async fn create_device(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
+    let attrs = body.wrapped("device")?;
+    let device = app.domain.create_device(&actor, &attrs).await?;
+    let location = format!("/v0/devices/{}", device.id);
+    Ok(reply::created(location, &DeviceData { data: DeviceDto::new(&app.domain, device)? }))
+}
+
+/// Show a device
+#[utoipa::path(get, path = "/v0/devices/{id}", tag = "devices",
+    params(("id" = String, Path, description = "Device UUID")),
+    responses(
+        (status = 200, body = DeviceData),
+        (status = 401, body = crate::dto::AuthErrors), (status = 404, body = crate::dto::ErrorBody),
+    ))]
+async fn get_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
+    let device = app.domain.get_device(&actor, device_id(id)?).await?;
+    one(&app, device)
+}
+
+/// Update a device
+///
+/// A partial update: omitted attributes keep their stored value.
+#[utoipa::path(patch, path = "/v0/devices/{id}", tag = "devices",
+    params(("id" = String, Path, description = "Device UUID")),
+    request_body = crate::dto::DeviceEnvelope,
+    responses(
+        (status = 200, body = DeviceData),
+        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 404, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
+        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+    ))]
+async fn update_device(
+    State(app): State<AppState>,
+    Auth(actor): Auth,
+    id: PathId,
+    body: JsonObject,
+) -> Result<Response, ApiError> {
+    let id = device_id(id)?;
+    let attrs = body.wrapped("device")?;
+    let device = app.domain.update_device(&actor, id, &attrs).await?;
+    one(&app, device)
+}
+
+/// Update a device (PUT)
+///
+/// The same partial update as PATCH, for clients written for Firezone.
+#[utoipa::path(put, path = "/v0/devices/{id}", tag = "devices",
+    params(("id" = String, Path, description = "Device UUID")),
+    request_body = crate::dto::DeviceEnvelope,
+    responses(
+        (status = 200, body = DeviceData),
+        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 404, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
+        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+    ))]
+async fn replace_device(
+    state: State<AppState>,
+    auth: Auth,
+    id: PathId,
+    body: JsonObject,
+) -> Result<Response, ApiError> {
+    update_device(state, auth, id, body).await
+}
+
+/// Delete a device
+#[utoipa::path(delete, path = "/v0/devices/{id}", tag = "devices",
+    params(("id" = String, Path, description = "Device UUID")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, body = crate::dto::AuthErrors), (status = 404, body = crate::dto::ErrorBody),
+    ))]
+async fn delete_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
+    app.domain.delete_device(&actor, device_id(id)?).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn one(app: &AppState, device: Device) -> Result<Response, ApiError> {
+    Ok(reply::json(StatusCode::OK, &DeviceData { data: DeviceDto::new(&app.domain, device)? }))
+}
+
+/// A malformed id names no device: 404, like an unknown one.
+fn device_id(id: PathId) -> Result<Uuid, ApiError> {
+    id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)
+}
+
+fn cursor_of(d: &Device) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{}:{}", d.inserted_at.micros(), d.id))
+}
+
+fn parse_cursor(text: &str) -> Option<(Timestamp, Uuid)> {
+    let decoded = String::from_utf8(URL_SAFE_NO_PAD.decode(text).ok()?).ok()?;
+    let (micros, id) = decoded.split_once(':')?;
+    Some((Timestamp::from_micros(micros.parse().ok()?), Uuid::parse_str(id).ok()?))
+}
+
+fn parse_list_query(raw: &str) -> Result<DeviceQuery, ApiError> {
+    let mut query = DeviceQuery::default();
+    for (key, value) in form_urlencoded::parse(raw.as_bytes()) {
+        match key.as_ref() {
+            "user_id" => {
+                let id = Uuid::parse_str(&value).map_err(|_| bad("`user_id` must be a UUID"))?;
+                query.user_id = Some(id);
+            }
+            "limit" => match value.parse::<u32>() {
+                Ok(n @ 1..=1000) => query.limit = Some(n),
+                _ => return Err(bad("`limit` must be an integer from 1 to 1000")),
+            },
+            "page_cursor" => query.after = Some(parse_cursor(&value).ok_or_else(|| bad("`page_cursor` is invalid"))?),
+            _ => {}
+        }
+    }
+    Ok(query)
+}
+
+fn bad(message: &str) -> ApiError {
+    ApiError::BadRequest(message.to_owned())
+}

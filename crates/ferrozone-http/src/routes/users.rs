@@ -1,0 +1,125 @@
+//! `/v0/users`. `{id}` is a user's UUID or email.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::dto::{UserData, UserDto, UserList};
+use crate::error::ApiError;
+use crate::extract::{Auth, JsonObject, PathId};
+use crate::{reply, AppState};
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_users, create_user)).routes(routes!(
+        get_user,
+        update_user,
+        replace_user,
+        delete_user
+    ))
+}
+
+/// List users
+#[utoipa::path(get, path = "/v0/users", tag = "users",
+    responses(
+        (status = 200, body = UserList),
+        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
+    ))]
+async fn list_users(State(app): State<AppState>, Auth(actor): Auth) -> Result<Response, ApiError> {
+    let users = app.domain.list_users(&actor).await?;
+    Ok(reply::json(StatusCode::OK, &UserList { data: users.into_iter().map(UserDto::from).collect() }))
+}
+
+/// Create a user
+///
+/// With `password` (and `password_confirmation`) for password sign-in; with `email` and
+/// `role` only to allow a provider sign-in in advance.
+#[utoipa::path(post, path = "/v0/users", tag = "users",
+    request_body = crate::dto::UserEnvelope,
+    responses(
+        (status = 201, body = UserData, headers(("location" = String, description = "/v0/users/{id}"))),
+        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 403, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
+        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+    ))]
+async fn create_user(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
+    let attrs = body.wrapped("user")?;
+    let user = app.domain.create_user(&actor, &attrs).await?;
+    Ok(reply::created(format!("/v0/users/{}", user.id), &UserData { data: user.into() }))
+}
+
+/// Show a user
+#[utoipa::path(get, path = "/v0/users/{id}", tag = "users",
+    params(("id" = String, Path, description = "User UUID or email")),
+    responses(
+        (status = 200, body = UserData),
+        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
+        (status = 404, body = crate::dto::ErrorBody),
+    ))]
+async fn get_user(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
+    let user = app.domain.get_user(&actor, &user_key(id)?).await?;
+    Ok(reply::json(StatusCode::OK, &UserData { data: user.into() }))
+}
+
+/// Update a user
+///
+/// A partial update; `{"user": {}}` changes nothing.
+#[utoipa::path(patch, path = "/v0/users/{id}", tag = "users",
+    params(("id" = String, Path, description = "User UUID or email")),
+    request_body = crate::dto::UserEnvelope,
+    responses(
+        (status = 200, body = UserData),
+        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 403, body = crate::dto::ErrorBody), (status = 404, body = crate::dto::ErrorBody),
+        (status = 413, body = crate::dto::ErrorBody), (status = 415, body = crate::dto::ErrorBody),
+        (status = 422, body = crate::dto::ValidationErrors),
+    ))]
+async fn update_user(
+    State(app): State<AppState>,
+    Auth(actor): Auth,
+    id: PathId,
+    body: JsonObject,
+) -> Result<Response, ApiError> {
+    let key = user_key(id)?;
+    let attrs = body.wrapped("user")?;
+    let user = app.domain.update_user(&actor, &key, &attrs).await?;
+    Ok(reply::json(StatusCode::OK, &UserData { data: user.into() }))
+}
+
+/// Update a user (PUT)
+///
+/// The same partial update as PATCH, for clients written for Firezone.
+#[utoipa::path(put, path = "/v0/users/{id}", tag = "users",
+    params(("id" = String, Path, description = "User UUID or email")),
+    request_body = crate::dto::UserEnvelope,
+    responses(
+        (status = 200, body = UserData),
+        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 403, body = crate::dto::ErrorBody), (status = 404, body = crate::dto::ErrorBody),
+        (status = 413, body = crate::dto::ErrorBody), (status = 415, body = crate::dto::ErrorBody),
+        (status = 422, body = crate::dto::ValidationErrors),
+    ))]
+async fn replace_user(state: State<AppState>, auth: Auth, id: PathId, body: JsonObject) -> Result<Response, ApiError> {
+    update_user(state, auth, id, body).await
+}
+
+/// Delete a user
+///
+/// Deletes the user's devices and API tokens too. The last admin cannot be deleted.
+#[utoipa::path(delete, path = "/v0/users/{id}", tag = "users",
+    params(("id" = String, Path, description = "User UUID or email")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
+        (status = 404, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+    ))]
+async fn delete_user(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
+    app.domain.delete_user(&actor, &user_key(id)?).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A path segment that is not valid UTF-8 names no user: 404.
+fn user_key(id: PathId) -> Result<String, ApiError> {
+    id.map(|Path(id)| id).map_err(|_| ApiError::NotFound)
+}
