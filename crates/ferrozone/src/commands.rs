@@ -1,0 +1,25 @@
+//! The subcommands.
+
+mod admin;
+mod serve;
+
+use crate::cli::{Cli, Command};
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve => serve::run(&cli.config).await,
+        Command::Migrate => {
+            crate::startup::create_data_dir(&cli.config.data_dir)?;
+            let url = cli.config.database_url();
+            ferrozone_store::migrate(&url, &crate::startup::store_options(&cli.config)).await?;
+            eprintln!("database {} is up to date", ferrozone_store::Redacted(&url));
+            Ok(())
+        }
+        Command::User(cmd) => admin::user(&cli.config, cmd).await,
+        Command::Token(cmd) => admin::token(&cli.config, cmd).await,
+        Command::Openapi => {
+            println!("{}", ferrozone_http::openapi_json());
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! `ferrozone user …` and `ferrozone token …`: the local operator's commands. They go
+//! through the same use cases as the API, acting as an admin.
+
+use std::io::BufRead;
+
+use anyhow::{bail, Context};
+use ferrozone_domain::{DomainError, Principal};
+use serde_json::{json, Map, Value};
+use zeroize::Zeroizing;
+
+use crate::cli::{RoleArg, TokenCommand, UserCommand};
+use crate::config::Config;
+use crate::startup::open_domain;
+
+pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
+    let domain = open_domain(config).await?;
+    let operator = Principal::operator();
+    match cmd {
+        UserCommand::Create { email, role, password_stdin } => {
+            let mut attrs = Map::new();
+            attrs.insert("email".into(), json!(email));
+            attrs.insert(
+                "role".into(),
+                json!(match role {
+                    RoleArg::Admin => "admin",
+                    RoleArg::Unprivileged => "unprivileged",
+                }),
+            );
+            if password_stdin {
+                let password = read_password()?;
+                attrs.insert("password".into(), json!(*password));
+                attrs.insert("password_confirmation".into(), json!(*password));
+            }
+            let user = domain.create_user(&operator, &attrs).await.map_err(explain)?;
+            println!("{}", user.id);
+        }
+        UserCommand::List => {
+            for u in domain.list_users(&operator).await.map_err(explain)? {
+                let disabled = u.disabled_at.map_or_else(|| "-".to_owned(), |t| t.to_string());
+                println!("{}\t{}\t{}\tdisabled:{}", u.id, u.email, u.role.as_str(), disabled);
+            }
+        }
+    }
+    Ok(())
+}
+
+pub async fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<()> {
+    let domain = open_domain(config).await?;
+    match cmd {
+        TokenCommand::Create { email, name, days } => {
+            let (_, secret) = domain.create_token(&email, name.as_deref(), days).await.map_err(explain)?;
+            println!("{}", *secret);
+        }
+        TokenCommand::List { email } => {
+            for t in domain.list_tokens(&email).await.map_err(explain)? {
+                let used = t.last_used_at.map_or_else(|| "never".to_owned(), |t| t.to_string());
+                println!(
+                    "{}\t{}\tcreated:{}\texpires:{}\tlast_used:{}",
+                    t.id, t.name, t.inserted_at, t.expires_at, used
+                );
+            }
+        }
+        TokenCommand::Revoke { id } => {
+            domain.revoke_token(id).await.map_err(explain)?;
+            eprintln!("revoked {id}");
+        }
+    }
+    Ok(())
+}
+
+fn read_password() -> anyhow::Result<Zeroizing<String>> {
+    let mut line = Zeroizing::new(String::new());
+    std::io::stdin().lock().read_line(&mut line).context("reading the password from standard input")?;
+    let password = Zeroizing::new(line.trim_end_matches(['\r', '\n']).to_owned());
+    if password.is_empty() {
+        bail!("--password-stdin: standard input held no password");
+    }
+    Ok(password)
+}
+
+/// Turns domain errors into messages an operator can act on.
+fn explain(e: DomainError) -> anyhow::Error {
+    match e {
+        DomainError::NotFound => anyhow::anyhow!("no such user or token"),
+        DomainError::Invalid(errors) => {
+            let value: Value = serde_json::to_value(&errors).unwrap_or(Value::Null);
+            anyhow::anyhow!("invalid: {value}")
+        }
+        other => anyhow::Error::new(other),
+    }
+}

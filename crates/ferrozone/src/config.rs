@@ -1,0 +1,12 @@
+//! Configuration: flags, each with a `FERROZONE_*` environment variable, an optional
+//! TOML file, and the Firezone 0.x variable names as aliases.
+//!
+//! Precedence: defaults < `--config` file < environment < flags. The file and the
+//! aliases are folded into the environment before the command line is parsed, so
+//! clap alone decides every value and `--help` documents each setting.
+
+mod env;
+mod settings;
+
+pub use env::prepare_environment;
+pub use settings::{Config, LogFormat};

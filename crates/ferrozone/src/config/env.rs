@@ -1,0 +1,110 @@
+//! Folding the config file and the Firezone aliases into `FERROZONE_*` variables.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::{bail, Context};
+
+/// Firezone 0.x names that mean the same as a Ferrozone setting.
+const ALIASES: &[(&str, &str)] = &[
+    ("DEFAULT_ADMIN_EMAIL", "FERROZONE_ADMIN_EMAIL"),
+    ("EXTERNAL_URL", "FERROZONE_EXTERNAL_URL"),
+    ("WIREGUARD_PORT", "FERROZONE_WIREGUARD_PORT"),
+    ("WIREGUARD_IPV4_ENABLED", "FERROZONE_WIREGUARD_IPV4_ENABLED"),
+    ("WIREGUARD_IPV4_NETWORK", "FERROZONE_WIREGUARD_IPV4_NETWORK"),
+    ("WIREGUARD_IPV4_ADDRESS", "FERROZONE_WIREGUARD_IPV4_ADDRESS"),
+    ("WIREGUARD_IPV6_ENABLED", "FERROZONE_WIREGUARD_IPV6_ENABLED"),
+    ("WIREGUARD_IPV6_NETWORK", "FERROZONE_WIREGUARD_IPV6_NETWORK"),
+    ("WIREGUARD_IPV6_ADDRESS", "FERROZONE_WIREGUARD_IPV6_ADDRESS"),
+    ("DEFAULT_CLIENT_ALLOWED_IPS", "FERROZONE_DEFAULT_CLIENT_ALLOWED_IPS"),
+    ("DEFAULT_CLIENT_DNS", "FERROZONE_DEFAULT_CLIENT_DNS"),
+    ("WIREGUARD_DNS", "FERROZONE_DEFAULT_CLIENT_DNS"),
+    ("DEFAULT_CLIENT_MTU", "FERROZONE_DEFAULT_CLIENT_MTU"),
+    ("WIREGUARD_MTU", "FERROZONE_DEFAULT_CLIENT_MTU"),
+    ("DEFAULT_CLIENT_PERSISTENT_KEEPALIVE", "FERROZONE_DEFAULT_CLIENT_PERSISTENT_KEEPALIVE"),
+    ("DEFAULT_CLIENT_ENDPOINT", "FERROZONE_DEFAULT_CLIENT_ENDPOINT"),
+    ("MAX_DEVICES_PER_USER", "FERROZONE_MAX_DEVICES_PER_USER"),
+];
+
+/// Sets `FERROZONE_*` variables from the Firezone aliases and then from the config file,
+/// never overriding a variable that is already set. Returns warnings to log once logging
+/// is up (unknown variables, unknown file keys).
+///
+/// Must run before any other thread starts: it changes the process environment.
+pub fn prepare_environment(args: &[String], known: &BTreeSet<String>) -> anyhow::Result<Vec<String>> {
+    for (alias, name) in ALIASES {
+        if std::env::var_os(name).is_none() {
+            if let Some(value) = std::env::var_os(alias) {
+                std::env::set_var(name, value);
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    if let Some(path) = config_path(args) {
+        warnings.extend(apply_file(Path::new(&path), known)?);
+    }
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let ours = name.starts_with("FERROZONE_") && !name.starts_with("FERROZONE_TEST_");
+        if ours && !known.contains(name.as_ref()) && name != "FERROZONE_CONFIG" {
+            warnings.push(format!("unknown setting {name} is ignored"));
+        }
+    }
+    Ok(warnings)
+}
+
+/// `--config PATH`, `--config=PATH`, or `FERROZONE_CONFIG`.
+fn config_path(args: &[String]) -> Option<String> {
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        if arg == "--config" {
+            return iter.next().cloned();
+        }
+        if let Some(path) = arg.strip_prefix("--config=") {
+            return Some(path.to_owned());
+        }
+    }
+    std::env::var("FERROZONE_CONFIG").ok()
+}
+
+/// Each `key = value` of the file becomes `FERROZONE_<KEY>` unless that is set already.
+/// Arrays become comma-separated lists.
+fn apply_file(path: &Path, known: &BTreeSet<String>) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading config file {}", path.display()))?;
+    let table: toml::Table = text.parse().with_context(|| format!("parsing config file {}", path.display()))?;
+    let mut warnings = Vec::new();
+    for (key, value) in table {
+        let name = format!("FERROZONE_{}", key.to_ascii_uppercase().replace('-', "_"));
+        if !known.contains(&name) {
+            warnings.push(format!("unknown key `{key}` in {} is ignored", path.display()));
+            continue;
+        }
+        let value = match value {
+            toml::Value::String(s) => s,
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_owned).unwrap_or_else(|| i.to_string()))
+                .collect::<Vec<_>>()
+                .join(","),
+            other => bail!("config key `{key}` has an unsupported value {other}"),
+        };
+        if std::env::var_os(&name).is_none() {
+            std::env::set_var(&name, value);
+        }
+    }
+    Ok(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_path_forms() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(config_path(&args(&["ferrozone", "--config", "a.toml", "serve"])).as_deref(), Some("a.toml"));
+        assert_eq!(config_path(&args(&["ferrozone", "serve", "--config=b.toml"])).as_deref(), Some("b.toml"));
+    }
+}

@@ -1,0 +1,196 @@
+//! The settings every subcommand shares (DESIGN.md section 6).
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use ferrozone_domain::ipam::{Pool, Pools};
+use ferrozone_domain::settings::ClientDefaults;
+use ferrozone_domain::validate::net::{allowed_ip, is_dns_server, is_endpoint};
+use ferrozone_domain::Settings;
+use ipnet::IpNet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// Settings shared by every subcommand.
+#[derive(Debug, Clone, Args)]
+pub struct Config {
+    /// TOML file with settings (keys are the variable names without `FERROZONE_`, lower case).
+    #[arg(long, global = true, env = "FERROZONE_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Address the HTTP API listens on.
+    #[arg(long, global = true, env = "FERROZONE_LISTEN", default_value = "127.0.0.1:13000")]
+    pub listen: String,
+    /// Directory for the SQLite database and the generated secret key.
+    #[arg(long, global = true, env = "FERROZONE_DATA_DIR", default_value = "./data")]
+    pub data_dir: PathBuf,
+    /// `sqlite://PATH` or `postgres://USER:PASSWORD@HOST/DB` [default: sqlite://<data dir>/ferrozone.db]
+    #[arg(long, global = true, env = "FERROZONE_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Largest number of database connections (PostgreSQL) or readers (SQLite).
+    #[arg(long, global = true, env = "FERROZONE_DATABASE_MAX_CONNECTIONS", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub database_max_connections: u32,
+    /// SQLite durability: `full` (survives power loss) or `normal` (survives a process crash).
+    #[arg(long, global = true, env = "FERROZONE_SQLITE_SYNCHRONOUS", default_value = "full")]
+    pub sqlite_synchronous: ferrozone_store::Synchronous,
+    /// Base64 of the 32-byte key that encrypts secrets at rest [default: generated into the data dir].
+    #[arg(long, global = true, env = "FERROZONE_SECRET_KEY", hide_env_values = true)]
+    pub secret_key: Option<String>,
+    /// File holding the secret key.
+    #[arg(long, global = true, env = "FERROZONE_SECRET_KEY_FILE", value_name = "FILE")]
+    pub secret_key_file: Option<PathBuf>,
+    /// Email of the admin created on a database that has none (alias DEFAULT_ADMIN_EMAIL).
+    #[arg(long, global = true, env = "FERROZONE_ADMIN_EMAIL", default_value = "admin@localhost")]
+    pub admin_email: String,
+    /// URL users reach Ferrozone at (alias EXTERNAL_URL).
+    #[arg(long, global = true, env = "FERROZONE_EXTERNAL_URL", default_value = "http://localhost:13000")]
+    pub external_url: String,
+    /// WireGuard listen port (alias WIREGUARD_PORT).
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_PORT", default_value_t = 51820)]
+    pub wireguard_port: u16,
+    /// Give devices IPv4 tunnel addresses (alias WIREGUARD_IPV4_ENABLED).
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_IPV4_ENABLED", default_value_t = true,
+          action = clap::ArgAction::Set)]
+    pub wireguard_ipv4_enabled: bool,
+    /// IPv4 tunnel network (alias WIREGUARD_IPV4_NETWORK).
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_IPV4_NETWORK", default_value = "10.3.2.0/24")]
+    pub wireguard_ipv4_network: String,
+    /// Server's IPv4 tunnel address (alias WIREGUARD_IPV4_ADDRESS).
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_IPV4_ADDRESS", default_value = "10.3.2.1")]
+    pub wireguard_ipv4_address: String,
+    /// Give devices IPv6 tunnel addresses (alias WIREGUARD_IPV6_ENABLED).
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_IPV6_ENABLED", default_value_t = true,
+          action = clap::ArgAction::Set)]
+    pub wireguard_ipv6_enabled: bool,
+    /// IPv6 tunnel network (alias WIREGUARD_IPV6_NETWORK).
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_IPV6_NETWORK", default_value = "fd00::3:2:0/120")]
+    pub wireguard_ipv6_network: String,
+    /// Server's IPv6 tunnel address (alias WIREGUARD_IPV6_ADDRESS).
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_IPV6_ADDRESS", default_value = "fd00::3:2:1")]
+    pub wireguard_ipv6_address: String,
+    /// Comma-separated AllowedIPs for devices using the default (alias DEFAULT_CLIENT_ALLOWED_IPS).
+    #[arg(long, global = true, env = "FERROZONE_DEFAULT_CLIENT_ALLOWED_IPS", default_value = "0.0.0.0/0,::/0")]
+    pub default_client_allowed_ips: String,
+    /// Comma-separated DNS servers for devices using the default (alias DEFAULT_CLIENT_DNS).
+    #[arg(long, global = true, env = "FERROZONE_DEFAULT_CLIENT_DNS", default_value = "1.1.1.1,1.0.0.1")]
+    pub default_client_dns: String,
+    /// MTU for devices using the default, 576–1500 (alias DEFAULT_CLIENT_MTU).
+    #[arg(long, global = true, env = "FERROZONE_DEFAULT_CLIENT_MTU", default_value_t = 1280,
+          value_parser = clap::value_parser!(i32).range(576..=1500))]
+    pub default_client_mtu: i32,
+    /// Keepalive seconds for devices using the default, 0–120 (alias DEFAULT_CLIENT_PERSISTENT_KEEPALIVE).
+    #[arg(long, global = true, env = "FERROZONE_DEFAULT_CLIENT_PERSISTENT_KEEPALIVE", default_value_t = 25,
+          value_parser = clap::value_parser!(i32).range(0..=120))]
+    pub default_client_persistent_keepalive: i32,
+    /// Endpoint for devices using the default [default: <external URL host>:<WireGuard port>].
+    #[arg(long, global = true, env = "FERROZONE_DEFAULT_CLIENT_ENDPOINT")]
+    pub default_client_endpoint: Option<String>,
+    /// Most devices one user may have, 0–100000 (alias MAX_DEVICES_PER_USER).
+    #[arg(long, global = true, env = "FERROZONE_MAX_DEVICES_PER_USER", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub max_devices_per_user: u32,
+    /// Lifetime of a new API token, in days.
+    #[arg(long, global = true, env = "FERROZONE_API_TOKEN_DAYS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub api_token_days: u32,
+    /// Longest lifetime an API token may be given, in days.
+    #[arg(long, global = true, env = "FERROZONE_API_TOKEN_MAX_DAYS", default_value_t = 365,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub api_token_max_days: u32,
+    /// Log format.
+    #[arg(long, global = true, env = "FERROZONE_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+impl Config {
+    /// The database URL, defaulting to a SQLite file in the data directory.
+    pub fn database_url(&self) -> String {
+        match &self.database_url {
+            Some(url) if !url.trim().is_empty() => url.trim().to_owned(),
+            _ => format!("sqlite://{}", self.data_dir.join("ferrozone.db").display()),
+        }
+    }
+
+    /// The rules' settings, checked; every error names the setting.
+    pub fn settings(&self) -> anyhow::Result<Settings> {
+        let pools = Pools {
+            v4: self
+                .wireguard_ipv4_enabled
+                .then(|| pool("WIREGUARD_IPV4", &self.wireguard_ipv4_network, &self.wireguard_ipv4_address, true))
+                .transpose()?,
+            v6: self
+                .wireguard_ipv6_enabled
+                .then(|| pool("WIREGUARD_IPV6", &self.wireguard_ipv6_network, &self.wireguard_ipv6_address, false))
+                .transpose()?,
+        };
+        let allowed_ips = list(&self.default_client_allowed_ips);
+        if let Some(bad) = allowed_ips.iter().find(|s| allowed_ip(s).is_none()) {
+            bail!("FERROZONE_DEFAULT_CLIENT_ALLOWED_IPS: `{bad}` is not an IP address or CIDR range");
+        }
+        let dns = list(&self.default_client_dns);
+        if let Some(bad) = dns.iter().find(|s| !is_dns_server(s)) {
+            bail!("FERROZONE_DEFAULT_CLIENT_DNS: `{bad}` is not an IP address or host name");
+        }
+        let endpoint = match &self.default_client_endpoint {
+            Some(e) if !e.trim().is_empty() => e.trim().to_owned(),
+            _ => format!("{}:{}", self.external_host()?, self.wireguard_port),
+        };
+        if !is_endpoint(&endpoint) {
+            bail!("FERROZONE_DEFAULT_CLIENT_ENDPOINT: `{endpoint}` is not a host or IP with an optional port");
+        }
+        if self.api_token_days > self.api_token_max_days {
+            bail!(
+                "FERROZONE_API_TOKEN_DAYS ({}) exceeds FERROZONE_API_TOKEN_MAX_DAYS ({})",
+                self.api_token_days,
+                self.api_token_max_days
+            );
+        }
+        Ok(Settings {
+            pools,
+            defaults: ClientDefaults {
+                allowed_ips,
+                dns,
+                endpoint,
+                mtu: self.default_client_mtu,
+                persistent_keepalive: self.default_client_persistent_keepalive,
+            },
+            max_devices_per_user: self.max_devices_per_user,
+            token_days: self.api_token_days,
+            token_max_days: self.api_token_max_days,
+        })
+    }
+
+    fn external_host(&self) -> anyhow::Result<String> {
+        let url = url::Url::parse(&self.external_url)
+            .with_context(|| format!("FERROZONE_EXTERNAL_URL: `{}` is not a URL", self.external_url))?;
+        match url.host_str() {
+            Some(host) => Ok(host.to_owned()),
+            None => bail!("FERROZONE_EXTERNAL_URL: `{}` has no host", self.external_url),
+        }
+    }
+}
+
+fn list(text: &str) -> Vec<String> {
+    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+}
+
+fn pool(prefix: &str, network: &str, gateway: &str, v4: bool) -> anyhow::Result<Pool> {
+    let net: IpNet = network
+        .trim()
+        .parse()
+        .with_context(|| format!("FERROZONE_{prefix}_NETWORK: `{network}` is not a CIDR network"))?;
+    let gw: IpAddr = gateway
+        .trim()
+        .parse()
+        .with_context(|| format!("FERROZONE_{prefix}_ADDRESS: `{gateway}` is not an IP address"))?;
+    if net.addr().is_ipv4() != v4 {
+        bail!("FERROZONE_{prefix}_NETWORK: `{network}` is not an {} network", if v4 { "IPv4" } else { "IPv6" });
+    }
+    Pool::new(net, gw).map_err(|e| anyhow::anyhow!("FERROZONE_{prefix}_ADDRESS: {e}"))
+}

@@ -1,0 +1,91 @@
+//! The command-line forms scripts depend on.
+
+use std::process::Stdio;
+
+use crate::harness::{command, Api, Server};
+
+fn run(dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = command(dir, &[]).args(args).stdin(Stdio::null()).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn first_start_prints_a_working_admin_token_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]).await;
+    let token = server.printed_token().expect("a one-time token on the first start");
+    let api = Api::new(&server.base, &token);
+    let (status, body) = api.get("/v0/users").await;
+    assert_eq!(status, 200);
+    assert_eq!(body["data"][0]["email"], "admin@localhost");
+    assert_eq!(body["data"][0]["role"], "admin");
+    drop(server);
+    let again = Server::start(dir.path(), &[]).await;
+    assert_eq!(again.printed_token(), None, "the token is shown only once");
+    assert_eq!(Api::new(&again.base, &token).get("/v0/users").await.0, 200, "the token survives a restart");
+}
+
+#[tokio::test]
+async fn user_and_token_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(run(dir.path(), &["migrate"]).0);
+    let (ok, id, err) = run(dir.path(), &["user", "create", "--email", "ops@example.com", "--role", "admin"]);
+    assert!(ok, "{err}");
+    let (ok, token, _) =
+        run(dir.path(), &["token", "create", "--email", "ops@example.com", "--name", "ci", "--days", "2"]);
+    assert!(ok);
+    let token = token.trim();
+    assert!(token.starts_with("fz_") && !token.contains(char::is_whitespace), "token alone on stdout: {token:?}");
+    let (_, list, _) = run(dir.path(), &["token", "list", "--email", "ops@example.com"]);
+    assert_eq!(list.lines().count(), 1);
+    assert!(list.contains("\tci\t") && !list.contains(token), "lists tokens, never secrets: {list}");
+    let (_, users, _) = run(dir.path(), &["user", "list"]);
+    assert!(users.contains(id.trim()) && users.contains("ops@example.com\tadmin"));
+
+    let server = Server::start(dir.path(), &[]).await;
+    assert_eq!(server.printed_token(), None, "an admin exists already");
+    let api = Api::new(&server.base, token);
+    assert_eq!(api.get("/v0/users/ops@example.com").await.0, 200);
+    let token_id = list.split('\t').next().unwrap();
+    assert!(run(dir.path(), &["token", "revoke", token_id]).0);
+    let (status, body) = api.get("/v0/users").await;
+    assert_eq!((status, body["errors"]["auth"].as_str()), (401, Some("invalid_token")), "revocation is immediate");
+}
+
+#[tokio::test]
+async fn invalid_input_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, err) = run(dir.path(), &["user", "create", "--email", "nope"]);
+    assert!(!ok && err.contains("is invalid email address"), "{err}");
+    let (ok, _, err) = run(dir.path(), &["token", "create", "--email", "ghost@example.com"]);
+    assert!(!ok && err.contains("no such user"), "{err}");
+    let out = command(dir.path(), &[("FERROZONE_WIREGUARD_IPV4_NETWORK", "10.0.0.0/99")])
+        .args(["user", "list"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("FERROZONE_WIREGUARD_IPV4_NETWORK"), "{err}");
+}
+
+#[tokio::test]
+async fn password_from_stdin_and_openapi() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = command(dir.path(), &[])
+        .args(["user", "create", "--email", "pw@example.com", "--password-stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"a long enough password\n").unwrap();
+    assert!(child.wait_with_output().unwrap().status.success());
+    let (ok, doc, _) = run(dir.path(), &["openapi"]);
+    assert!(ok);
+    let doc: serde_json::Value = serde_json::from_str(&doc).unwrap();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+    assert!(doc["paths"]["/v0/devices/{id}"]["patch"].is_object());
+}

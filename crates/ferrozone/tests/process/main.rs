@@ -1,0 +1,9 @@
+//! The `ferrozone` binary as operators run it: real processes, real sockets.
+
+#![allow(clippy::unwrap_used)]
+
+mod harness;
+
+mod cli;
+mod durability;
+mod shared_postgres;
