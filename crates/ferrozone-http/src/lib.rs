@@ -24,7 +24,7 @@ pub struct AppState {
 
 /// The whole HTTP application: routes, fallbacks, request ids, tracing and panic safety.
 pub fn app(state: AppState) -> Router {
-    let (api, doc) = routes::api().split_for_parts();
+    let (api, doc) = openapi::api();
     let doc = Arc::new(doc);
     let router = Router::new()
         .merge(api)

@@ -34,6 +34,37 @@ impl Modify for BearerAuth {
     }
 }
 
+/// The API routes with their finished document.
+pub fn api() -> (axum::Router<AppState>, Document) {
+    let (router, mut doc) = crate::routes::api().split_for_parts();
+    link_created(&mut doc);
+    (router, doc)
+}
+
+/// Links from each create's 201 to the operations on the created record, so that clients
+/// (and stateful API testers) know where the new id leads. Runs on the finished document:
+/// `Modify` hooks run before the routes are merged in.
+fn link_created(doc: &mut Document) {
+    use utoipa::openapi::link::LinkBuilder;
+    use utoipa::openapi::RefOr;
+    for (collection, ops) in [
+        ("/v0/devices", ["get_device", "update_device", "replace_device", "delete_device"]),
+        ("/v0/users", ["get_user", "update_user", "replace_user", "delete_user"]),
+    ] {
+        let created = doc
+            .paths
+            .paths
+            .get_mut(collection)
+            .and_then(|item| item.post.as_mut())
+            .and_then(|op| op.responses.responses.get_mut("201"));
+        let Some(RefOr::T(response)) = created else { continue };
+        for op in ops {
+            let link = LinkBuilder::new().operation_id(op).parameter("id", "$response.body#/data/id").build();
+            response.links.insert(op.to_owned(), RefOr::T(link));
+        }
+    }
+}
+
 pub fn routes(doc: Arc<Document>) -> Router<AppState> {
     Router::new().route(
         "/v0/openapi.json",
@@ -50,6 +81,6 @@ fn document(doc: &Document) -> Response {
 
 /// The document as pretty JSON, for `ferrozone openapi`.
 pub fn openapi_json() -> String {
-    let (_, doc) = crate::routes::api().split_for_parts();
+    let (_, doc) = api();
     doc.to_pretty_json().unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }

@@ -89,3 +89,21 @@ async fn password_from_stdin_and_openapi() {
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
     assert!(doc["paths"]["/v0/devices/{id}"]["patch"].is_object());
 }
+
+/// The OpenAPI document is committed as docs/openapi.json so that every change to the API's
+/// shape shows up in review. `UPDATE_SNAPSHOTS=1 cargo test` rewrites it deliberately.
+#[test]
+fn openapi_document_matches_the_committed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, doc, err) = run(dir.path(), &["openapi"]);
+    assert!(ok, "{err}");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.json");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, &doc).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == doc,
+        "the OpenAPI document changed; review it and run `UPDATE_SNAPSHOTS=1 cargo test -p ferrozone --test process` to accept"
+    );
+}
