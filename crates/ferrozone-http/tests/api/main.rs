@@ -1,0 +1,14 @@
+//! The `/v0` API through HTTP, against a real router and a fresh migrated database:
+//! SQLite by default, PostgreSQL when `FERROZONE_TEST_DATABASE_URL` is set.
+
+#![allow(clippy::unwrap_used)]
+
+mod helpers;
+
+mod auth;
+mod devices;
+mod logs;
+mod outage;
+mod robustness;
+mod users;
+mod wire;

@@ -1,0 +1,153 @@
+//! DESIGN.md section 2: 503 when the database cannot be reached, 500 for a bug, through a
+//! store that fails on demand.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use axum::http::{Method, StatusCode};
+use ferrozone_domain::error::Result;
+use ferrozone_domain::ipam::Pools;
+use ferrozone_domain::model::{DeviceUpdate, NewDevice, UserUpdate};
+use ferrozone_domain::store::DeviceQuery;
+use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::helpers::{json_request, key, send_any, TestApp, TestResponse};
+
+/// Which store calls fail, and how.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Failure {
+    /// The database is unreachable.
+    Unavailable,
+    /// An unexpected error, with a detail that must not reach the client.
+    Internal,
+}
+
+/// Delegates to the real store, except for the calls named in `failing` (`"*"`: all).
+struct Flaky {
+    inner: Arc<dyn Store>,
+    failing: Switch,
+}
+
+impl Flaky {
+    fn check(&self, call: &str) -> Result<()> {
+        match *self.failing.lock().unwrap() {
+            Some((name, failure)) if name == "*" || name == call => Err(match failure {
+                Failure::Unavailable => DomainError::Unavailable(anyhow::anyhow!("connection refused")),
+                Failure::Internal => DomainError::Internal(anyhow::anyhow!("SECRET-DETAIL of the failure")),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `impl Store for Flaky`: each call is `self.inner.$name(args)` after `self.check("$name")`.
+macro_rules! delegate {
+    ($($name:ident($($arg:ident: $ty:ty),*) -> $out:ty;)*) => {
+        #[async_trait]
+        impl Store for Flaky {
+            $(async fn $name(&self, $($arg: $ty),*) -> Result<$out> {
+                self.check(stringify!($name))?;
+                self.inner.$name($($arg),*).await
+            })*
+        }
+    };
+}
+
+delegate! {
+        ping() -> ();
+        setting(key: &str) -> Option<Vec<u8>>;
+        init_setting(key: &str, value: &[u8]) -> Vec<u8>;
+        list_users() -> Vec<User>;
+        user_by_id(id: Uuid) -> Option<User>;
+        user_by_email(email_key: &str) -> Option<User>;
+        count_admins() -> u64;
+        insert_user(user: &User) -> ();
+        update_user(id: Uuid, update: &UserUpdate, now: Timestamp) -> User;
+        delete_user(id: Uuid) -> ();
+        insert_token(token: &ApiToken) -> ();
+        token_by_hash(hash: &[u8]) -> Option<(ApiToken, User)>;
+        list_tokens(user_id: Uuid) -> Vec<ApiToken>;
+        touch_token(id: Uuid, now: Timestamp) -> ();
+        delete_token(id: Uuid) -> bool;
+        list_devices(query: &DeviceQuery) -> Vec<Device>;
+        device_by_id(id: Uuid) -> Option<Device>;
+        insert_device(device: &NewDevice, pools: &Pools, max_devices: u32) -> Device;
+        update_device(id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Device;
+        delete_device(id: Uuid) -> bool;
+}
+
+/// Which store call fails (`"*"`: every one), and how; `None`: none.
+pub type Switch = Arc<Mutex<Option<(&'static str, Failure)>>>;
+
+/// A `TestApp` on a [`Flaky`] store, and the switch that makes it fail.
+pub async fn flaky_app() -> (TestApp, Switch) {
+    let failing = Arc::new(Mutex::new(None));
+    let switch = failing.clone();
+    let app = TestApp::build(|_| {}, move |inner| Arc::new(Flaky { inner, failing })).await;
+    (app, switch)
+}
+
+pub async fn call(app: &TestApp, method: Method, path: &str, body: Option<serde_json::Value>) -> TestResponse {
+    send_any(app.router.clone(), json_request(method, path, Some(&app.admin), body.as_ref())).await
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_503_with_retry_after() {
+    let (app, failing) = flaky_app().await;
+    let device = app.device(&app.admin_id).await;
+    let one = format!("/v0/devices/{}", device["id"].as_str().unwrap());
+    let create = json!({"device": {"user_id": app.admin_id, "public_key": key()}});
+    for failing_call in ["*", "token_by_hash", "device_by_id", "insert_device", "list_users", "ping"] {
+        *failing.lock().unwrap() = Some((failing_call, Failure::Unavailable));
+        let calls = [
+            (Method::GET, "/healthz", None),
+            (Method::GET, "/v0/devices", None),
+            (Method::GET, &one, None),
+            (Method::POST, "/v0/devices", Some(create.clone())),
+            (Method::GET, "/v0/users", None),
+        ];
+        let (mut unavailable, mut created) = (0, Vec::new());
+        for (method, path, body) in calls {
+            let res = call(&app, method.clone(), path, body).await;
+            if res.status == StatusCode::SERVICE_UNAVAILABLE {
+                unavailable += 1;
+                res.expect(StatusCode::SERVICE_UNAVAILABLE, json!({"error": "service_unavailable"}));
+                let retry = res.header("retry-after").and_then(|v| v.parse::<u32>().ok());
+                assert!(retry.is_some_and(|s| s > 0), "{method} {path}: Retry-After {retry:?}");
+            } else {
+                assert!(res.status.is_success(), "{failing_call} {method} {path}: {}", res.status);
+                created.extend((res.status == StatusCode::CREATED).then(|| res.id()));
+            }
+        }
+        assert!(unavailable > 0, "{failing_call} failed nothing");
+        *failing.lock().unwrap() = None;
+        for id in created {
+            app.delete(&format!("/v0/devices/{id}"), &app.admin).await.expect_status(StatusCode::NO_CONTENT);
+        }
+        assert_eq!(
+            app.list("/v0/devices").await,
+            std::slice::from_ref(&device),
+            "{failing_call}: nothing else written"
+        );
+    }
+    let res = app.raw(Method::GET, "/livez", &[], Vec::new()).await;
+    res.expect(StatusCode::OK, json!({"status": "ok"}));
+}
+
+#[tokio::test]
+async fn an_internal_failure_is_500_without_its_cause() {
+    let (app, failing) = flaky_app().await;
+    *failing.lock().unwrap() = Some(("*", Failure::Internal));
+    for (method, path) in [(Method::GET, "/v0/devices"), (Method::GET, "/v0/users/admin@localhost")] {
+        let res = call(&app, method, path, None).await;
+        res.expect(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal_error"}));
+        assert!(!String::from_utf8_lossy(&res.raw).contains("SECRET-DETAIL"));
+    }
+    *failing.lock().unwrap() = Some(("insert_user", Failure::Internal));
+    let res = call(&app, Method::POST, "/v0/users", Some(json!({"user": {"email": "x@example.com"}}))).await;
+    res.expect(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal_error"}));
+    *failing.lock().unwrap() = None;
+    assert_eq!(app.list("/v0/users").await.len(), 1, "nothing written");
+}
