@@ -25,11 +25,10 @@ pub struct AppState {
 /// The whole HTTP application: routes, fallbacks, request ids, tracing and panic safety.
 pub fn app(state: AppState) -> Router {
     let (api, doc) = openapi::api();
-    let doc = Arc::new(doc);
     let router = Router::new()
         .merge(api)
         .merge(routes::health::routes())
-        .merge(openapi::routes(doc))
+        .merge(openapi::routes(&doc))
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .with_state(state);

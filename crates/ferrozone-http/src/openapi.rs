@@ -1,14 +1,14 @@
 //! The OpenAPI 3.1 document, generated from the routes and served at `/v0/openapi.json`.
 
-use std::sync::Arc;
-
-use axum::http::StatusCode;
-use axum::response::Response;
+use axum::http::header;
+use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::OpenApi as Document;
 use utoipa::{Modify, OpenApi};
+
+use serde_json::{json, Map, Value};
 
 use crate::{reply, AppState};
 
@@ -34,53 +34,47 @@ impl Modify for BearerAuth {
     }
 }
 
-/// The API routes with their finished document.
-pub fn api() -> (axum::Router<AppState>, Document) {
-    let (router, mut doc) = crate::routes::api().split_for_parts();
+/// The API routes with their finished document, as JSON.
+pub fn api() -> (axum::Router<AppState>, Value) {
+    let (router, doc) = crate::routes::api().split_for_parts();
+    let mut doc = serde_json::to_value(&doc).unwrap_or_else(|e| json!({"error": e.to_string()}));
     link_created(&mut doc);
     (router, doc)
 }
 
 /// Links from each create's 201 to the operations on the created record, so that clients
-/// (and stateful API testers) know where the new id leads. Runs on the finished document:
-/// `Modify` hooks run before the routes are merged in.
-fn link_created(doc: &mut Document) {
-    use utoipa::openapi::link::LinkBuilder;
-    use utoipa::openapi::RefOr;
+/// (and stateful API testers) know where the new id leads. Added to the JSON form: utoipa's
+/// `Modify` hooks run before routes are merged in, and its `Link` serialises `operationId`
+/// under the wrong name.
+fn link_created(doc: &mut Value) {
     for (collection, ops) in [
         ("/v0/devices", ["get_device", "update_device", "replace_device", "delete_device"]),
         ("/v0/users", ["get_user", "update_user", "replace_user", "delete_user"]),
     ] {
-        let created = doc
-            .paths
-            .paths
-            .get_mut(collection)
-            .and_then(|item| item.post.as_mut())
-            .and_then(|op| op.responses.responses.get_mut("201"));
-        let Some(RefOr::T(response)) = created else { continue };
-        for op in ops {
-            let link = LinkBuilder::new().operation_id(op).parameter("id", "$response.body#/data/id").build();
-            response.links.insert(op.to_owned(), RefOr::T(link));
-        }
+        let pointer = format!("/paths/{}/post/responses/201", collection.replace('/', "~1"));
+        let Some(Value::Object(response)) = doc.pointer_mut(&pointer) else { continue };
+        let links: Map<String, Value> = ops
+            .iter()
+            .map(|op| (op.to_string(), json!({"operationId": op, "parameters": {"id": "$response.body#/data/id"}})))
+            .collect();
+        response.insert("links".into(), Value::Object(links));
     }
 }
 
-pub fn routes(doc: Arc<Document>) -> Router<AppState> {
+/// Serves the document, rendered once.
+pub fn routes(doc: &Value) -> Router<AppState> {
+    let body = axum::body::Bytes::from(serde_json::to_vec(doc).unwrap_or_default());
     Router::new().route(
         "/v0/openapi.json",
         get(move || {
-            let doc = Arc::clone(&doc);
-            async move { document(&doc) }
+            let body = body.clone();
+            async move { ([(header::CONTENT_TYPE, reply::JSON_UTF8)], body).into_response() }
         }),
     )
-}
-
-fn document(doc: &Document) -> Response {
-    reply::json(StatusCode::OK, doc)
 }
 
 /// The document as pretty JSON, for `ferrozone openapi`.
 pub fn openapi_json() -> String {
     let (_, doc) = api();
-    doc.to_pretty_json().unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
 }
