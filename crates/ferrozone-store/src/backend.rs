@@ -2,6 +2,8 @@
 //! [`Dialect`]: the SQL both backends share is in [`crate::sql`], what differs (row locks,
 //! how a write transaction begins) comes from the dialect.
 
+use std::future::Future;
+
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
@@ -35,6 +37,16 @@ pub(crate) trait Dialect: Database {
 
     /// Rows written by a statement.
     fn rows_affected(result: &Self::QueryResult) -> u64;
+}
+
+/// Runs a multi-statement write to its end even when the caller goes away. A request
+/// cancelled by a client disconnect must not abandon a transaction halfway: on SQLite's
+/// single writer connection that left the connection inside a transaction and failed every
+/// later write. The spawned task commits or rolls back whatever happens to the request.
+async fn to_completion<T: Send + 'static>(work: impl Future<Output = Result<T>> + Send + 'static) -> Result<T> {
+    tokio::spawn(work)
+        .await
+        .map_err(|e| ferrozone_domain::DomainError::Internal(anyhow::anyhow!("write task failed: {e}")))?
 }
 
 /// The [`Store`] on an SQL database. Writes go through `write`, reads through `read`; on
@@ -171,11 +183,13 @@ where
     }
 
     async fn update_user(&self, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
-        flows::update_user(self, id, update, now).await
+        let (db, update) = (self.clone(), update.clone());
+        to_completion(async move { flows::update_user(&db, id, &update, now).await }).await
     }
 
     async fn delete_user(&self, id: Uuid) -> Result<()> {
-        flows::delete_user(self, id).await
+        let db = self.clone();
+        to_completion(async move { flows::delete_user(&db, id).await }).await
     }
 
     async fn insert_token(&self, token: &ApiToken) -> Result<()> {
@@ -240,11 +254,13 @@ where
     }
 
     async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
-        flows::insert_device(self, device, pools, max_devices).await
+        let (db, device, pools) = (self.clone(), device.clone(), pools.clone());
+        to_completion(async move { flows::insert_device(&db, &device, &pools, max_devices).await }).await
     }
 
     async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
-        flows::update_device(self, id, update, now).await
+        let (db, update) = (self.clone(), update.clone());
+        to_completion(async move { flows::update_device(&db, id, &update, now).await }).await
     }
 
     async fn delete_device(&self, id: Uuid) -> Result<bool> {

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod addresses;
+mod cancellation;
 mod devices;
 mod migrations;
 mod support;
