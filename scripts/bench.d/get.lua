@@ -1,15 +1,9 @@
--- GET /v0/devices/{id} over random ids read from $BENCH_IDS (one per line).
-function setup(thread)
-  thread:set("seed", math.random(1, 2 ^ 30))
-end
+-- get: GET /v0/devices/{id} over ids drawn uniformly from $BENCH_IDS.
+dofile(os.getenv("BENCH_LUA_DIR") .. "/lib.lua")
 
 function init(args)
-  math.randomseed(seed)
-  ids = {}
-  for line in io.lines(os.getenv("BENCH_IDS")) do
-    ids[#ids + 1] = line
-  end
-  wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_TOKEN")
+  bench.init()
+  ids = bench.read_ids()
 end
 
 function request()
