@@ -1,4 +1,5 @@
-//! From sqlx errors to [`DomainError`]s with a meaning.
+//! From sqlx (PostgreSQL) errors to [`DomainError`]s with a meaning; SQLite's are mapped the
+//! same way in [`crate::sqlite`].
 //!
 //! - unique violations of the constraints a client can hit become `Invalid` on the field
 //!   (`has already been taken`);
@@ -12,7 +13,6 @@
 use ferrozone_domain::DomainError;
 use sqlx::error::{DatabaseError, ErrorKind};
 use sqlx::postgres::PgDatabaseError;
-use sqlx::sqlite::SqliteError;
 
 /// The message of every uniqueness error.
 pub(crate) const TAKEN: &str = "has already been taken";
@@ -63,7 +63,11 @@ fn unique_field(db: &dyn DatabaseError) -> Option<&'static str> {
     if let Some(constraint) = db.constraint() {
         return UNIQUE_FIELDS.iter().find(|(name, _, _)| *name == constraint).map(|(_, _, field)| *field);
     }
-    let columns = db.message().strip_prefix("UNIQUE constraint failed: ")?;
+    None
+}
+
+/// The attribute of a unique violation SQLite reports on `columns` (`devices.ipv4`).
+pub(crate) fn unique_attribute(columns: &str) -> Option<&'static str> {
     UNIQUE_FIELDS.iter().find(|(_, cols, _)| *cols == columns).map(|(_, _, field)| *field)
 }
 
@@ -76,27 +80,10 @@ pub(crate) fn is_unavailable(err: &sqlx::Error) -> bool {
         | sqlx::Error::PoolClosed
         | sqlx::Error::WorkerCrashed => true,
         sqlx::Error::Database(db) => {
-            if let Some(sqlite) = db.try_downcast_ref::<SqliteError>() {
-                sqlite_unavailable(sqlite)
-            } else if let Some(pg) = db.try_downcast_ref::<PgDatabaseError>() {
-                pg_unavailable(pg.code())
-            } else {
-                false
-            }
+            db.try_downcast_ref::<PgDatabaseError>().is_some_and(|pg| pg_unavailable(pg.code()))
         }
         _ => false,
     }
-}
-
-fn sqlite_unavailable(err: &SqliteError) -> bool {
-    // `code()` is the extended result code; the primary code is its low byte.
-    const BUSY: i64 = 5;
-    const LOCKED: i64 = 6;
-    const IOERR: i64 = 10;
-    const FULL: i64 = 13;
-    const CANTOPEN: i64 = 14;
-    let primary = err.code().and_then(|code| code.parse::<i64>().ok()).map(|code| code & 0xff);
-    matches!(primary, Some(BUSY | LOCKED | IOERR | FULL | CANTOPEN))
 }
 
 fn pg_unavailable(sqlstate: &str) -> bool {

@@ -27,7 +27,6 @@ use std::time::Duration;
 use anyhow::bail;
 use ferrozone_domain::Store;
 
-mod backend;
 mod errors;
 mod flows;
 pub mod postgres;
@@ -37,7 +36,6 @@ pub mod sqlite;
 pub mod testing;
 mod tx;
 
-pub use backend::SqlStore;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 

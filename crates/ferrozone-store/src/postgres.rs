@@ -6,40 +6,37 @@ use std::str::FromStr;
 
 use anyhow::Context;
 use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions, PgQueryResult};
-use sqlx::Postgres;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-use crate::backend::{Dialect, SqlStore};
 use crate::sql::{select_devices, select_users};
 use crate::{Redacted, StoreOptions};
+
+mod store;
+mod tx;
+
+pub use store::PgStore;
 
 /// The embedded PostgreSQL migration history.
 pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
-/// The [`ferrozone_domain::Store`] on a PostgreSQL database.
-pub type PgStore = SqlStore<Postgres>;
-
 // `FOR NO KEY UPDATE` rather than `FOR UPDATE`: the locks exclude each other and deletes
 // just the same, but do not block foreign-key checks (a token inserted for a user whose
 // row is locked by a device insert).
-impl Dialect for Postgres {
-    const BEGIN_WRITE: Option<&'static str> = None;
-    const LOCK_USER: &'static str = concat!(select_users!(), " WHERE id = $1 FOR NO KEY UPDATE");
-    const LOCK_ADMINS: &'static str = "SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR NO KEY UPDATE";
-    const LOCK_DEVICE: &'static str = concat!(select_devices!(), " WHERE id = $1 FOR NO KEY UPDATE");
-    const LOCK_POOL: &'static str = "SELECT next_offset FROM ip_pools WHERE network = $1 FOR NO KEY UPDATE";
-    // Callers hold the pool lock, so pops do not race each other; SKIP LOCKED passes over
-    // an address that a concurrent explicit claim is taking out of the list.
-    const POP_RELEASED: &'static str = "DELETE FROM ip_released WHERE family = $1 AND address = \
-         (SELECT address FROM ip_released WHERE family = $1 ORDER BY address LIMIT 1 \
-         FOR UPDATE SKIP LOCKED) RETURNING address";
+/// [`crate::sql::USER_BY_ID`], locking the row.
+const LOCK_USER: &str = concat!(select_users!(), " WHERE id = $1 FOR NO KEY UPDATE");
+/// [`crate::sql::ADMIN_IDS`], locking the rows in id order.
+const LOCK_ADMINS: &str = "SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR NO KEY UPDATE";
+/// [`crate::sql::DEVICE_BY_ID`], locking the row.
+const LOCK_DEVICE: &str = concat!(select_devices!(), " WHERE id = $1 FOR NO KEY UPDATE");
+/// [`crate::sql::POOL_OFFSET`], locking the row.
+const LOCK_POOL: &str = "SELECT next_offset FROM ip_pools WHERE network = $1 FOR NO KEY UPDATE";
+/// [`crate::sql::POP_RELEASED`]. Callers hold the pool lock, so pops do not race each other;
+/// SKIP LOCKED passes over an address that a concurrent explicit claim is taking out of the list.
+const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND address = \
+     (SELECT address FROM ip_released WHERE family = $1 ORDER BY address LIMIT 1 \
+     FOR UPDATE SKIP LOCKED) RETURNING address";
 
-    fn rows_affected(result: &PgQueryResult) -> u64 {
-        result.rows_affected()
-    }
-}
-
-impl SqlStore<Postgres> {
+impl PgStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`,
     /// with libpq-style parameters such as `sslmode` or `options`).
     pub async fn connect(url: &str, options: &StoreOptions) -> anyhow::Result<Self> {
@@ -54,12 +51,12 @@ impl SqlStore<Postgres> {
             .connect_with(connect)
             .await
             .with_context(|| format!("cannot connect to {}", Redacted(url)))?;
-        Ok(Self { read: pool.clone(), write: pool })
+        Ok(Self { pool })
     }
 
     /// Applies the pending migrations (under an advisory lock, so concurrent starts are safe).
     pub async fn migrate(&self) -> anyhow::Result<()> {
-        MIGRATOR.run(&self.write).await.context("cannot migrate the PostgreSQL database")
+        MIGRATOR.run(&self.pool).await.context("cannot migrate the PostgreSQL database")
     }
 
     /// Migrates a schema nobody else uses, without the advisory lock: sqlx takes one lock
@@ -71,6 +68,6 @@ impl SqlStore<Postgres> {
             locking: false,
             no_tx: MIGRATOR.no_tx,
         };
-        migrator.run(&self.write).await.context("cannot migrate the PostgreSQL schema")
+        migrator.run(&self.pool).await.context("cannot migrate the PostgreSQL schema")
     }
 }

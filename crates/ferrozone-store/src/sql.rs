@@ -1,4 +1,5 @@
-//! SQL text shared by both backends. Placeholders are `$n`, which sqlx-sqlite accepts too.
+//! SQL text shared by both backends. Placeholders are `$n` (the SQLite backend binds them
+//! by number as `?n`).
 //! Statements that differ (row locks) live in each backend's module and are built from the
 //! `select_*!` macros here, so the column lists exist once.
 
@@ -56,7 +57,8 @@ pub(crate) const TOUCH_TOKEN: &str = "UPDATE api_tokens SET last_used_at = $2 WH
 pub(crate) const DELETE_TOKEN: &str = "DELETE FROM api_tokens WHERE id = $1";
 
 pub(crate) const DEVICE_BY_ID: &str = concat!(select_devices!(), " WHERE id = $1");
-pub(crate) const COUNT_USER_DEVICES: &str = "SELECT COUNT(*) FROM devices WHERE user_id = $1";
+/// The owner's device count, kept by the `devices_count*` triggers.
+pub(crate) const COUNT_USER_DEVICES: &str = "SELECT device_count FROM users WHERE id = $1";
 pub(crate) const INSERT_DEVICE: &str = "INSERT INTO devices (id, user_id, name, description, \
      public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, \
      use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, \

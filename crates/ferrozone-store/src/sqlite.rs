@@ -1,96 +1,331 @@
-//! The SQLite backend: one file in WAL mode.
+//! The SQLite backend: one file in WAL mode, driven through rusqlite.
 //!
-//! Writes go through a pool of exactly one connection, so they queue in-process instead of
-//! fighting over the file lock, and every write transaction starts with `BEGIN IMMEDIATE`:
-//! it holds the write lock from its first statement, so a second process on the same file
-//! waits (`busy_timeout`) instead of failing with `SQLITE_BUSY_SNAPSHOT` halfway through.
-//! Reads use a separate pool and, thanks to WAL, never wait for writers.
+//! - Writes go to one writer thread ([`writer`]) that owns the only writing connection and
+//!   commits queued writes together: one fsync per batch, every answer after its commit.
+//!   Its transactions begin with `BEGIN IMMEDIATE`, so another process on the same file
+//!   (the CLI) waits for the write lock (`busy_timeout`) instead of failing halfway.
+//! - Reads run on the calling thread, on a pooled read-only connection: a point read is a
+//!   few microseconds of SQLite, with no hand-off to another thread. Thanks to WAL they never
+//!   wait for the writer. Reads of unbounded size (lists) move to a blocking thread.
+//!
 //! Row locks are not needed: a write transaction holds the whole database.
 
-use std::path::Path;
-use std::str::FromStr;
-use std::time::Duration;
+mod conn;
+mod errors;
+mod migrate;
+mod rows;
+mod tx;
+mod writer;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
-use sqlx::migrate::Migrator;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteQueryResult, SqliteSynchronous};
-use sqlx::Sqlite;
+use async_trait::async_trait;
+use ferrozone_domain::error::Result;
+use ferrozone_domain::ipam::Pools;
+use ferrozone_domain::model::{ApiToken, Device, DeviceUpdate, NewDevice, User, UserUpdate};
+use ferrozone_domain::store::{DeviceQuery, Store};
+use ferrozone_domain::{DomainError, Timestamp};
+use rusqlite::{params, CachedStatement, Connection, OptionalExtension, ToSql};
+use uuid::Uuid;
 
-use crate::backend::{Dialect, SqlStore};
-use crate::{sql, StoreOptions, Synchronous};
+use self::conn::Location;
+use self::errors::OrDb;
+use self::tx::SqliteTx;
+use self::writer::Writer;
+use crate::rows::{decode_all, UserRow};
+use crate::{flows, sql, StoreOptions, Synchronous};
 
-/// The embedded SQLite migration history.
-pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/sqlite");
+pub use self::migrate::{Migration, MIGRATIONS};
 
-/// How long a statement waits for another process's write lock before `SQLITE_BUSY`.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// The [`Store`] on an SQLite database. Clones share the connections.
+#[derive(Clone)]
+pub struct SqliteStore {
+    inner: Arc<Inner>,
+}
 
-/// The [`ferrozone_domain::Store`] on an SQLite database.
-pub type SqliteStore = SqlStore<Sqlite>;
+struct Inner {
+    location: Location,
+    synchronous: Synchronous,
+    /// Idle read connections; at most `max_idle` are kept.
+    idle: Mutex<Vec<Connection>>,
+    max_idle: usize,
+    closed: AtomicBool,
+    writer: Writer,
+}
 
-impl Dialect for Sqlite {
-    const BEGIN_WRITE: Option<&'static str> = Some("BEGIN IMMEDIATE");
-    const LOCK_USER: &'static str = sql::USER_BY_ID;
-    const LOCK_ADMINS: &'static str = sql::ADMIN_IDS;
-    const LOCK_DEVICE: &'static str = sql::DEVICE_BY_ID;
-    const LOCK_POOL: &'static str = sql::POOL_OFFSET;
-    const POP_RELEASED: &'static str = sql::POP_RELEASED;
-
-    fn rows_affected(result: &SqliteQueryResult) -> u64 {
-        result.rows_affected()
+impl std::fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStore").field("database", &self.inner.location.describe()).finish_non_exhaustive()
     }
 }
 
-impl SqlStore<Sqlite> {
+/// Prepares (or takes from the connection's cache) `statement`, written with the shared
+/// `$n` placeholders, which SQLite reads as names; `?n` binds by number.
+pub(crate) fn prepare<'c>(conn: &'c Connection, statement: &str) -> rusqlite::Result<CachedStatement<'c>> {
+    conn.prepare_cached(&statement.replace('$', "?"))
+}
+
+impl SqliteStore {
     /// Opens (creating if missing, with its parent directories) the database at `url`:
     /// `sqlite://relative/path.db`, `sqlite:///absolute/path.db` or `sqlite::memory:`.
     pub async fn connect(url: &str, options: &StoreOptions) -> anyhow::Result<Self> {
-        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        let connect = SqliteConnectOptions::from_str(url)
-            .with_context(|| format!("invalid SQLite database URL {url}"))?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .foreign_keys(true)
-            .busy_timeout(BUSY_TIMEOUT)
-            .synchronous(match options.synchronous {
-                Synchronous::Full => SqliteSynchronous::Full,
-                Synchronous::Normal => SqliteSynchronous::Normal,
-            });
-        if !in_memory {
-            create_parent_dir(connect.get_filename())?;
-        }
-        // Connecting eagerly creates the file and switches it to WAL before any reader opens it.
-        let mut write = SqlitePoolOptions::new().max_connections(1).acquire_timeout(options.acquire_timeout);
-        if in_memory {
-            // The database lives as long as its one connection: never recycle it.
-            write = write.min_connections(1).idle_timeout(None).max_lifetime(None);
-        }
-        let write = write
-            .connect_with(connect.clone())
-            .await
-            .with_context(|| format!("cannot open the SQLite database {url}"))?;
-        // An in-memory database lives on its one connection: reads must share it.
-        let read = if in_memory {
-            write.clone()
-        } else {
-            SqlitePoolOptions::new()
-                .max_connections(options.max_connections.max(1))
-                .acquire_timeout(options.acquire_timeout)
-                .connect_lazy_with(connect)
-        };
-        Ok(Self { read, write })
+        let location = Location::parse(url)?;
+        location.prepare()?;
+        let synchronous = options.synchronous;
+        // The writer opens first: it creates the file and switches it to WAL before any
+        // reader opens it.
+        let open = location.clone();
+        let conn = tokio::task::spawn_blocking(move || open.open(synchronous, true))
+            .await?
+            .with_context(|| format!("cannot open the SQLite database {}", location.describe()))?;
+        let writer = Writer::start(conn).context("cannot start the SQLite writer thread")?;
+        let max_idle = usize::try_from(options.max_connections.max(1)).unwrap_or(1);
+        let inner =
+            Inner { location, synchronous, idle: Mutex::new(Vec::new()), max_idle, closed: false.into(), writer };
+        Ok(Self { inner: Arc::new(inner) })
     }
 
-    /// Applies the pending migrations.
+    /// Applies the pending migrations, on a connection of their own (each migration is a
+    /// transaction; the writer's connection is always inside its batch).
     pub async fn migrate(&self) -> anyhow::Result<()> {
-        MIGRATOR.run(&self.write).await.context("cannot migrate the SQLite database")
+        let (location, synchronous) = (self.inner.location.clone(), self.inner.synchronous);
+        tokio::task::spawn_blocking(move || {
+            let mut conn = location.open(synchronous, true)?;
+            migrate::run(&mut conn)
+        })
+        .await?
+        .context("cannot migrate the SQLite database")
+    }
+
+    /// Finishes the queued writes and closes every connection.
+    pub async fn close(&self) {
+        self.inner.closed.store(true, Ordering::Release);
+        self.inner.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+        self.inner.writer.stop().await;
+    }
+
+    /// Runs `read` on an idle read connection (opening one if none is idle), here and now.
+    fn read<T>(&self, context: &'static str, read: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        self.inner.read(context, read)
+    }
+
+    /// Runs `read` on a blocking thread: for reads whose size has no bound.
+    async fn read_long<T: Send + 'static>(
+        &self,
+        context: &'static str,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || inner.read(context, read))
+            .await
+            .map_err(|e| DomainError::Internal(anyhow::anyhow!("a read task failed: {e}")))?
+    }
+
+    /// Runs `write` in the writer's next batch; returns once it is committed.
+    async fn write<T: Send + 'static>(
+        &self,
+        write: impl FnOnce(&mut SqliteTx<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.inner.writer.write(move |conn| write(&mut SqliteTx::new(conn))).await
+    }
+
+    /// One statement in the writer's next batch; returns the number of rows it changed.
+    async fn execute(&self, context: &'static str, statement: &'static str, args: Args) -> Result<usize> {
+        self.write(move |tx| {
+            let params: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref() as &dyn ToSql).collect();
+            prepare(tx.conn(), statement).and_then(|mut stmt| stmt.execute(params.as_slice())).or_db(context)
+        })
+        .await
     }
 }
 
-fn create_parent_dir(file: &Path) -> anyhow::Result<()> {
-    match file.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the database directory {}", dir.display())),
-        _ => Ok(()),
+/// Owned statement arguments, sent to the writer thread.
+type Args = Vec<Box<dyn ToSql + Send>>;
+
+impl Inner {
+    fn read<T>(&self, context: &'static str, read: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(DomainError::Unavailable(anyhow::anyhow!("the SQLite database is closed")));
+        }
+        let idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
+        let conn = match idle {
+            Some(conn) => conn,
+            None => self.location.open(self.synchronous, false).or_db(context)?,
+        };
+        let result = read(&conn).or_db(context);
+        let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if idle.len() < self.max_idle && !self.closed.load(Ordering::Acquire) {
+            idle.push(conn);
+        }
+        result
+    }
+}
+
+/// Runs a transaction body of [`flows`] to its end. The body's steps are [`SqliteTx`]
+/// methods, which never wait, so one poll completes it.
+fn run_now<T>(body: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    let mut body = std::pin::pin!(body);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match body.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(result) => result,
+        std::task::Poll::Pending => Err(DomainError::Internal(anyhow::anyhow!("an SQLite write step waited"))),
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn ping(&self) -> Result<()> {
+        self.read("ping", |conn| prepare(conn, sql::PING)?.query_row([], |_| Ok(())))
+    }
+
+    async fn setting(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        self.read("load a setting", |conn| prepare(conn, sql::SETTING)?.query_row([key], |row| row.get(0)).optional())
+    }
+
+    async fn init_setting(&self, key: &str, value: &[u8]) -> Result<Vec<u8>> {
+        let (key, value) = (key.to_owned(), value.to_vec());
+        // Both statements in one write: the read sees the insert or the value stored first.
+        self.write(move |tx| {
+            let conn = tx.conn();
+            let stored = || -> rusqlite::Result<Vec<u8>> {
+                prepare(conn, sql::INIT_SETTING)?.execute(params![key, value])?;
+                prepare(conn, sql::SETTING)?.query_row([&key], |row| row.get(0))
+            };
+            stored().or_db("store a setting")
+        })
+        .await
+    }
+
+    async fn list_users(&self) -> Result<Vec<User>> {
+        let rows = self.read_long("list users", |conn| {
+            prepare(conn, sql::LIST_USERS)?.query_map([], rows::user)?.collect::<rusqlite::Result<Vec<_>>>()
+        });
+        decode_all(rows.await?)
+    }
+
+    async fn user_by_id(&self, id: Uuid) -> Result<Option<User>> {
+        let row =
+            self.read("load a user", |conn| prepare(conn, sql::USER_BY_ID)?.query_row([id], rows::user).optional());
+        row?.map(User::try_from).transpose()
+    }
+
+    async fn user_by_email(&self, email_key: &str) -> Result<Option<User>> {
+        let row = self.read("load a user", |conn| {
+            prepare(conn, sql::USER_BY_EMAIL)?.query_row([email_key], rows::user).optional()
+        });
+        row?.map(User::try_from).transpose()
+    }
+
+    async fn count_admins(&self) -> Result<u64> {
+        let n: i64 =
+            self.read("count admins", |conn| prepare(conn, sql::COUNT_ADMINS)?.query_row([], |row| row.get(0)))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn insert_user(&self, user: &User) -> Result<()> {
+        let r = UserRow::from(user);
+        let args: Args = vec![
+            Box::new(r.id),
+            Box::new(r.email),
+            Box::new(r.email_key),
+            Box::new(r.role),
+            Box::new(r.password_hash),
+            Box::new(r.disabled_at),
+            Box::new(r.last_signed_in_at),
+            Box::new(r.last_signed_in_method),
+            Box::new(r.inserted_at),
+            Box::new(r.updated_at),
+        ];
+        self.execute("insert a user", sql::INSERT_USER, args).await?;
+        Ok(())
+    }
+
+    async fn update_user(&self, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
+        let update = update.clone();
+        self.write(move |tx| run_now(flows::users::update_in(tx, id, &update, now))).await
+    }
+
+    async fn delete_user(&self, id: Uuid) -> Result<()> {
+        self.write(move |tx| run_now(flows::users::delete_in(tx, id))).await
+    }
+
+    async fn insert_token(&self, token: &ApiToken) -> Result<()> {
+        let args: Args = vec![
+            Box::new(token.id),
+            Box::new(token.user_id),
+            Box::new(token.name.clone()),
+            Box::new(token.token_hash.clone()),
+            Box::new(token.inserted_at.micros()),
+            Box::new(token.expires_at.micros()),
+            Box::new(token.last_used_at.map(Timestamp::micros)),
+        ];
+        self.execute("insert a token", sql::INSERT_TOKEN, args).await?;
+        Ok(())
+    }
+
+    async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>> {
+        let row = self.read("load a token", |conn| {
+            prepare(conn, sql::TOKEN_WITH_USER)?.query_row([hash], rows::token_with_user).optional()
+        });
+        row?.map(<(ApiToken, User)>::try_from).transpose()
+    }
+
+    async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>> {
+        let rows = self.read("list tokens", |conn| {
+            prepare(conn, sql::LIST_TOKENS)?.query_map([user_id], rows::token)?.collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        Ok(rows.into_iter().map(ApiToken::from).collect())
+    }
+
+    async fn touch_token(&self, id: Uuid, now: Timestamp) -> Result<()> {
+        self.execute("touch a token", sql::TOUCH_TOKEN, vec![Box::new(id), Box::new(now.micros())]).await?;
+        Ok(())
+    }
+
+    async fn delete_token(&self, id: Uuid) -> Result<bool> {
+        Ok(self.execute("delete a token", sql::DELETE_TOKEN, vec![Box::new(id)]).await? > 0)
+    }
+
+    async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {
+        let statement = sql::list_devices(query);
+        let mut args: Vec<Box<dyn ToSql + Send>> = Vec::new();
+        if let Some(user_id) = query.user_id {
+            args.push(Box::new(user_id));
+        }
+        if let Some((inserted_at, id)) = query.after {
+            args.push(Box::new(inserted_at.micros()));
+            args.push(Box::new(id));
+        }
+        if let Some(limit) = query.limit {
+            args.push(Box::new(i64::from(limit)));
+        }
+        let rows = self.read_long("list devices", move |conn| {
+            let params: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref() as &dyn ToSql).collect();
+            prepare(conn, &statement)?.query_map(params.as_slice(), rows::device)?.collect::<rusqlite::Result<Vec<_>>>()
+        });
+        decode_all(rows.await?)
+    }
+
+    async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>> {
+        let row = self
+            .read("load a device", |conn| prepare(conn, sql::DEVICE_BY_ID)?.query_row([id], rows::device).optional());
+        row?.map(Device::try_from).transpose()
+    }
+
+    async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+        let (device, pools) = (device.clone(), pools.clone());
+        self.write(move |tx| run_now(flows::devices::insert_in(tx, &device, &pools, max_devices))).await
+    }
+
+    async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
+        let update = update.clone();
+        self.write(move |tx| run_now(flows::devices::update_in(tx, id, &update, now))).await
+    }
+
+    async fn delete_device(&self, id: Uuid) -> Result<bool> {
+        // The release trigger puts its addresses back into ip_released.
+        Ok(self.execute("delete a device", sql::DELETE_DEVICE, vec![Box::new(id)]).await? > 0)
     }
 }

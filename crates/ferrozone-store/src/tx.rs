@@ -6,8 +6,9 @@
 //!
 //! Lock order, in every transaction that takes more than one: admin rows (by id), the
 //! user row, the IPv4 pool, the IPv6 pool, released addresses, device rows.
-//! Flows end every transaction with [`finish`]; one dropped on the way (a cancelled
-//! request) is rolled back by sqlx when its connection goes back to the pool.
+//! On PostgreSQL, flows end every transaction with [`finish`]; one dropped on the way (a
+//! cancelled request) is rolled back by sqlx when its connection goes back to the pool.
+//! On SQLite the writer thread runs the flows' transaction bodies and commits them.
 
 use std::net::IpAddr;
 
@@ -42,14 +43,14 @@ impl Family {
     }
 }
 
-/// Starts write transactions.
+/// Starts write transactions that the caller ends ([`finish`]).
 #[async_trait]
 pub(crate) trait Begin: Send + Sync {
-    async fn begin(&self) -> Result<Box<dyn WriteTx>>;
+    async fn begin(&self) -> Result<Box<dyn Commit>>;
 }
 
-/// One open write transaction. Methods that say "lock" hold the row until the end of the
-/// transaction (on PostgreSQL; on SQLite the whole database is held already).
+/// The statements of one open write transaction. Methods that say "lock" hold the row until
+/// the end of the transaction (on PostgreSQL; on SQLite the whole database is held already).
 #[async_trait]
 pub(crate) trait WriteTx: Send {
     /// The user, locked.
@@ -78,7 +79,11 @@ pub(crate) trait WriteTx: Send {
     async fn unrelease(&mut self, addr: IpAddr) -> Result<()>;
     /// Whether a device has `addr`.
     async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool>;
+}
 
+/// A write transaction its holder ends: PostgreSQL's. (SQLite's writer ends its own.)
+#[async_trait]
+pub(crate) trait Commit: WriteTx {
     async fn commit(self: Box<Self>) -> Result<()>;
     /// Ends the transaction without its changes, now rather than when the connection is
     /// next used, so that no lock outlives the operation. Failures are logged.
@@ -86,7 +91,7 @@ pub(crate) trait WriteTx: Send {
 }
 
 /// Commits `tx` if `result` is `Ok`, rolls it back otherwise; returns `result`.
-pub(crate) async fn finish<T>(tx: Box<dyn WriteTx>, result: Result<T>) -> Result<T> {
+pub(crate) async fn finish<T>(tx: Box<dyn Commit>, result: Result<T>) -> Result<T> {
     match result {
         Ok(value) => {
             tx.commit().await?;

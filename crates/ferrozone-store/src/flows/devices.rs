@@ -44,7 +44,12 @@ async fn insert_once(db: &dyn Begin, new: &NewDevice, pools: &Pools, max_devices
     finish(tx, result).await
 }
 
-async fn insert_in(tx: &mut dyn WriteTx, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+pub(crate) async fn insert_in(
+    tx: &mut dyn WriteTx,
+    new: &NewDevice,
+    pools: &Pools,
+    max_devices: u32,
+) -> Result<Device> {
     // The owner's row lock serializes this user's inserts: the count below stays true.
     if tx.lock_user(new.user_id).await?.is_none() {
         return Err(DomainError::invalid("user_id", "does not exist"));
@@ -80,7 +85,7 @@ pub(crate) async fn update_device(db: &dyn Begin, id: Uuid, update: &DeviceUpdat
     finish(tx, result).await
 }
 
-async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
+pub(crate) async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
     let stored = tx.lock_device(id).await?.ok_or(DomainError::NotFound)?;
     let Some(changed) = apply(&stored, update, now) else { return Ok(stored) };
     // A newly taken address leaves the released list; the old one enters it (trigger).

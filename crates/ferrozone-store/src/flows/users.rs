@@ -16,7 +16,7 @@ pub(crate) async fn update_user(db: &dyn Begin, id: Uuid, update: &UserUpdate, n
     finish(tx, result).await
 }
 
-async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
+pub(crate) async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
     // Admins are locked before the target (the global lock order), and only when the
     // update could remove one.
     let demoting = update.role == Some(Role::Unprivileged);
@@ -37,7 +37,7 @@ pub(crate) async fn delete_user(db: &dyn Begin, id: Uuid) -> Result<()> {
     finish(tx, result).await
 }
 
-async fn delete_in(tx: &mut dyn WriteTx, id: Uuid) -> Result<()> {
+pub(crate) async fn delete_in(tx: &mut dyn WriteTx, id: Uuid) -> Result<()> {
     let admins = tx.lock_admins().await?;
     let stored = tx.lock_user(id).await?.ok_or(DomainError::NotFound)?;
     if stored.role == Role::Admin && is_last_admin(&admins, id) {

@@ -122,6 +122,28 @@ async fn the_limit_counts_only_the_owners_devices() {
 }
 
 #[tokio::test]
+async fn deleted_devices_free_their_place_under_the_limit() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    let first = db.store.insert_device(&new_device(bob.id), &pools(), 2).await.unwrap();
+    db.store.insert_device(&new_device(bob.id), &pools(), 2).await.unwrap();
+    assert_invalid(db.store.insert_device(&new_device(bob.id), &pools(), 2).await, "base", LIMIT);
+    assert!(db.store.delete_device(first.id).await.unwrap());
+    db.store.insert_device(&new_device(bob.id), &pools(), 2).await.expect("a place was freed");
+    assert_invalid(db.store.insert_device(&new_device(bob.id), &pools(), 2).await, "base", LIMIT);
+
+    // A user deleted with its devices leaves no count behind for a user of the same email.
+    db.store.delete_user(bob.id).await.unwrap();
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    for _ in 0..2 {
+        db.store.insert_device(&new_device(bob.id), &pools(), 2).await.unwrap();
+    }
+    assert_invalid(db.store.insert_device(&new_device(bob.id), &pools(), 2).await, "base", LIMIT);
+    db.store.insert_device(&new_device(alice.id), &pools(), 1).await.expect("others are not affected");
+}
+
+#[tokio::test]
 async fn a_small_pool_is_exhausted_then_reused() {
     let db = db().await;
     let alice = add_user(&db, "alice@example.com", Role::Admin).await;

@@ -1,5 +1,5 @@
-//! [`WriteTx`] on any [`Dialect`]: the shared statements of [`crate::sql`] plus the
-//! dialect's locking variants.
+//! [`WriteTx`] on a PostgreSQL transaction: the shared statements of [`crate::sql`] plus
+//! the locking variants of [`super`].
 
 use std::net::IpAddr;
 
@@ -7,22 +7,20 @@ use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
-use sqlx::{ColumnIndex, Decode, Encode, Executor, FromRow, IntoArguments, Transaction, Type};
+use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
-use super::Dialect;
+use super::{LOCK_ADMINS, LOCK_DEVICE, LOCK_POOL, LOCK_USER, POP_RELEASED};
 use crate::errors::OrDb;
-use crate::rows::{
-    bind_device_insert, bind_device_update, bind_user_update, DeviceRow, TokenRow, TokenUserRow, UserRow,
-};
+use crate::rows::{bind_device_insert, bind_device_update, bind_user_update, DeviceRow, UserRow};
 use crate::sql;
-use crate::tx::{Family, WriteTx};
+use crate::tx::{Commit, Family, WriteTx};
 
 /// An open write transaction; rolled back when dropped uncommitted.
-pub(super) struct SqlTx<DB: Dialect>(Transaction<'static, DB>);
+pub(super) struct PgTx(Transaction<'static, Postgres>);
 
-impl<DB: Dialect> SqlTx<DB> {
-    pub(super) fn new(tx: Transaction<'static, DB>) -> Self {
+impl PgTx {
+    pub(super) fn new(tx: Transaction<'static, Postgres>) -> Self {
         Self(tx)
     }
 }
@@ -32,37 +30,16 @@ fn offset_to_db(offset: u64) -> i64 {
     i64::try_from(offset).unwrap_or(i64::MAX)
 }
 
-// Same bounds as `impl Store for SqlStore<DB>`.
 #[async_trait]
-impl<DB> WriteTx for SqlTx<DB>
-where
-    DB: Dialect,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
-    for<'q> Uuid: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> String: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Vec<u8>: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i32: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> i16: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> bool: Encode<'q, DB> + Decode<'q, DB> + Type<DB>,
-    for<'q> Option<String>: Encode<'q, DB>,
-    for<'q> Option<i64>: Encode<'q, DB>,
-    for<'q> Option<i32>: Encode<'q, DB>,
-    for<'r> UserRow: FromRow<'r, DB::Row>,
-    for<'r> TokenRow: FromRow<'r, DB::Row>,
-    for<'r> TokenUserRow: FromRow<'r, DB::Row>,
-    for<'r> DeviceRow: FromRow<'r, DB::Row>,
-    usize: ColumnIndex<DB::Row>,
-{
+impl WriteTx for PgTx {
     async fn lock_user(&mut self, id: Uuid) -> Result<Option<User>> {
         let row: Option<UserRow> =
-            sqlx::query_as(DB::LOCK_USER).bind(id).fetch_optional(&mut *self.0).await.or_db("lock a user")?;
+            sqlx::query_as(LOCK_USER).bind(id).fetch_optional(&mut *self.0).await.or_db("lock a user")?;
         row.map(User::try_from).transpose()
     }
 
     async fn lock_admins(&mut self) -> Result<Vec<Uuid>> {
-        sqlx::query_scalar(DB::LOCK_ADMINS).fetch_all(&mut *self.0).await.or_db("lock the admins")
+        sqlx::query_scalar(LOCK_ADMINS).fetch_all(&mut *self.0).await.or_db("lock the admins")
     }
 
     async fn update_user(&mut self, user: &User) -> Result<()> {
@@ -73,7 +50,7 @@ where
 
     async fn delete_user(&mut self, id: Uuid) -> Result<bool> {
         let done = sqlx::query(sql::DELETE_USER).bind(id).execute(&mut *self.0).await.or_db("delete a user")?;
-        Ok(DB::rows_affected(&done) > 0)
+        Ok(done.rows_affected() > 0)
     }
 
     async fn count_devices(&mut self, user_id: Uuid) -> Result<u64> {
@@ -87,7 +64,7 @@ where
 
     async fn lock_device(&mut self, id: Uuid) -> Result<Option<Device>> {
         let row: Option<DeviceRow> =
-            sqlx::query_as(DB::LOCK_DEVICE).bind(id).fetch_optional(&mut *self.0).await.or_db("lock a device")?;
+            sqlx::query_as(LOCK_DEVICE).bind(id).fetch_optional(&mut *self.0).await.or_db("lock a device")?;
         row.map(Device::try_from).transpose()
     }
 
@@ -118,7 +95,7 @@ where
             .await
             .or_db("create an address pool")?;
         let next: i64 =
-            sqlx::query_scalar(DB::LOCK_POOL).bind(key).fetch_one(&mut *self.0).await.or_db("lock an address pool")?;
+            sqlx::query_scalar(LOCK_POOL).bind(key).fetch_one(&mut *self.0).await.or_db("lock an address pool")?;
         Ok(u64::try_from(next).unwrap_or(0))
     }
 
@@ -133,7 +110,7 @@ where
     }
 
     async fn pop_released(&mut self, family: Family) -> Result<Option<String>> {
-        sqlx::query_scalar(DB::POP_RELEASED)
+        sqlx::query_scalar(POP_RELEASED)
             .bind(family.code())
             .fetch_optional(&mut *self.0)
             .await
@@ -159,7 +136,10 @@ where
             .or_db("look an address up")?;
         Ok(found.is_some())
     }
+}
 
+#[async_trait]
+impl Commit for PgTx {
     async fn commit(self: Box<Self>) -> Result<()> {
         self.0.commit().await.or_db("commit")
     }

@@ -1,0 +1,193 @@
+//! The [`Store`] on PostgreSQL: the SQL shared with SQLite from [`crate::sql`], the locking
+//! variants from [`super`], the multi-statement rules from [`crate::flows`].
+
+use std::future::Future;
+
+use async_trait::async_trait;
+use ferrozone_domain::error::Result;
+use ferrozone_domain::ipam::Pools;
+use ferrozone_domain::model::{ApiToken, Device, DeviceUpdate, NewDevice, User, UserUpdate};
+use ferrozone_domain::store::{DeviceQuery, Store};
+use ferrozone_domain::Timestamp;
+use sqlx::{PgPool, Postgres};
+use uuid::Uuid;
+
+use super::tx::PgTx;
+use crate::errors::OrDb;
+use crate::rows::{bind_user_insert, decode_all, DeviceRow, TokenRow, TokenUserRow, UserRow};
+use crate::tx::{Begin, Commit};
+use crate::{flows, sql};
+
+/// Runs a multi-statement write to its end even when the caller goes away: a request
+/// cancelled by a client disconnect must not abandon a transaction halfway (holding its
+/// row locks until the connection is reused). The spawned task commits or rolls back.
+async fn to_completion<T: Send + 'static>(work: impl Future<Output = Result<T>> + Send + 'static) -> Result<T> {
+    tokio::spawn(work)
+        .await
+        .map_err(|e| ferrozone_domain::DomainError::Internal(anyhow::anyhow!("write task failed: {e}")))?
+}
+
+/// The [`Store`] on a PostgreSQL database: one pool for reads and writes. Several
+/// processes may share the database.
+#[derive(Debug, Clone)]
+pub struct PgStore {
+    pub(crate) pool: PgPool,
+}
+
+impl PgStore {
+    /// Closes the pool, waiting for connections in use to come back.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+#[async_trait]
+impl Begin for PgStore {
+    async fn begin(&self) -> Result<Box<dyn Commit>> {
+        let tx = self.pool.begin().await.or_db("begin a write transaction")?;
+        Ok(Box::new(PgTx::new(tx)))
+    }
+}
+
+#[async_trait]
+impl Store for PgStore {
+    async fn ping(&self) -> Result<()> {
+        sqlx::query(sql::PING).execute(&self.pool).await.or_db("ping")?;
+        Ok(())
+    }
+
+    async fn setting(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        sqlx::query_scalar(sql::SETTING).bind(key.to_owned()).fetch_optional(&self.pool).await.or_db("load a setting")
+    }
+
+    async fn init_setting(&self, key: &str, value: &[u8]) -> Result<Vec<u8>> {
+        // Both statements on one (write) connection: the read sees the insert or the
+        // value a racing process stored first.
+        let mut conn = self.pool.acquire().await.or_db("store a setting")?;
+        sqlx::query(sql::INIT_SETTING)
+            .bind(key.to_owned())
+            .bind(value.to_vec())
+            .execute(&mut *conn)
+            .await
+            .or_db("store a setting")?;
+        sqlx::query_scalar(sql::SETTING).bind(key.to_owned()).fetch_one(&mut *conn).await.or_db("load a setting")
+    }
+
+    async fn list_users(&self) -> Result<Vec<User>> {
+        let rows: Vec<UserRow> = sqlx::query_as(sql::LIST_USERS).fetch_all(&self.pool).await.or_db("list users")?;
+        decode_all(rows)
+    }
+
+    async fn user_by_id(&self, id: Uuid) -> Result<Option<User>> {
+        let row: Option<UserRow> =
+            sqlx::query_as(sql::USER_BY_ID).bind(id).fetch_optional(&self.pool).await.or_db("load a user")?;
+        row.map(User::try_from).transpose()
+    }
+
+    async fn user_by_email(&self, email_key: &str) -> Result<Option<User>> {
+        let row: Option<UserRow> = sqlx::query_as(sql::USER_BY_EMAIL)
+            .bind(email_key.to_owned())
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load a user")?;
+        row.map(User::try_from).transpose()
+    }
+
+    async fn count_admins(&self) -> Result<u64> {
+        let n: i64 = sqlx::query_scalar(sql::COUNT_ADMINS).fetch_one(&self.pool).await.or_db("count admins")?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn insert_user(&self, user: &User) -> Result<()> {
+        let row = UserRow::from(user);
+        bind_user_insert!(sqlx::query(sql::INSERT_USER), row).execute(&self.pool).await.or_db("insert a user")?;
+        Ok(())
+    }
+
+    async fn update_user(&self, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
+        let (db, update) = (self.clone(), update.clone());
+        to_completion(async move { flows::update_user(&db, id, &update, now).await }).await
+    }
+
+    async fn delete_user(&self, id: Uuid) -> Result<()> {
+        let db = self.clone();
+        to_completion(async move { flows::delete_user(&db, id).await }).await
+    }
+
+    async fn insert_token(&self, token: &ApiToken) -> Result<()> {
+        sqlx::query(sql::INSERT_TOKEN)
+            .bind(token.id)
+            .bind(token.user_id)
+            .bind(token.name.clone())
+            .bind(token.token_hash.clone())
+            .bind(token.inserted_at.micros())
+            .bind(token.expires_at.micros())
+            .bind(token.last_used_at.map(Timestamp::micros))
+            .execute(&self.pool)
+            .await
+            .or_db("insert a token")?;
+        Ok(())
+    }
+
+    async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>> {
+        let row: Option<TokenUserRow> = sqlx::query_as(sql::TOKEN_WITH_USER)
+            .bind(hash.to_vec())
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load a token")?;
+        row.map(<(ApiToken, User)>::try_from).transpose()
+    }
+
+    async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>> {
+        let rows: Vec<TokenRow> =
+            sqlx::query_as(sql::LIST_TOKENS).bind(user_id).fetch_all(&self.pool).await.or_db("list tokens")?;
+        Ok(rows.into_iter().map(ApiToken::from).collect())
+    }
+
+    async fn touch_token(&self, id: Uuid, now: Timestamp) -> Result<()> {
+        sqlx::query(sql::TOUCH_TOKEN).bind(id).bind(now.micros()).execute(&self.pool).await.or_db("touch a token")?;
+        Ok(())
+    }
+
+    async fn delete_token(&self, id: Uuid) -> Result<bool> {
+        let done = sqlx::query(sql::DELETE_TOKEN).bind(id).execute(&self.pool).await.or_db("delete a token")?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {
+        let sql = sql::list_devices(query);
+        let mut q = sqlx::query_as::<Postgres, DeviceRow>(&sql);
+        if let Some(user_id) = query.user_id {
+            q = q.bind(user_id);
+        }
+        if let Some((inserted_at, id)) = query.after {
+            q = q.bind(inserted_at.micros()).bind(id);
+        }
+        if let Some(limit) = query.limit {
+            q = q.bind(i64::from(limit));
+        }
+        decode_all(q.fetch_all(&self.pool).await.or_db("list devices")?)
+    }
+
+    async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>> {
+        let row: Option<DeviceRow> =
+            sqlx::query_as(sql::DEVICE_BY_ID).bind(id).fetch_optional(&self.pool).await.or_db("load a device")?;
+        row.map(Device::try_from).transpose()
+    }
+
+    async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+        let (db, device, pools) = (self.clone(), device.clone(), pools.clone());
+        to_completion(async move { flows::insert_device(&db, &device, &pools, max_devices).await }).await
+    }
+
+    async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
+        let (db, update) = (self.clone(), update.clone());
+        to_completion(async move { flows::update_device(&db, id, &update, now).await }).await
+    }
+
+    async fn delete_device(&self, id: Uuid) -> Result<bool> {
+        // The release trigger puts its addresses back into ip_released.
+        let done = sqlx::query(sql::DELETE_DEVICE).bind(id).execute(&self.pool).await.or_db("delete a device")?;
+        Ok(done.rows_affected() > 0)
+    }
+}

@@ -1,0 +1,134 @@
+//! Where an SQLite database lives (its URL) and how its connections are opened.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use rusqlite::{Connection, OpenFlags};
+use uuid::Uuid;
+
+use crate::Synchronous;
+
+/// How long a statement waits for another process's write lock before `SQLITE_BUSY`.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Prepared statements kept per connection: every statement of the store fits.
+const STATEMENT_CACHE: usize = 64;
+
+/// The database an `sqlite:` URL names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Location {
+    /// A file: `sqlite://relative/path.db`, `sqlite:///absolute/path.db`, `sqlite:path.db`.
+    File(PathBuf),
+    /// `sqlite::memory:` (or `?mode=memory`): private to this process, gone with the store.
+    /// Its name lets every connection of one store reach the same database.
+    Memory(String),
+}
+
+impl Location {
+    pub(crate) fn parse(url: &str) -> anyhow::Result<Self> {
+        let rest = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+            .with_context(|| format!("invalid SQLite database URL {url}: it must start with sqlite://"))?;
+        let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let mut memory = path == ":memory:";
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair {
+                "mode=memory" => memory = true,
+                "mode=rwc" => {}
+                other => bail!("invalid SQLite database URL {url}: unsupported parameter `{other}`"),
+            }
+        }
+        if memory {
+            return Ok(Location::Memory(format!("/ferrozone-{}", Uuid::new_v4())));
+        }
+        if path.is_empty() {
+            bail!("invalid SQLite database URL {url}: no file name");
+        }
+        Ok(Location::File(PathBuf::from(path)))
+    }
+
+    pub(crate) fn is_memory(&self) -> bool {
+        matches!(self, Location::Memory(_))
+    }
+
+    /// Creates the directories a database file needs.
+    pub(crate) fn prepare(&self) -> anyhow::Result<()> {
+        let Location::File(file) = self else { return Ok(()) };
+        match file.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the database directory {}", dir.display())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Opens a connection with the store's settings. `writer`: the one connection that writes
+    /// (it creates the file and switches it to WAL); the others refuse to write.
+    pub(crate) fn open(&self, synchronous: Synchronous, writer: bool) -> rusqlite::Result<Connection> {
+        let conn = match self {
+            Location::File(path) => Connection::open_with_flags(path, file_flags(writer))?,
+            Location::Memory(name) => {
+                let uri = format!("file:{name}?vfs=memdb");
+                Connection::open_with_flags(uri, file_flags(true) | OpenFlags::SQLITE_OPEN_URI)?
+            }
+        };
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        if writer && !self.is_memory() {
+            // Persistent: set once by the writer, seen by every later connection.
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+        }
+        conn.pragma_update(None, "foreign_keys", true)?;
+        conn.pragma_update(
+            None,
+            "synchronous",
+            match synchronous {
+                Synchronous::Full => "FULL",
+                Synchronous::Normal => "NORMAL",
+            },
+        )?;
+        if !writer {
+            conn.pragma_update(None, "query_only", true)?;
+        }
+        Ok(conn)
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Location::File(path) => display(path),
+            Location::Memory(_) => ":memory:".to_owned(),
+        }
+    }
+}
+
+fn file_flags(create: bool) -> OpenFlags {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    if create {
+        flags | OpenFlags::SQLITE_OPEN_CREATE
+    } else {
+        flags
+    }
+}
+
+fn display(path: &Path) -> String {
+    path.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(Location::parse("sqlite://data/x.db").unwrap(), Location::File("data/x.db".into()));
+        assert_eq!(Location::parse("sqlite:///var/lib/x.db").unwrap(), Location::File("/var/lib/x.db".into()));
+        assert_eq!(Location::parse("sqlite:x.db?mode=rwc").unwrap(), Location::File("x.db".into()));
+        assert!(Location::parse("sqlite::memory:").unwrap().is_memory());
+        assert!(Location::parse("sqlite://x?mode=memory").unwrap().is_memory());
+        assert_ne!(Location::parse("sqlite::memory:").unwrap(), Location::parse("sqlite::memory:").unwrap());
+        for bad in ["sqlite://", "sqlite://x.db?cache=shared", "postgres://x"] {
+            assert!(Location::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! The embedded SQLite migration history, applied in order; the version reached is kept in
+//! `PRAGMA user_version`. Each migration runs in its own `BEGIN IMMEDIATE` transaction, which
+//! re-reads the version, so two processes migrating one file at once apply each step once.
+
+use anyhow::Context;
+use rusqlite::{Connection, TransactionBehavior};
+
+/// One step of the history: `migrations/sqlite/<version>_<name>.sql`.
+pub struct Migration {
+    pub version: i64,
+    pub name: &'static str,
+    sql: &'static str,
+}
+
+/// The history, oldest first. Mirrors `migrations/postgres` file for file.
+pub static MIGRATIONS: &[Migration] = &[
+    Migration { version: 1, name: "init", sql: include_str!("../../migrations/sqlite/0001_init.sql") },
+    Migration { version: 2, name: "device_count", sql: include_str!("../../migrations/sqlite/0002_device_count.sql") },
+];
+
+/// Applies every migration newer than the database.
+pub(crate) fn run(conn: &mut Connection) -> anyhow::Result<()> {
+    adopt_earlier_history(conn)?;
+    for migration in MIGRATIONS {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        if current >= migration.version {
+            continue;
+        }
+        tx.execute_batch(migration.sql)
+            .with_context(|| format!("migration {} ({}) failed", migration.version, migration.name))?;
+        tx.pragma_update(None, "user_version", migration.version)?;
+        tx.commit()?;
+        tracing::info!(version = migration.version, name = migration.name, "SQLite migration applied");
+    }
+    Ok(())
+}
+
+/// Databases made by earlier Ferrozone builds recorded their history in a
+/// `_sqlx_migrations` table; their version carries over to `user_version`.
+fn adopt_earlier_history(conn: &Connection) -> anyhow::Result<()> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let has_table: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = '_sqlx_migrations')",
+        [],
+        |row| row.get(0),
+    )?;
+    if current != 0 || !has_table {
+        return Ok(());
+    }
+    let recorded: Option<i64> =
+        conn.query_row("SELECT MAX(version) FROM _sqlx_migrations WHERE success", [], |row| row.get(0))?;
+    if let Some(version) = recorded {
+        conn.pragma_update(None, "user_version", version)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrating_twice_is_a_no_op_and_earlier_histories_are_adopted() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        run(&mut conn).unwrap();
+        run(&mut conn).unwrap();
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap();
+        assert_eq!(version, MIGRATIONS.last().unwrap().version);
+
+        let mut earlier = Connection::open_in_memory().unwrap();
+        earlier.execute_batch(MIGRATIONS[0].sql).unwrap();
+        earlier
+            .execute_batch(
+                "CREATE TABLE _sqlx_migrations (version INTEGER PRIMARY KEY, success BOOLEAN NOT NULL);
+                 INSERT INTO _sqlx_migrations VALUES (1, TRUE);",
+            )
+            .unwrap();
+        run(&mut earlier).expect("the init migration is not applied twice");
+        let version: i64 = earlier.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap();
+        assert_eq!(version, MIGRATIONS.last().unwrap().version, "the later ones are");
+    }
+}

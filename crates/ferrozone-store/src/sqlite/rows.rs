@@ -1,0 +1,82 @@
+//! Reading the shared row types ([`crate::rows`]) from SQLite result rows, by position: the
+//! column order of the `select_*!` macros in [`crate::sql`].
+
+use rusqlite::Row;
+
+use crate::rows::{DeviceRow, TokenRow, TokenUserRow, UserRow};
+
+/// The columns of `select_users!`, starting at `at`.
+fn user_at(row: &Row<'_>, at: usize) -> rusqlite::Result<UserRow> {
+    Ok(UserRow {
+        id: row.get(at)?,
+        email: row.get(at + 1)?,
+        email_key: row.get(at + 2)?,
+        role: row.get(at + 3)?,
+        password_hash: row.get(at + 4)?,
+        disabled_at: row.get(at + 5)?,
+        last_signed_in_at: row.get(at + 6)?,
+        last_signed_in_method: row.get(at + 7)?,
+        inserted_at: row.get(at + 8)?,
+        updated_at: row.get(at + 9)?,
+    })
+}
+
+pub(crate) fn user(row: &Row<'_>) -> rusqlite::Result<UserRow> {
+    user_at(row, 0)
+}
+
+/// A row of [`crate::sql::TOKEN_WITH_USER`].
+pub(crate) fn token_with_user(row: &Row<'_>) -> rusqlite::Result<TokenUserRow> {
+    Ok(TokenUserRow {
+        token_id: row.get(0)?,
+        token_name: row.get(1)?,
+        token_hash: row.get(2)?,
+        token_inserted_at: row.get(3)?,
+        expires_at: row.get(4)?,
+        last_used_at: row.get(5)?,
+        user: user_at(row, 6)?,
+    })
+}
+
+/// A row of [`crate::sql::LIST_TOKENS`].
+pub(crate) fn token(row: &Row<'_>) -> rusqlite::Result<TokenRow> {
+    Ok(TokenRow {
+        id: row.get(0)?,
+        user_id: row.get(1)?,
+        name: row.get(2)?,
+        token_hash: row.get(3)?,
+        inserted_at: row.get(4)?,
+        expires_at: row.get(5)?,
+        last_used_at: row.get(6)?,
+    })
+}
+
+/// The columns of `select_devices!`.
+pub(crate) fn device(row: &Row<'_>) -> rusqlite::Result<DeviceRow> {
+    Ok(DeviceRow {
+        id: row.get(0)?,
+        user_id: row.get(1)?,
+        name: row.get(2)?,
+        description: row.get(3)?,
+        public_key: row.get(4)?,
+        preshared_key: row.get(5)?,
+        ipv4: row.get(6)?,
+        ipv6: row.get(7)?,
+        allowed_ips: row.get(8)?,
+        dns: row.get(9)?,
+        endpoint: row.get(10)?,
+        mtu: row.get(11)?,
+        persistent_keepalive: row.get(12)?,
+        use_default_allowed_ips: row.get(13)?,
+        use_default_dns: row.get(14)?,
+        use_default_endpoint: row.get(15)?,
+        use_default_mtu: row.get(16)?,
+        use_default_persistent_keepalive: row.get(17)?,
+        latest_handshake: row.get(18)?,
+        remote_ip: row.get(19)?,
+        rx_bytes: row.get(20)?,
+        tx_bytes: row.get(21)?,
+        inserted_at: row.get(22)?,
+        updated_at: row.get(23)?,
+    })
+}

@@ -1,0 +1,189 @@
+//! [`WriteTx`] on the writer's connection, inside the batch transaction the writer opened
+//! (see [`super::writer`]). Every method runs to completion before it returns: the futures
+//! of the shared flows never wait, and the writer drives them with one poll.
+//!
+//! No row locks: the batch transaction began with `BEGIN IMMEDIATE` and holds the database.
+
+use std::net::IpAddr;
+
+use async_trait::async_trait;
+use ferrozone_domain::error::Result;
+use ferrozone_domain::ipam::Pool;
+use ferrozone_domain::model::{Device, User};
+use rusqlite::{params, Connection, OptionalExtension};
+use uuid::Uuid;
+
+use super::errors::OrDb;
+use super::{prepare, rows};
+use crate::rows::{DeviceRow, UserRow};
+use crate::sql;
+use crate::tx::{Family, WriteTx};
+
+pub(crate) struct SqliteTx<'c> {
+    conn: &'c mut Connection,
+}
+
+impl<'c> SqliteTx<'c> {
+    pub(crate) fn new(conn: &'c mut Connection) -> Self {
+        Self { conn }
+    }
+
+    pub(crate) fn conn(&self) -> &Connection {
+        self.conn
+    }
+}
+
+/// Pool cursors are stored as signed 64-bit integers; pools never exceed 2^62 offsets.
+fn offset_to_db(offset: u64) -> i64 {
+    i64::try_from(offset).unwrap_or(i64::MAX)
+}
+
+/// Inserts `device` on `conn`.
+pub(crate) fn insert_device(conn: &Connection, device: &Device) -> Result<()> {
+    let r = DeviceRow::encode(device)?;
+    prepare(conn, sql::INSERT_DEVICE)
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                r.id,
+                r.user_id,
+                r.name,
+                r.description,
+                r.public_key,
+                r.preshared_key,
+                r.ipv4,
+                r.ipv6,
+                r.allowed_ips,
+                r.dns,
+                r.endpoint,
+                r.mtu,
+                r.persistent_keepalive,
+                r.use_default_allowed_ips,
+                r.use_default_dns,
+                r.use_default_endpoint,
+                r.use_default_mtu,
+                r.use_default_persistent_keepalive,
+                r.latest_handshake,
+                r.remote_ip,
+                r.rx_bytes,
+                r.tx_bytes,
+                r.inserted_at,
+                r.updated_at,
+            ])
+        })
+        .or_db("insert a device")?;
+    Ok(())
+}
+
+#[async_trait]
+impl WriteTx for SqliteTx<'_> {
+    async fn lock_user(&mut self, id: Uuid) -> Result<Option<User>> {
+        let row = prepare(self.conn, sql::USER_BY_ID)
+            .and_then(|mut stmt| stmt.query_row([id], rows::user).optional())
+            .or_db("lock a user")?;
+        row.map(User::try_from).transpose()
+    }
+
+    async fn lock_admins(&mut self) -> Result<Vec<Uuid>> {
+        prepare(self.conn, sql::ADMIN_IDS)
+            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+            .or_db("lock the admins")
+    }
+
+    async fn update_user(&mut self, user: &User) -> Result<()> {
+        let r = UserRow::from(user);
+        prepare(self.conn, sql::UPDATE_USER)
+            .and_then(|mut stmt| {
+                stmt.execute(params![r.id, r.email, r.email_key, r.role, r.password_hash, r.updated_at])
+            })
+            .or_db("update a user")?;
+        Ok(())
+    }
+
+    async fn delete_user(&mut self, id: Uuid) -> Result<bool> {
+        let n = prepare(self.conn, sql::DELETE_USER).and_then(|mut s| s.execute([id])).or_db("delete a user")?;
+        Ok(n > 0)
+    }
+
+    async fn count_devices(&mut self, user_id: Uuid) -> Result<u64> {
+        let n: i64 = prepare(self.conn, sql::COUNT_USER_DEVICES)
+            .and_then(|mut stmt| stmt.query_row([user_id], |row| row.get(0)))
+            .or_db("count devices")?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn lock_device(&mut self, id: Uuid) -> Result<Option<Device>> {
+        let row = prepare(self.conn, sql::DEVICE_BY_ID)
+            .and_then(|mut stmt| stmt.query_row([id], rows::device).optional())
+            .or_db("lock a device")?;
+        row.map(Device::try_from).transpose()
+    }
+
+    async fn insert_device(&mut self, device: &Device) -> Result<()> {
+        insert_device(self.conn, device)
+    }
+
+    async fn update_device(&mut self, device: &Device) -> Result<()> {
+        let r = DeviceRow::encode(device)?;
+        prepare(self.conn, sql::UPDATE_DEVICE)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    r.id,
+                    r.name,
+                    r.description,
+                    r.public_key,
+                    r.preshared_key,
+                    r.ipv4,
+                    r.ipv6,
+                    r.allowed_ips,
+                    r.dns,
+                    r.endpoint,
+                    r.mtu,
+                    r.persistent_keepalive,
+                    r.use_default_allowed_ips,
+                    r.use_default_dns,
+                    r.use_default_endpoint,
+                    r.use_default_mtu,
+                    r.use_default_persistent_keepalive,
+                    r.updated_at,
+                ])
+            })
+            .or_db("update a device")?;
+        Ok(())
+    }
+
+    async fn lock_pool(&mut self, pool: &Pool) -> Result<u64> {
+        let key = pool.key();
+        prepare(self.conn, sql::ENSURE_POOL)
+            .and_then(|mut stmt| stmt.execute(params![key, offset_to_db(pool.first_offset())]))
+            .or_db("create an address pool")?;
+        let next: i64 = prepare(self.conn, sql::POOL_OFFSET)
+            .and_then(|mut stmt| stmt.query_row([key], |row| row.get(0)))
+            .or_db("lock an address pool")?;
+        Ok(u64::try_from(next).unwrap_or(0))
+    }
+
+    async fn set_pool_offset(&mut self, pool: &Pool, next_offset: u64) -> Result<()> {
+        prepare(self.conn, sql::SET_POOL_OFFSET)
+            .and_then(|mut stmt| stmt.execute(params![pool.key(), offset_to_db(next_offset)]))
+            .or_db("move an address pool cursor")?;
+        Ok(())
+    }
+
+    async fn pop_released(&mut self, family: Family) -> Result<Option<String>> {
+        prepare(self.conn, sql::POP_RELEASED)
+            .and_then(|mut stmt| stmt.query_row([family.code()], |row| row.get(0)).optional())
+            .or_db("reuse a released address")
+    }
+
+    async fn unrelease(&mut self, addr: IpAddr) -> Result<()> {
+        prepare(self.conn, sql::UNRELEASE)
+            .and_then(|mut stmt| stmt.execute(params![Family::of(addr).code(), addr.to_string()]))
+            .or_db("claim a released address")?;
+        Ok(())
+    }
+
+    async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool> {
+        let sql = if addr.is_ipv4() { sql::IPV4_IN_USE } else { sql::IPV6_IN_USE };
+        prepare(self.conn, sql).and_then(|mut stmt| stmt.exists([addr.to_string()])).or_db("look an address up")
+    }
+}

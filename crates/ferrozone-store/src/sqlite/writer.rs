@@ -1,0 +1,185 @@
+//! The SQLite writer: one thread owns the one connection that writes.
+//!
+//! Callers send it jobs. It takes every job queued (up to [`MAX_BATCH`]), runs them in one
+//! `BEGIN IMMEDIATE` transaction, each inside a savepoint (a job that fails leaves no trace
+//! and does not disturb the others), commits once (one fsync for the whole batch) and only
+//! then answers each caller: an answer means the write is on disk. While a commit syncs,
+//! new jobs queue up and form the next batch, so the cost of durability is shared under
+//! load (group commit) and nothing waits for it when the server is idle.
+//!
+//! A job runs to its end whatever happens to its caller: a request cancelled by a client
+//! disconnect cannot leave a transaction half done.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc;
+
+use ferrozone_domain::error::Result;
+use ferrozone_domain::DomainError;
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+/// Jobs in one transaction at most: bounds the wait of the first job of a batch.
+const MAX_BATCH: usize = 256;
+
+/// A job has run inside the batch; `answer` tells its caller once the batch is committed
+/// (`Ok`) or failed to commit (`Err` with the reason).
+struct Ran {
+    succeeded: bool,
+    answer: Box<dyn FnOnce(Committed<'_>) + Send>,
+}
+
+/// Whether the batch committed, or why not.
+type Committed<'a> = std::result::Result<(), &'a str>;
+
+/// A write waiting for the writer.
+trait Job: Send {
+    /// Runs the write inside the batch (and its savepoint).
+    fn run(self: Box<Self>, conn: &mut Connection) -> Ran;
+    /// Answers without running: the batch could not start.
+    fn refuse(self: Box<Self>, reason: &str);
+}
+
+/// A caller's write and where its answer goes.
+struct Pending<T, F> {
+    work: F,
+    reply: oneshot::Sender<Result<T>>,
+}
+
+impl<T, F> Job for Pending<T, F>
+where
+    T: Send + 'static,
+    F: FnOnce(&mut Connection) -> Result<T> + Send,
+{
+    fn run(self: Box<Self>, conn: &mut Connection) -> Ran {
+        let Pending { work, reply } = *self;
+        let result = work(conn);
+        Ran {
+            succeeded: result.is_ok(),
+            answer: Box::new(move |committed| {
+                let outcome = match committed {
+                    Ok(()) => result,
+                    Err(reason) => result.and_then(|_| Err(unavailable(format!("commit failed: {reason}")))),
+                };
+                let _ = reply.send(outcome);
+            }),
+        }
+    }
+
+    fn refuse(self: Box<Self>, reason: &str) {
+        let _ = self.reply.send(Err(unavailable(format!("cannot start a write: {reason}"))));
+    }
+}
+
+enum Message {
+    Job(Box<dyn Job>),
+    /// Finish what is queued, then close the connection and answer.
+    Stop(oneshot::Sender<()>),
+}
+
+/// The handle callers use; cheap to share.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    jobs: mpsc::Sender<Message>,
+}
+
+impl Writer {
+    /// Starts the writer thread on `conn`.
+    pub(crate) fn start(conn: Connection) -> std::io::Result<Self> {
+        let (jobs, queue) = mpsc::channel();
+        std::thread::Builder::new().name("ferrozone-sqlite-writer".into()).spawn(move || serve(conn, &queue))?;
+        Ok(Self { jobs })
+    }
+
+    /// Runs `work` in the next batch and returns its result once the batch is committed.
+    pub(crate) async fn write<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let (reply, answer) = oneshot::channel();
+        self.jobs
+            .send(Message::Job(Box::new(Pending { work, reply })))
+            .map_err(|_| unavailable("the SQLite database is closed".into()))?;
+        answer.await.map_err(|_| DomainError::Internal(anyhow::anyhow!("the SQLite writer abandoned a write")))?
+    }
+
+    /// Lets the queued jobs finish and closes the connection.
+    pub(crate) async fn stop(&self) {
+        let (done, stopped) = oneshot::channel();
+        if self.jobs.send(Message::Stop(done)).is_ok() {
+            let _ = stopped.await;
+        }
+    }
+}
+
+fn unavailable(reason: String) -> DomainError {
+    DomainError::Unavailable(anyhow::anyhow!(reason))
+}
+
+fn serve(mut conn: Connection, queue: &mpsc::Receiver<Message>) {
+    let mut stop = None;
+    while stop.is_none() {
+        let Ok(first) = queue.recv() else { break };
+        let mut batch = Vec::new();
+        let mut next = Some(first);
+        while let Some(message) = next.take() {
+            match message {
+                Message::Job(job) => batch.push(job),
+                Message::Stop(done) => {
+                    stop = Some(done);
+                    break;
+                }
+            }
+            if batch.len() < MAX_BATCH {
+                next = queue.try_recv().ok();
+            }
+        }
+        if !batch.is_empty() {
+            run_batch(&mut conn, batch);
+        }
+    }
+    drop(conn);
+    if let Some(done) = stop {
+        let _ = done.send(());
+    }
+}
+
+fn run_batch(conn: &mut Connection, batch: Vec<Box<dyn Job>>) {
+    if let Err(err) = conn.execute_batch("BEGIN IMMEDIATE") {
+        let reason = err.to_string();
+        // Each job answers with the reason; none of them ran.
+        for job in batch {
+            job.refuse(&reason);
+        }
+        return;
+    }
+    let mut ran = Vec::with_capacity(batch.len());
+    for job in batch {
+        if let Err(err) = conn.execute_batch("SAVEPOINT job") {
+            job.refuse(&err.to_string());
+            continue;
+        }
+        let outcome = catch_unwind(AssertUnwindSafe(|| job.run(conn)));
+        let keep = matches!(&outcome, Ok(r) if r.succeeded);
+        let end = if keep { "RELEASE job" } else { "ROLLBACK TO job; RELEASE job" };
+        if let Err(err) = conn.execute_batch(end) {
+            // The savepoint is in an unknown state: the whole batch must not commit.
+            tracing::error!(error = %err, "ending a savepoint failed; rolling the batch back");
+            let _ = conn.execute_batch("ROLLBACK");
+            answer_all(ran.into_iter().chain(outcome.ok()), Err(&err.to_string()));
+            return;
+        }
+        // A job that panicked dropped its answer: its caller gets an internal error.
+        ran.extend(outcome.ok());
+    }
+    let committed = conn.execute_batch("COMMIT").map_err(|err| err.to_string());
+    if committed.is_err() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    answer_all(ran.into_iter(), committed.as_ref().map(|_| ()).map_err(String::as_str));
+}
+
+fn answer_all(ran: impl Iterator<Item = Ran>, committed: Committed<'_>) {
+    for job in ran {
+        (job.answer)(committed);
+    }
+}
