@@ -1,6 +1,6 @@
 //! Where an SQLite database lives (its URL) and how its connections are opened.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -96,7 +96,7 @@ impl Location {
 
     pub(crate) fn describe(&self) -> String {
         match self {
-            Location::File(path) => display(path),
+            Location::File(path) => path.display().to_string(),
             Location::Memory(_) => ":memory:".to_owned(),
         }
     }
@@ -109,10 +109,6 @@ fn file_flags(create: bool) -> OpenFlags {
     } else {
         flags
     }
-}
-
-fn display(path: &Path) -> String {
-    path.display().to_string()
 }
 
 #[cfg(test)]

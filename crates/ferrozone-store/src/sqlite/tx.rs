@@ -38,42 +38,6 @@ fn offset_to_db(offset: u64) -> i64 {
     i64::try_from(offset).unwrap_or(i64::MAX)
 }
 
-/// Inserts `device` on `conn`.
-pub(crate) fn insert_device(conn: &Connection, device: &Device) -> Result<()> {
-    let r = DeviceRow::encode(device)?;
-    prepare(conn, sql::INSERT_DEVICE)
-        .and_then(|mut stmt| {
-            stmt.execute(params![
-                r.id,
-                r.user_id,
-                r.name,
-                r.description,
-                r.public_key,
-                r.preshared_key,
-                r.ipv4,
-                r.ipv6,
-                r.allowed_ips,
-                r.dns,
-                r.endpoint,
-                r.mtu,
-                r.persistent_keepalive,
-                r.use_default_allowed_ips,
-                r.use_default_dns,
-                r.use_default_endpoint,
-                r.use_default_mtu,
-                r.use_default_persistent_keepalive,
-                r.latest_handshake,
-                r.remote_ip,
-                r.rx_bytes,
-                r.tx_bytes,
-                r.inserted_at,
-                r.updated_at,
-            ])
-        })
-        .or_db("insert a device")?;
-    Ok(())
-}
-
 #[async_trait]
 impl WriteTx for SqliteTx<'_> {
     async fn lock_user(&mut self, id: Uuid) -> Result<Option<User>> {
@@ -119,7 +83,38 @@ impl WriteTx for SqliteTx<'_> {
     }
 
     async fn insert_device(&mut self, device: &Device) -> Result<()> {
-        insert_device(self.conn, device)
+        let r = DeviceRow::encode(device)?;
+        prepare(self.conn, sql::INSERT_DEVICE)
+            .and_then(|mut stmt| {
+                stmt.execute(params![
+                    r.id,
+                    r.user_id,
+                    r.name,
+                    r.description,
+                    r.public_key,
+                    r.preshared_key,
+                    r.ipv4,
+                    r.ipv6,
+                    r.allowed_ips,
+                    r.dns,
+                    r.endpoint,
+                    r.mtu,
+                    r.persistent_keepalive,
+                    r.use_default_allowed_ips,
+                    r.use_default_dns,
+                    r.use_default_endpoint,
+                    r.use_default_mtu,
+                    r.use_default_persistent_keepalive,
+                    r.latest_handshake,
+                    r.remote_ip,
+                    r.rx_bytes,
+                    r.tx_bytes,
+                    r.inserted_at,
+                    r.updated_at,
+                ])
+            })
+            .or_db("insert a device")?;
+        Ok(())
     }
 
     async fn update_device(&mut self, device: &Device) -> Result<()> {
