@@ -21,6 +21,18 @@ pub struct DeviceQuery {
     pub limit: Option<u32>,
 }
 
+/// A list read as the backend reads it: batches of at most [`STREAM_BATCH`] devices, in
+/// list order, from one statement and so from one snapshot. The backend waits while the
+/// channel is full, so a slow reader holds back the read, never fills memory. An `Err`
+/// ends the stream.
+pub type DeviceBatches = tokio::sync::mpsc::Receiver<Result<Vec<Device>>>;
+
+/// The most devices one [`DeviceBatches`] batch holds.
+pub const STREAM_BATCH: usize = 256;
+
+/// The capacity of a [`DeviceBatches`] channel: one batch in flight while the next is read.
+pub const STREAM_DEPTH: usize = 2;
+
 /// Errors a store reports with a meaning of their own. Validation problems such as
 /// a taken public key come back as [`crate::DomainError::Invalid`] with the field name.
 #[async_trait]
@@ -57,6 +69,8 @@ pub trait Store: Send + Sync + 'static {
     async fn delete_token(&self, id: Uuid) -> Result<bool>;
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>>;
+    /// The devices `query` selects, streamed (see [`DeviceBatches`]).
+    async fn stream_devices(&self, query: &DeviceQuery) -> Result<DeviceBatches>;
     async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>>;
     /// Inserts a device, assigning addresses from `pools` where asked, in one transaction
     /// that also enforces the owner's device limit (`max_devices`). The owner must exist

@@ -6,6 +6,7 @@ mod extract;
 mod openapi;
 mod reply;
 mod routes;
+mod stream;
 mod telemetry;
 
 use std::sync::Arc;

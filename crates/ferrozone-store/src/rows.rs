@@ -10,6 +10,7 @@ use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::model::{email_key, ApiToken, CustomConfig, Device, PeerStats, Role, UseDefaults, User};
+use ferrozone_domain::store::STREAM_BATCH;
 use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
 
@@ -328,3 +329,27 @@ macro_rules! bind_device_update {
 }
 
 pub(crate) use {bind_device_insert, bind_device_update, bind_user_insert, bind_user_update};
+
+/// Gathers decoded devices into [`DeviceBatches`](ferrozone_domain::store::DeviceBatches)
+/// batches; each backend sends the full ones its own way.
+pub(crate) struct Batcher {
+    batch: Vec<Device>,
+}
+
+impl Batcher {
+    pub fn new() -> Self {
+        Self { batch: Vec::with_capacity(STREAM_BATCH) }
+    }
+
+    /// Adds a row; returns the batch once it is full.
+    pub fn push(&mut self, row: DeviceRow) -> Result<Option<Vec<Device>>> {
+        self.batch.push(Device::try_from(row)?);
+        Ok((self.batch.len() == STREAM_BATCH)
+            .then(|| std::mem::replace(&mut self.batch, Vec::with_capacity(STREAM_BATCH))))
+    }
+
+    /// The last, partial batch, if any rows are left.
+    pub fn rest(self) -> Option<Vec<Device>> {
+        (!self.batch.is_empty()).then_some(self.batch)
+    }
+}

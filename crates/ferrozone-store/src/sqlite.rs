@@ -25,16 +25,17 @@ use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{ApiToken, Device, DeviceUpdate, NewDevice, User, UserUpdate};
-use ferrozone_domain::store::{DeviceQuery, Store};
+use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::{DomainError, Timestamp};
 use rusqlite::{params, CachedStatement, Connection, OptionalExtension, ToSql};
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use self::conn::Location;
 use self::errors::OrDb;
 use self::tx::SqliteTx;
 use self::writer::Writer;
-use crate::rows::{decode_all, UserRow};
+use crate::rows::{decode_all, Batcher, UserRow};
 use crate::{flows, sql, StoreOptions, Synchronous};
 
 pub use self::migrate::{Migration, MIGRATIONS};
@@ -143,6 +144,22 @@ impl SqliteStore {
 
 /// Owned statement arguments, sent to the writer thread.
 type Args = Vec<Box<dyn ToSql + Send>>;
+
+/// The arguments of [`sql::list_devices`] for `query`, in its parameter order.
+fn list_args(query: &DeviceQuery) -> Args {
+    let mut args: Args = Vec::new();
+    if let Some(user_id) = query.user_id {
+        args.push(Box::new(user_id));
+    }
+    if let Some((inserted_at, id)) = query.after {
+        args.push(Box::new(inserted_at.micros()));
+        args.push(Box::new(id));
+    }
+    if let Some(limit) = query.limit {
+        args.push(Box::new(i64::from(limit)));
+    }
+    args
+}
 
 impl Inner {
     fn read<T>(&self, context: &'static str, read: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
@@ -289,23 +306,45 @@ impl Store for SqliteStore {
     }
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {
-        let statement = sql::list_devices(query);
-        let mut args: Vec<Box<dyn ToSql + Send>> = Vec::new();
-        if let Some(user_id) = query.user_id {
-            args.push(Box::new(user_id));
-        }
-        if let Some((inserted_at, id)) = query.after {
-            args.push(Box::new(inserted_at.micros()));
-            args.push(Box::new(id));
-        }
-        if let Some(limit) = query.limit {
-            args.push(Box::new(i64::from(limit)));
-        }
+        let (statement, args) = (sql::list_devices(query), list_args(query));
         let rows = self.read_long("list devices", move |conn| {
             let params: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref() as &dyn ToSql).collect();
             prepare(conn, &statement)?.query_map(params.as_slice(), rows::device)?.collect::<rusqlite::Result<Vec<_>>>()
         });
         decode_all(rows.await?)
+    }
+
+    async fn stream_devices(&self, query: &DeviceQuery) -> Result<DeviceBatches> {
+        let (statement, args) = (sql::list_devices(query), list_args(query));
+        let (sender, batches) = mpsc::channel(STREAM_DEPTH);
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut batcher = Batcher::new();
+            // `Ok(false)`: the reader went away, or a row did not decode (already sent).
+            let read = inner.read("list devices", |conn| {
+                let params: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref() as &dyn ToSql).collect();
+                let mut statement = prepare(conn, &statement)?;
+                let mut rows = statement.query(params.as_slice())?;
+                while let Some(row) = rows.next()? {
+                    let Some(batch) = batcher.push(rows::device(row)?).transpose() else { continue };
+                    let failed = batch.is_err();
+                    if sender.blocking_send(batch).is_err() || failed {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            });
+            let last = match read {
+                Ok(true) => batcher.rest().map(Ok),
+                Ok(false) => None,
+                Err(e) => Some(Err(e)),
+            };
+            if let Some(last) = last {
+                // The reader may have gone; nothing is left to do either way.
+                let _ = sender.blocking_send(last);
+            }
+        });
+        Ok(batches)
     }
 
     async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>> {

@@ -7,7 +7,7 @@ use super::{Domain, Principal};
 use crate::error::{DomainError, Result};
 use crate::model::Device;
 use crate::names;
-use crate::store::DeviceQuery;
+use crate::store::{DeviceBatches, DeviceQuery};
 use crate::time::Timestamp;
 use crate::validate::device as rules;
 use crate::validate::TAKEN;
@@ -17,14 +17,20 @@ const NAME_ATTEMPTS: usize = 8;
 
 impl Domain {
     /// Admins see every device (optionally one user's); others see only their own.
-    pub async fn list_devices(&self, actor: &Principal, mut query: DeviceQuery) -> Result<Vec<Device>> {
-        if !actor.is_admin() {
-            match (query.user_id, actor.user_id) {
-                (Some(asked), Some(own)) if asked != own => return Ok(Vec::new()),
-                (_, own) => query.user_id = own,
-            }
+    pub async fn list_devices(&self, actor: &Principal, query: DeviceQuery) -> Result<Vec<Device>> {
+        match visible(actor, query) {
+            Some(query) => self.store().list_devices(&query).await,
+            None => Ok(Vec::new()),
         }
-        self.store().list_devices(&query).await
+    }
+
+    /// [`Self::list_devices`], streamed from the store in batches.
+    pub async fn stream_devices(&self, actor: &Principal, query: DeviceQuery) -> Result<DeviceBatches> {
+        match visible(actor, query) {
+            Some(query) => self.store().stream_devices(&query).await,
+            // The sender is dropped at once: a stream that ends empty.
+            None => Ok(tokio::sync::mpsc::channel(1).1),
+        }
     }
 
     /// Another user's device is "not found" for a non-admin.
@@ -84,4 +90,15 @@ impl Domain {
 
 fn only_name_taken(errors: &crate::error::Errors) -> bool {
     errors.len() == 1 && errors.get("name") == Some(&[TAKEN.to_owned()][..])
+}
+
+/// `query` narrowed to what `actor` may see; `None` when that is nothing.
+fn visible(actor: &Principal, mut query: DeviceQuery) -> Option<DeviceQuery> {
+    if !actor.is_admin() {
+        match (query.user_id, actor.user_id) {
+            (Some(asked), Some(own)) if asked != own => return None,
+            (_, own) => query.user_id = own,
+        }
+    }
+    Some(query)
 }

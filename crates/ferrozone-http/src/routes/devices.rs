@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::dto::{DeviceData, DeviceDto, DeviceList, PageMetadata};
 use crate::error::ApiError;
 use crate::extract::{Auth, JsonObject, PathId};
-use crate::{reply, AppState};
+use crate::{reply, stream, AppState};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_devices, create_device)).routes(routes!(
@@ -45,9 +45,12 @@ async fn list_devices(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let query = parse_list_query(raw.as_deref().unwrap_or_default())?;
-    let limit = query.limit;
+    let Some(limit) = query.limit else {
+        let batches = app.domain.stream_devices(&actor, query).await?;
+        return stream::device_list(app.domain.clone(), batches).await;
+    };
     let devices = app.domain.list_devices(&actor, query).await?;
-    let metadata = limit.map(|limit| PageMetadata {
+    let metadata = Some(PageMetadata {
         limit,
         next_page_cursor: (devices.len() == limit as usize).then(|| devices.last().map(cursor_of)).flatten(),
     });

@@ -63,7 +63,7 @@ async fn passwords_and_tokens_are_never_logged() {
 async fn a_500s_cause_is_logged_with_the_request_id() {
     let (app, failing) = flaky_app().await;
     let (logs, _guard) = Captured::start();
-    *failing.lock().unwrap() = Some(("list_devices", Failure::Internal));
+    *failing.lock().unwrap() = Some(("stream_devices", Failure::Internal));
     let res = call(&app, Method::GET, "/v0/devices", None).await;
     res.expect(StatusCode::INTERNAL_SERVER_ERROR, json!({"error": "internal_error"}));
     let request_id = res.header("x-request-id").unwrap();

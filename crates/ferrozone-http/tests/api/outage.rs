@@ -8,7 +8,7 @@ use axum::http::{Method, StatusCode};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{DeviceUpdate, NewDevice, UserUpdate};
-use ferrozone_domain::store::DeviceQuery;
+use ferrozone_domain::store::{DeviceBatches, DeviceQuery};
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
 use serde_json::json;
 use uuid::Uuid;
@@ -72,6 +72,7 @@ delegate! {
         touch_token(id: Uuid, now: Timestamp) -> ();
         delete_token(id: Uuid) -> bool;
         list_devices(query: &DeviceQuery) -> Vec<Device>;
+        stream_devices(query: &DeviceQuery) -> DeviceBatches;
         device_by_id(id: Uuid) -> Option<Device>;
         insert_device(device: &NewDevice, pools: &Pools, max_devices: u32) -> Device;
         update_device(id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Device;

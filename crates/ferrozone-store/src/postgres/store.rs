@@ -7,14 +7,18 @@ use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{ApiToken, Device, DeviceUpdate, NewDevice, User, UserUpdate};
-use ferrozone_domain::store::{DeviceQuery, Store};
+use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::Timestamp;
+use futures_util::StreamExt;
+use sqlx::postgres::PgArguments;
+use sqlx::query::QueryAs;
 use sqlx::{PgPool, Postgres};
+use tokio::sync::mpsc;
 use uuid::Uuid;
 
 use super::tx::PgTx;
 use crate::errors::OrDb;
-use crate::rows::{bind_user_insert, decode_all, DeviceRow, TokenRow, TokenUserRow, UserRow};
+use crate::rows::{bind_user_insert, decode_all, Batcher, DeviceRow, TokenRow, TokenUserRow, UserRow};
 use crate::tx::{Begin, Commit};
 use crate::{flows, sql};
 
@@ -25,6 +29,21 @@ async fn to_completion<T: Send + 'static>(work: impl Future<Output = Result<T>> 
     tokio::spawn(work)
         .await
         .map_err(|e| ferrozone_domain::DomainError::Internal(anyhow::anyhow!("write task failed: {e}")))?
+}
+
+/// [`sql::list_devices`] with the arguments of `query` bound in its parameter order.
+fn list_query<'q>(sql: &'q str, query: &DeviceQuery) -> QueryAs<'q, Postgres, DeviceRow, PgArguments> {
+    let mut q = sqlx::query_as::<Postgres, DeviceRow>(sql);
+    if let Some(user_id) = query.user_id {
+        q = q.bind(user_id);
+    }
+    if let Some((inserted_at, id)) = query.after {
+        q = q.bind(inserted_at.micros()).bind(id);
+    }
+    if let Some(limit) = query.limit {
+        q = q.bind(i64::from(limit));
+    }
+    q
 }
 
 /// The [`Store`] on a PostgreSQL database: one pool for reads and writes. Several
@@ -156,17 +175,31 @@ impl Store for PgStore {
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {
         let sql = sql::list_devices(query);
-        let mut q = sqlx::query_as::<Postgres, DeviceRow>(&sql);
-        if let Some(user_id) = query.user_id {
-            q = q.bind(user_id);
-        }
-        if let Some((inserted_at, id)) = query.after {
-            q = q.bind(inserted_at.micros()).bind(id);
-        }
-        if let Some(limit) = query.limit {
-            q = q.bind(i64::from(limit));
-        }
-        decode_all(q.fetch_all(&self.pool).await.or_db("list devices")?)
+        let rows = list_query(&sql, query).fetch_all(&self.pool).await.or_db("list devices")?;
+        decode_all(rows)
+    }
+
+    async fn stream_devices(&self, query: &DeviceQuery) -> Result<DeviceBatches> {
+        let (sql, query, pool) = (sql::list_devices(query), query.clone(), self.pool.clone());
+        let (sender, batches) = mpsc::channel(STREAM_DEPTH);
+        tokio::spawn(async move {
+            let mut rows = list_query(&sql, &query).fetch(&pool);
+            let mut batcher = Batcher::new();
+            while let Some(row) = rows.next().await {
+                let Some(batch) = row.or_db("list devices").and_then(|row| batcher.push(row)).transpose() else {
+                    continue;
+                };
+                let failed = batch.is_err();
+                if sender.send(batch).await.is_err() || failed {
+                    return;
+                }
+            }
+            if let Some(last) = batcher.rest() {
+                // The reader may have gone; nothing is left to do either way.
+                let _ = sender.send(Ok(last)).await;
+            }
+        });
+        Ok(batches)
     }
 
     async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>> {

@@ -7,6 +7,7 @@ mod addresses;
 mod cancellation;
 mod devices;
 mod migrations;
+mod streams;
 mod support;
 mod tokens;
 mod users;

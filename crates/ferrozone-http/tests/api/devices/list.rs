@@ -3,6 +3,8 @@
 use std::collections::HashSet;
 
 use axum::http::StatusCode;
+use ferrozone_domain::ipam::Pool;
+use ferrozone_domain::store::STREAM_BATCH;
 use serde_json::json;
 
 use super::id_of;
@@ -31,6 +33,24 @@ async fn lists_are_ordered_by_creation_and_filtered_by_user() {
     assert_eq!(app.list_ids(&format!("/v0/devices?user_id={}", app.admin_id)).await, even);
     assert!(app.list_ids("/v0/devices?user_id=6f1c2b9e-3d4a-4c5b-9e8f-0a1b2c3d4e5f").await.is_empty());
     assert_eq!(app.list_ids("/v0/devices?unknown=1&sort=desc").await, ids, "unknown parameters are ignored");
+}
+
+#[tokio::test]
+async fn a_list_longer_than_a_store_batch_is_one_document_in_order() {
+    let pool = Pool::new("10.8.0.0/20".parse().unwrap(), "10.8.0.1".parse().unwrap()).unwrap();
+    let app = TestApp::with_settings(move |s| {
+        s.max_devices_per_user = 1000;
+        (s.pools.v4, s.pools.v6) = (Some(pool), None);
+    })
+    .await;
+    let (ids, other) = seed(&app, 2 * STREAM_BATCH + 1).await;
+    let res = app.get("/v0/devices", &app.admin).await;
+    res.expect_status(StatusCode::OK);
+    assert_eq!(res.header("content-type"), Some("application/json; charset=utf-8"));
+    let listed: Vec<&str> = res.data().as_array().unwrap().iter().map(|d| d["id"].as_str().unwrap()).collect();
+    assert_eq!(listed, ids);
+    let odd: Vec<String> = ids.iter().skip(1).step_by(2).cloned().collect();
+    assert_eq!(app.list_ids(&format!("/v0/devices?user_id={other}")).await, odd);
 }
 
 /// Walks every page of `path` (which has no query yet, or ends in one) with `limit`.
