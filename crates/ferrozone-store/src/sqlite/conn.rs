@@ -15,11 +15,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Prepared statements kept per connection: every statement of the store fits.
 const STATEMENT_CACHE: usize = 64;
 
-/// The page cache of each read connection, as SQLite's negative `cache_size` (KiB). The
-/// default (2 MiB) makes random point reads over a 10,000-device database miss it and
-/// `pread` pages again; this holds the hot indexes and rows of far larger databases.
-const READ_CACHE_KIB: i64 = -16 * 1024;
-
 /// The database an `sqlite:` URL names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Location {
@@ -95,7 +90,6 @@ impl Location {
         )?;
         if !writer {
             conn.pragma_update(None, "query_only", true)?;
-            conn.pragma_update(None, "cache_size", READ_CACHE_KIB)?;
         }
         Ok(conn)
     }
