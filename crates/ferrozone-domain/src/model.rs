@@ -165,3 +165,24 @@ pub struct UserUpdate {
     pub role: Option<Role>,
     pub password_hash: Option<String>,
 }
+
+/// What the data plane needs of a device that should be a peer on the interface (its owner
+/// is not disabled).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivePeer {
+    pub public_key: String,
+    pub preshared_key: Sealed,
+    pub ipv4: Option<Ipv4Addr>,
+    pub ipv6: Option<Ipv6Addr>,
+}
+
+/// The statistics one gateway read of one peer that has completed a handshake with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatsReport {
+    pub public_key: String,
+    pub latest_handshake: Timestamp,
+    /// The peer's address, without port.
+    pub remote_ip: Option<String>,
+    pub rx_bytes: i64,
+    pub tx_bytes: i64,
+}

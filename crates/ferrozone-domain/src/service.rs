@@ -1,6 +1,7 @@
 //! Use cases. The HTTP API and the command line both call these, so both enforce
 //! the same rules; handlers only translate.
 
+pub mod dataplane;
 pub mod devices;
 pub mod tokens;
 pub mod users;
@@ -8,7 +9,9 @@ pub mod users;
 use std::sync::Arc;
 
 use anyhow::Context;
+use tokio::sync::Notify;
 use uuid::Uuid;
+use zeroize::Zeroizing;
 
 use crate::crypto::{generate_keypair, public_key_of, Cipher, Sealed};
 use crate::error::{DomainError, Result};
@@ -53,6 +56,9 @@ pub struct Domain {
     settings: Arc<Settings>,
     cipher: Cipher,
     server_public_key: String,
+    server_private_key: Zeroizing<String>,
+    /// Notified after every committed change that can change the WireGuard peers.
+    peer_changes: Arc<Notify>,
 }
 
 impl Domain {
@@ -71,9 +77,11 @@ impl Domain {
         let fresh = generate_keypair();
         let sealed = cipher.seal(fresh.private_key.as_bytes());
         let stored = store.init_setting(SERVER_KEY_SETTING, &sealed.0).await?;
-        let private_key = cipher.open_str(&Sealed(stored)).context("reading the server's WireGuard key")?;
+        let private_key =
+            Zeroizing::new(cipher.open_str(&Sealed(stored)).context("reading the server's WireGuard key")?);
         let server_public_key = public_key_of(&private_key).context("the stored server WireGuard key is invalid")?;
-        Ok(Self { store, settings, cipher, server_public_key })
+        let peer_changes = Arc::new(Notify::new());
+        Ok(Self { store, settings, cipher, server_public_key, server_private_key: private_key, peer_changes })
     }
 
     pub fn store(&self) -> &dyn Store {

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::error::Result;
 use crate::ipam::Pools;
-use crate::model::{ApiToken, Device, DeviceUpdate, NewDevice, User, UserUpdate};
+use crate::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, StatsReport, User, UserUpdate};
 use crate::time::Timestamp;
 
 /// Which devices a list returns, and how many.
@@ -80,4 +80,16 @@ pub trait Store: Send + Sync + 'static {
     async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device>;
     /// Returns whether a device was deleted. Its addresses go back to the pool.
     async fn delete_device(&self, id: Uuid) -> Result<bool>;
+
+    /// Every device whose owner is not disabled, as the data plane needs it, in no order.
+    async fn active_peers(&self) -> Result<Vec<ActivePeer>>;
+    /// Writes `reports` to the devices with those public keys, in one transaction. A device
+    /// whose stored `latest_handshake` is newer keeps its figures (another gateway saw it
+    /// later), so gateways sharing a database never overwrite each other with older data.
+    /// `updated_at` does not move: statistics are not an edit.
+    async fn record_stats(&self, reports: &[StatsReport]) -> Result<()>;
+    /// Runs until the store is closed, notifying `changed` after changes to the peers that
+    /// other processes commit (this process notifies its own through the domain). It may
+    /// notify more often than needed, never less.
+    async fn watch_peer_changes(&self, changed: std::sync::Arc<tokio::sync::Notify>) -> Result<()>;
 }

@@ -9,7 +9,9 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
-use ferrozone_domain::model::{email_key, ApiToken, CustomConfig, Device, PeerStats, Role, UseDefaults, User};
+use ferrozone_domain::model::{
+    email_key, ActivePeer, ApiToken, CustomConfig, Device, PeerStats, Role, UseDefaults, User,
+};
 use ferrozone_domain::store::STREAM_BATCH;
 use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
@@ -226,6 +228,31 @@ impl TryFrom<DeviceRow> for Device {
             })
         };
         decode().map_err(|err| corrupt(err.context(format!("stored device {id}"))))
+    }
+}
+
+/// A row of [`crate::sql::ACTIVE_PEERS`].
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct ActivePeerRow {
+    pub public_key: String,
+    pub preshared_key: Vec<u8>,
+    pub ipv4: Option<String>,
+    pub ipv6: Option<String>,
+}
+
+impl TryFrom<ActivePeerRow> for ActivePeer {
+    type Error = DomainError;
+
+    fn try_from(row: ActivePeerRow) -> Result<Self> {
+        let decode = || -> anyhow::Result<ActivePeer> {
+            Ok(ActivePeer {
+                ipv4: row.ipv4.map(|a| a.parse::<Ipv4Addr>()).transpose().context("ipv4 is not an IPv4 address")?,
+                ipv6: row.ipv6.map(|a| a.parse::<Ipv6Addr>()).transpose().context("ipv6 is not an IPv6 address")?,
+                preshared_key: Sealed(row.preshared_key),
+                public_key: row.public_key,
+            })
+        };
+        decode().map_err(corrupt)
     }
 }
 

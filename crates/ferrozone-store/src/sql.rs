@@ -56,6 +56,10 @@ pub(crate) const LIST_TOKENS: &str = "SELECT id, user_id, name, token_hash, inse
 pub(crate) const TOUCH_TOKEN: &str = "UPDATE api_tokens SET last_used_at = $2 WHERE id = $1";
 pub(crate) const DELETE_TOKEN: &str = "DELETE FROM api_tokens WHERE id = $1";
 
+/// The peers the data plane puts on the interface: devices of users who are not disabled.
+pub(crate) const ACTIVE_PEERS: &str = "SELECT d.public_key, d.preshared_key, d.ipv4, d.ipv6 \
+     FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL";
+
 pub(crate) const DEVICE_BY_ID: &str = concat!(select_devices!(), " WHERE id = $1");
 /// The owner's device count, kept by the `devices_count*` triggers.
 pub(crate) const COUNT_USER_DEVICES: &str = "SELECT device_count FROM users WHERE id = $1";

@@ -24,11 +24,11 @@ use anyhow::Context;
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{ApiToken, Device, DeviceUpdate, NewDevice, User, UserUpdate};
+use ferrozone_domain::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, StatsReport, User, UserUpdate};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::{DomainError, Timestamp};
 use rusqlite::{params, CachedStatement, Connection, OptionalExtension, ToSql};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 use uuid::Uuid;
 
 use self::conn::Location;
@@ -367,4 +367,52 @@ impl Store for SqliteStore {
         // The release trigger puts its addresses back into ip_released.
         Ok(self.execute("delete a device", sql::DELETE_DEVICE, vec![Box::new(id)]).await? > 0)
     }
+
+    async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
+        let rows = self.read_long("list the active peers", |conn| {
+            prepare(conn, sql::ACTIVE_PEERS)?.query_map([], rows::active_peer)?.collect::<rusqlite::Result<Vec<_>>>()
+        });
+        decode_all(rows.await?)
+    }
+
+    /// SQLite cannot send notifications: a connection of its own asks `PRAGMA data_version`
+    /// five times a second, which changes whenever another connection (another process,
+    /// or this process's writer) commits; any commit counts as a possible peer change.
+    async fn watch_peer_changes(&self, changed: Arc<Notify>) -> Result<()> {
+        let conn = self.inner.location.open(self.inner.synchronous, false).or_db("watch for changes")?;
+        let version = |conn: &Connection| -> Result<i64> {
+            conn.query_row("PRAGMA data_version", [], |row| row.get(0)).or_db("watch for changes")
+        };
+        let mut seen = version(&conn)?;
+        let mut ticks = tokio::time::interval(CHANGE_POLL);
+        while !self.inner.closed.load(Ordering::Acquire) {
+            ticks.tick().await;
+            let now = version(&conn)?;
+            if now != seen {
+                seen = now;
+                changed.notify_one();
+            }
+        }
+        Ok(())
+    }
+
+    async fn record_stats(&self, reports: &[StatsReport]) -> Result<()> {
+        let reports = reports.to_vec();
+        self.write(move |tx| {
+            let mut statement = prepare(tx.conn(), RECORD_STATS).or_db("record peer statistics")?;
+            for r in &reports {
+                let args = params![r.public_key, r.latest_handshake.micros(), r.remote_ip, r.rx_bytes, r.tx_bytes];
+                statement.execute(args).or_db("record peer statistics")?;
+            }
+            Ok(())
+        })
+        .await
+    }
 }
+
+/// How often [`SqliteStore::watch_peer_changes`] asks whether the database changed.
+const CHANGE_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// One device's statistics, unless it holds a newer handshake (another gateway's).
+const RECORD_STATS: &str = "UPDATE devices SET latest_handshake = $2, remote_ip = $3, rx_bytes = $4, \
+     tx_bytes = $5 WHERE public_key = $1 AND (latest_handshake IS NULL OR latest_handshake <= $2)";

@@ -9,4 +9,4 @@ mod env;
 mod settings;
 
 pub use env::prepare_environment;
-pub use settings::{Config, LogFormat};
+pub use settings::{Config, LogFormat, WireguardBackend};

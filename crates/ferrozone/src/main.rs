@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod config;
+mod dataplane;
 mod secret;
 mod startup;
 mod telemetry;

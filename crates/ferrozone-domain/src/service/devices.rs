@@ -54,6 +54,7 @@ impl Domain {
         loop {
             match self.store().insert_device(&input.device, &self.settings().pools, max).await {
                 Ok(device) => {
+                    self.peers_changed();
                     tracing::info!(device.id = %device.id, user.id = %device.user_id, "device created");
                     return Ok(device);
                 }
@@ -74,12 +75,15 @@ impl Domain {
     pub async fn update_device(&self, actor: &Principal, id: Uuid, attrs: &Map<String, Value>) -> Result<Device> {
         let stored = self.get_device(actor, id).await?;
         let update = rules::update(attrs, &stored, self.settings(), self.cipher())?;
-        self.store().update_device(id, &update, Timestamp::now()).await
+        let device = self.store().update_device(id, &update, Timestamp::now()).await?;
+        self.peers_changed();
+        Ok(device)
     }
 
     pub async fn delete_device(&self, actor: &Principal, id: Uuid) -> Result<()> {
         self.get_device(actor, id).await?;
         if self.store().delete_device(id).await? {
+            self.peers_changed();
             tracing::info!(device.id = %id, "device deleted");
             Ok(())
         } else {

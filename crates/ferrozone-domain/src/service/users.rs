@@ -77,6 +77,7 @@ impl Domain {
         actor.require_admin()?;
         let target = self.find_user(key).await?;
         self.store().delete_user(target.id).await?;
+        self.peers_changed();
         tracing::info!(user.id = %target.id, "user deleted");
         Ok(())
     }

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use axum::http::{Method, StatusCode};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{DeviceUpdate, NewDevice, UserUpdate};
+use ferrozone_domain::model::{ActivePeer, DeviceUpdate, NewDevice, StatsReport, UserUpdate};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery};
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
 use serde_json::json;
@@ -77,6 +77,9 @@ delegate! {
         insert_device(device: &NewDevice, pools: &Pools, max_devices: u32) -> Device;
         update_device(id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Device;
         delete_device(id: Uuid) -> bool;
+        active_peers() -> Vec<ActivePeer>;
+        record_stats(reports: &[StatsReport]) -> ();
+        watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
 }
 
 /// Which store call fails (`"*"`: every one), and how; `None`: none.

@@ -2,23 +2,24 @@
 //! variants from [`super`], the multi-statement rules from [`crate::flows`].
 
 use std::future::Future;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{ApiToken, Device, DeviceUpdate, NewDevice, User, UserUpdate};
+use ferrozone_domain::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, StatsReport, User, UserUpdate};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
-use sqlx::postgres::PgArguments;
+use sqlx::postgres::{PgArguments, PgListener};
 use sqlx::query::QueryAs;
 use sqlx::{PgPool, Postgres};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
 use uuid::Uuid;
 
 use super::tx::PgTx;
 use crate::errors::OrDb;
-use crate::rows::{bind_user_insert, decode_all, Batcher, DeviceRow, TokenRow, TokenUserRow, UserRow};
+use crate::rows::{bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, TokenRow, TokenUserRow, UserRow};
 use crate::tx::{Begin, Commit};
 use crate::{flows, sql};
 
@@ -223,4 +224,59 @@ impl Store for PgStore {
         let done = sqlx::query(sql::DELETE_DEVICE).bind(id).execute(&self.pool).await.or_db("delete a device")?;
         Ok(done.rows_affected() > 0)
     }
+
+    async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
+        let rows: Vec<ActivePeerRow> =
+            sqlx::query_as(sql::ACTIVE_PEERS).fetch_all(&self.pool).await.or_db("list the active peers")?;
+        decode_all(rows)
+    }
+
+    async fn record_stats(&self, reports: &[StatsReport]) -> Result<()> {
+        let mut sorted: Vec<&StatsReport> = reports.iter().collect();
+        sorted.sort_by(|a, b| a.public_key.cmp(&b.public_key));
+        let keys: Vec<String> = sorted.iter().map(|r| r.public_key.clone()).collect();
+        let handshakes: Vec<i64> = sorted.iter().map(|r| r.latest_handshake.micros()).collect();
+        let ips: Vec<Option<String>> = sorted.iter().map(|r| r.remote_ip.clone()).collect();
+        let rx: Vec<i64> = sorted.iter().map(|r| r.rx_bytes).collect();
+        let tx: Vec<i64> = sorted.iter().map(|r| r.tx_bytes).collect();
+        let pool = self.pool.clone();
+        to_completion(async move {
+            let query = sqlx::query(RECORD_STATS).bind(keys).bind(handshakes).bind(ips).bind(rx).bind(tx);
+            query.execute(&pool).await.map(|_| ()).or_db("record peer statistics")
+        })
+        .await
+    }
+
+    async fn watch_peer_changes(&self, changed: Arc<Notify>) -> Result<()> {
+        let mut listener = PgListener::connect_with(&self.pool).await.or_db("listen for peer changes")?;
+        listener.listen(PEERS_CHANNEL).await.or_db("listen for peer changes")?;
+        loop {
+            match listener.try_recv().await {
+                Ok(Some(_)) => changed.notify_one(),
+                // The connection was lost and is re-established by the next call; changes
+                // made meanwhile were not heard, so reconcile as if there were one.
+                Ok(None) => changed.notify_one(),
+                Err(e) if self.pool.is_closed() => return Err(e).or_db("listen for peer changes"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "listening for peer changes failed; retrying");
+                    changed.notify_one();
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
 }
+
+/// The channel of migration 0003's triggers.
+const PEERS_CHANNEL: &str = "ferrozone_peers";
+
+/// Every report in one statement. The rows are locked in public-key order first, so two
+/// gateways writing overlapping sets wait for each other instead of deadlocking.
+const RECORD_STATS: &str = "WITH s (public_key, latest_handshake, remote_ip, rx_bytes, tx_bytes) AS \
+     (SELECT * FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::int8[], $5::int8[])), \
+     locked AS (SELECT d.id FROM devices d JOIN s ON d.public_key = s.public_key \
+     ORDER BY d.public_key FOR UPDATE OF d) \
+     UPDATE devices d SET latest_handshake = s.latest_handshake, remote_ip = s.remote_ip, \
+     rx_bytes = s.rx_bytes, tx_bytes = s.tx_bytes FROM s \
+     WHERE d.public_key = s.public_key AND d.id IN (SELECT id FROM locked) \
+     AND (d.latest_handshake IS NULL OR d.latest_handshake <= s.latest_handshake)";

@@ -3,7 +3,7 @@
 
 use rusqlite::Row;
 
-use crate::rows::{DeviceRow, TokenRow, TokenUserRow, UserRow};
+use crate::rows::{ActivePeerRow, DeviceRow, TokenRow, TokenUserRow, UserRow};
 
 /// The columns of `select_users!`, starting at `at`.
 fn user_at(row: &Row<'_>, at: usize) -> rusqlite::Result<UserRow> {
@@ -79,4 +79,9 @@ pub(crate) fn device(row: &Row<'_>) -> rusqlite::Result<DeviceRow> {
         inserted_at: row.get(22)?,
         updated_at: row.get(23)?,
     })
+}
+
+/// A row of [`crate::sql::ACTIVE_PEERS`].
+pub(crate) fn active_peer(row: &Row<'_>) -> rusqlite::Result<ActivePeerRow> {
+    Ok(ActivePeerRow { public_key: row.get(0)?, preshared_key: row.get(1)?, ipv4: row.get(2)?, ipv6: row.get(3)? })
 }

@@ -5,6 +5,7 @@
 
 mod addresses;
 mod cancellation;
+mod dataplane;
 mod devices;
 mod migrations;
 mod streams;

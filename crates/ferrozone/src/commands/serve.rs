@@ -12,6 +12,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
         announce_admin(config, &token);
     }
+    let _data_plane = crate::dataplane::start(config, domain.clone()).await?;
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;

@@ -12,6 +12,25 @@ use ferrozone_domain::Settings;
 use ipnet::IpNet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WireguardBackend {
+    Auto,
+    Kernel,
+    Userspace,
+    None,
+}
+
+/// A Linux interface name: 1–15 characters, no `/`, whitespace or `:`.
+fn interface_name(name: &str) -> Result<String, String> {
+    let ok = (1..=15).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(name.to_owned())
+    } else {
+        Err("an interface name has 1 to 15 letters, digits, '-', '_' or '.'".to_owned())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Text,
     Json,
@@ -103,6 +122,21 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_API_TOKEN_MAX_DAYS", default_value_t = 365,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub api_token_max_days: u32,
+    /// WireGuard backend: `auto` (kernel, else userspace, else none), `kernel`, `userspace`
+    /// (a supervised wireguard-go) or `none` (API only).
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_BACKEND", value_enum, default_value = "auto")]
+    pub wireguard_backend: WireguardBackend,
+    /// Name of the WireGuard interface Ferrozone creates and owns.
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_INTERFACE", default_value = "wg-ferrozone",
+          value_parser = interface_name)]
+    pub wireguard_interface: String,
+    /// The wireguard-go program of the userspace backend.
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_GO", default_value = "wireguard-go")]
+    pub wireguard_go: String,
+    /// Seconds between two reads of the peers' statistics.
+    #[arg(long, global = true, env = "FERROZONE_STATS_INTERVAL", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub stats_interval: u64,
     /// Log format.
     #[arg(long, global = true, env = "FERROZONE_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,

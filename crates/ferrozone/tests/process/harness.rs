@@ -19,7 +19,9 @@ pub fn command(data_dir: &Path, env: &[(&str, &str)]) -> Command {
             cmd.env_remove(name);
         }
     }
-    cmd.env("FERROZONE_DATA_DIR", data_dir).env("RUST_LOG", "warn");
+    // API-level tests: no WireGuard interface on the test machine (the data plane has its
+    // own end-to-end test in network namespaces, scripts/wg-e2e).
+    cmd.env("FERROZONE_DATA_DIR", data_dir).env("FERROZONE_WIREGUARD_BACKEND", "none").env("RUST_LOG", "warn");
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -1,0 +1,45 @@
+//! What the WireGuard data plane reads from and writes to the domain.
+
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+use zeroize::Zeroizing;
+
+use super::Domain;
+use crate::error::Result;
+use crate::model::{ActivePeer, StatsReport};
+
+impl Domain {
+    /// Notified (one stored permit, so nothing is missed) after every committed change in
+    /// this process that can change the peers: device writes, user deletes, disabling.
+    pub fn peer_changes(&self) -> Arc<Notify> {
+        self.peer_changes.clone()
+    }
+
+    /// Called after the commit, never before: a reconciler woken by it reads the new state.
+    pub(crate) fn peers_changed(&self) {
+        self.peer_changes.notify_one();
+    }
+
+    /// The server's WireGuard private key (base64), for the interface.
+    pub fn server_private_key(&self) -> &Zeroizing<String> {
+        &self.server_private_key
+    }
+
+    /// The peers that should be on the interface, with their preshared keys decrypted.
+    pub async fn active_peers(&self) -> Result<Vec<(ActivePeer, Zeroizing<String>)>> {
+        let peers = self.store().active_peers().await?;
+        peers
+            .into_iter()
+            .map(|peer| {
+                let psk = Zeroizing::new(self.reveal(&peer.preshared_key)?);
+                Ok((peer, psk))
+            })
+            .collect()
+    }
+
+    /// Stores statistics read from the interface.
+    pub async fn record_stats(&self, reports: &[StatsReport]) -> Result<()> {
+        self.store().record_stats(reports).await
+    }
+}

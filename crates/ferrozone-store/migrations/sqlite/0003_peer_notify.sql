@@ -1,0 +1,4 @@
+-- Mirrors PostgreSQL's 0003_peer_notify, which makes the database NOTIFY other processes of
+-- committed changes to the WireGuard peers. SQLite has no such channel: a process polls
+-- PRAGMA data_version instead (SqliteStore::watch_peer_changes), which needs no schema.
+-- This migration changes nothing; it keeps both histories at the same version.

@@ -1,0 +1,46 @@
+//! Ferrozone's WireGuard data plane.
+//!
+//! The database says which peers should exist ([`PeerSource`]); an interface backend
+//! ([`WireGuard`]) says which do. The [`reconciler`] compares the two with a pure
+//! function ([`diff()`]) and applies only the difference, in one batch; the
+//! [`stats`] loop reads handshakes and byte counters back.
+//!
+//! Backends: [`userspace`] (a supervised `wireguard-go`, driven over its UAPI socket),
+//! [`kernel`] (the Linux module over netlink) and [`memory`] (for tests and API-only
+//! replicas, where nothing is enforced).
+
+pub mod diff;
+mod key;
+pub mod link;
+pub mod memory;
+mod peer;
+pub mod reconciler;
+pub mod stats;
+pub mod uapi;
+pub mod userspace;
+
+use async_trait::async_trait;
+
+pub use diff::{diff, Changes};
+pub use key::Key;
+pub use peer::{InterfaceConfig, ObservedPeer, Peer, PeerStats};
+
+/// A WireGuard interface that peers can be read from and written to.
+#[async_trait]
+pub trait WireGuard: Send + Sync + 'static {
+    /// `kernel`, `userspace` or `memory`: for logs.
+    fn kind(&self) -> &'static str;
+    /// The peers on the interface now, with their statistics.
+    async fn peers(&self) -> anyhow::Result<Vec<ObservedPeer>>;
+    /// Applies `changes` in one batch.
+    async fn apply(&self, changes: &Changes) -> anyhow::Result<()>;
+}
+
+/// Where the reconciler learns which peers should exist, and where statistics go.
+#[async_trait]
+pub trait PeerSource: Send + Sync + 'static {
+    /// Every peer that should be on the interface: devices of users who are not disabled.
+    async fn desired_peers(&self) -> anyhow::Result<Vec<Peer>>;
+    /// Stores the statistics of the peers whose statistics changed.
+    async fn record_stats(&self, stats: &[(Key, PeerStats)]) -> anyhow::Result<()>;
+}

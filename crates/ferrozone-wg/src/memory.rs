@@ -1,0 +1,81 @@
+//! An interface in memory: the `none` backend (an API-only replica, nothing enforced) and
+//! the stand-in for a real interface in tests of the reconciler.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use crate::diff::Changes;
+use crate::key::Key;
+use crate::peer::{ObservedPeer, PeerStats};
+use crate::WireGuard;
+
+/// Peers kept in a map; `apply` behaves like a WireGuard interface (an allowed IP belongs
+/// to one peer at a time).
+#[derive(Default)]
+pub struct MemoryInterface {
+    peers: Mutex<BTreeMap<Key, ObservedPeer>>,
+    applied: Mutex<Vec<Changes>>,
+    kind: &'static str,
+}
+
+impl MemoryInterface {
+    /// The `none` backend.
+    pub fn none() -> Self {
+        Self { kind: "none", ..Self::default() }
+    }
+
+    /// Every batch applied so far.
+    pub fn batches(&self) -> Vec<Changes> {
+        self.applied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// Sets a peer's statistics, as traffic would.
+    pub fn set_stats(&self, key: &Key, stats: PeerStats) {
+        if let Some(peer) = self.lock().get_mut(key) {
+            peer.stats = stats;
+        }
+    }
+
+    /// Adds a peer behind the reconciler's back (drift).
+    pub fn insert(&self, peer: ObservedPeer) {
+        self.lock().insert(peer.peer.public_key, peer);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<Key, ObservedPeer>> {
+        self.peers.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl WireGuard for MemoryInterface {
+    fn kind(&self) -> &'static str {
+        if self.kind.is_empty() {
+            "memory"
+        } else {
+            self.kind
+        }
+    }
+
+    async fn peers(&self) -> anyhow::Result<Vec<ObservedPeer>> {
+        Ok(self.lock().values().cloned().collect())
+    }
+
+    async fn apply(&self, changes: &Changes) -> anyhow::Result<()> {
+        let mut peers = self.lock();
+        for key in &changes.remove {
+            peers.remove(key);
+        }
+        for peer in &changes.upsert {
+            for other in peers.values_mut() {
+                other.peer.allowed_ips.retain(|ip| !peer.allowed_ips.contains(ip));
+            }
+            let stats = peers.remove(&peer.public_key).map(|o| o.stats).unwrap_or_default();
+            peers.insert(peer.public_key, ObservedPeer { peer: peer.clone(), stats });
+        }
+        drop(peers);
+        self.applied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(changes.clone());
+        Ok(())
+    }
+}

@@ -1,0 +1,107 @@
+//! Statistics: handshakes and byte counters read from the interface and written back to
+//! the devices whose figures changed.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::key::Key;
+use crate::peer::PeerStats;
+use crate::{PeerSource, WireGuard};
+
+pub struct StatsCollector {
+    source: Arc<dyn PeerSource>,
+    interface: Arc<dyn WireGuard>,
+    /// What was last recorded per peer, so unchanged peers cost no write.
+    recorded: HashMap<Key, PeerStats>,
+}
+
+impl StatsCollector {
+    pub fn new(source: Arc<dyn PeerSource>, interface: Arc<dyn WireGuard>) -> Self {
+        Self { source, interface, recorded: HashMap::new() }
+    }
+
+    /// One cycle: records the peers whose statistics changed since the last cycle. Peers
+    /// without a handshake on this interface are skipped: with several gateways, each
+    /// reports the peers it talks to, and none erases another's figures.
+    pub async fn collect(&mut self) -> anyhow::Result<usize> {
+        let observed = self.interface.peers().await?;
+        let changed: Vec<(Key, PeerStats)> = observed
+            .iter()
+            .filter(|o| o.stats.latest_handshake.is_some())
+            .filter(|o| self.recorded.get(&o.peer.public_key) != Some(&o.stats))
+            .map(|o| (o.peer.public_key, o.stats.clone()))
+            .collect();
+        if !changed.is_empty() {
+            self.source.record_stats(&changed).await?;
+        }
+        let present: HashMap<&Key, ()> = observed.iter().map(|o| (&o.peer.public_key, ())).collect();
+        self.recorded.retain(|key, _| present.contains_key(key));
+        let count = changed.len();
+        self.recorded.extend(changed);
+        Ok(count)
+    }
+
+    /// Collects every `interval` until dropped.
+    pub async fn run(mut self, interval: Duration) {
+        let mut ticks = tokio::time::interval(interval);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            if let Err(e) = self.collect().await {
+                tracing::warn!(error = format!("{e:#}"), "reading WireGuard statistics failed");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::SystemTime;
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::diff::Changes;
+    use crate::memory::MemoryInterface;
+    use crate::peer::Peer;
+
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<Vec<(Key, PeerStats)>>>);
+
+    #[async_trait]
+    impl PeerSource for Recorder {
+        async fn desired_peers(&self) -> anyhow::Result<Vec<Peer>> {
+            Ok(Vec::new())
+        }
+        async fn record_stats(&self, stats: &[(Key, PeerStats)]) -> anyhow::Result<()> {
+            self.0.lock().unwrap().push(stats.to_vec());
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn only_changed_peers_with_a_handshake_are_recorded() {
+        let interface = Arc::new(MemoryInterface::default());
+        let peers: Vec<Peer> = (1..=3).map(|n| Peer::new(Key([n; 32]), None, vec![])).collect();
+        interface.apply(&Changes { upsert: peers, remove: vec![] }).await.unwrap();
+        let recorder = Arc::new(Recorder::default());
+        let mut collector = StatsCollector::new(recorder.clone(), interface.clone());
+
+        assert_eq!(collector.collect().await.unwrap(), 0, "no handshakes yet");
+        let talked = PeerStats {
+            latest_handshake: Some(SystemTime::now()),
+            endpoint: Some("192.0.2.1:4000".parse().unwrap()),
+            rx_bytes: 1,
+            tx_bytes: 2,
+        };
+        interface.set_stats(&Key([2; 32]), talked.clone());
+        assert_eq!(collector.collect().await.unwrap(), 1);
+        assert_eq!(collector.collect().await.unwrap(), 0, "unchanged figures are not written again");
+        let more = PeerStats { rx_bytes: 500, ..talked.clone() };
+        interface.set_stats(&Key([2; 32]), more.clone());
+        assert_eq!(collector.collect().await.unwrap(), 1);
+        assert_eq!(*recorder.0.lock().unwrap(), vec![vec![(Key([2; 32]), talked)], vec![(Key([2; 32]), more)]]);
+    }
+}

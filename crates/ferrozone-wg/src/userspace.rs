@@ -1,0 +1,111 @@
+//! The userspace backend: a `wireguard-go` child process, supervised (restarted and set up
+//! again if it dies), driven over its UAPI socket.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use async_trait::async_trait;
+use tokio::process::{Child, Command};
+use tokio::sync::Notify;
+
+use crate::diff::Changes;
+use crate::peer::{InterfaceConfig, ObservedPeer};
+use crate::{link, uapi, WireGuard};
+
+/// Where userspace implementations put their UAPI sockets.
+const SOCKET_DIR: &str = "/var/run/wireguard";
+/// How long a fresh `wireguard-go` may take to open its socket.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// The pause before restarting a `wireguard-go` that exited.
+const RESTART_DELAY: Duration = Duration::from_secs(1);
+
+pub struct Userspace {
+    socket: PathBuf,
+}
+
+impl Userspace {
+    /// Starts `program` (normally `wireguard-go`) for the interface of `config` and sets the
+    /// interface up. A supervisor then restarts it whenever it exits, sets it up again and
+    /// notifies `restarted`, so that the reconciler puts the peers back.
+    pub async fn start(program: &str, config: InterfaceConfig, restarted: Arc<Notify>) -> anyhow::Result<Self> {
+        let socket = PathBuf::from(SOCKET_DIR).join(format!("{}.sock", config.name));
+        let child = launch(program, &config, &socket).await?;
+        let (program, path) = (program.to_owned(), socket.clone());
+        tokio::spawn(supervise(program, config, path, child, restarted));
+        Ok(Self { socket })
+    }
+}
+
+/// Starts the process, waits for its socket and configures the interface.
+async fn launch(program: &str, config: &InterfaceConfig, socket: &std::path::Path) -> anyhow::Result<Child> {
+    if link::exists(&config.name).await {
+        bail!("a network interface named {} exists already; remove it or choose another name", config.name);
+    }
+    // A socket left by a process that died cannot be connected to; wireguard-go replaces it.
+    let mut child = Command::new(program)
+        .arg("--foreground")
+        .arg(&config.name)
+        .env("WG_PROCESS_FOREGROUND", "1")
+        .env("LOG_LEVEL", "error")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {program}"))?;
+    let deadline = tokio::time::Instant::now() + START_TIMEOUT;
+    // Readiness poll: the process gives no other signal that its socket is listening.
+    while uapi::request(socket, "get=1\n\n").await.is_err() {
+        if let Some(status) = child.try_wait()? {
+            bail!("{program} exited during start-up ({status})");
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!("{program} did not open {} within {START_TIMEOUT:?}", socket.display());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    uapi::request(socket, &uapi::set_interface(config)).await.context("setting the interface key and port")?;
+    link::configure(&config.name, &config.addresses).await?;
+    tracing::info!(interface = %config.name, port = config.listen_port, "wireguard-go started");
+    Ok(child)
+}
+
+async fn supervise(
+    program: String,
+    config: InterfaceConfig,
+    socket: PathBuf,
+    mut child: Child,
+    restarted: Arc<Notify>,
+) {
+    loop {
+        let status = child.wait().await;
+        tracing::error!(interface = %config.name, ?status, "wireguard-go exited; restarting it");
+        loop {
+            tokio::time::sleep(RESTART_DELAY).await;
+            match launch(&program, &config, &socket).await {
+                Ok(next) => {
+                    child = next;
+                    restarted.notify_one();
+                    break;
+                }
+                Err(e) => tracing::error!(error = format!("{e:#}"), "restarting wireguard-go failed"),
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl WireGuard for Userspace {
+    fn kind(&self) -> &'static str {
+        "userspace"
+    }
+
+    async fn peers(&self) -> anyhow::Result<Vec<ObservedPeer>> {
+        uapi::parse_peers(&uapi::request(&self.socket, "get=1\n\n").await?)
+    }
+
+    async fn apply(&self, changes: &Changes) -> anyhow::Result<()> {
+        uapi::request(&self.socket, &uapi::set_peers(changes)).await.map(|_| ())
+    }
+}

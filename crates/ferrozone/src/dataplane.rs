@@ -1,0 +1,142 @@
+//! The WireGuard data plane of `ferrozone serve`: the backend chosen by configuration, the
+//! reconciler and the statistics loop, fed by the domain.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use anyhow::{bail, Context};
+use async_trait::async_trait;
+use ferrozone_domain::model::StatsReport;
+use ferrozone_domain::{Domain, Timestamp};
+use ferrozone_wg::memory::MemoryInterface;
+use ferrozone_wg::reconciler::Reconciler;
+use ferrozone_wg::stats::StatsCollector;
+use ferrozone_wg::userspace::Userspace;
+use ferrozone_wg::{InterfaceConfig, Key, Peer, PeerSource, PeerStats, WireGuard};
+use ipnet::IpNet;
+use tokio::task::JoinSet;
+
+use crate::config::{Config, WireguardBackend};
+
+/// How often the reconciler runs without a trigger, to repair drift.
+const REPAIR_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The running data plane; dropping it stops the loops (and a wireguard-go child with them).
+pub struct DataPlane {
+    _tasks: JoinSet<()>,
+}
+
+/// Starts the backend `config` asks for and the loops that keep it in line with the database.
+pub async fn start(config: &Config, domain: Arc<Domain>) -> anyhow::Result<DataPlane> {
+    let changes = domain.peer_changes();
+    let interface = open_backend(config, &domain, changes.clone()).await?;
+    let source: Arc<dyn PeerSource> = Arc::new(DomainPeers(domain.clone()));
+    let mut tasks = JoinSet::new();
+    if interface.kind() != "none" {
+        let watcher = domain.clone();
+        let notify = changes.clone();
+        tasks.spawn(async move {
+            if let Err(e) = watcher.store().watch_peer_changes(notify).await {
+                tracing::warn!(error = %e, "watching the database for peer changes stopped");
+            }
+        });
+        tasks.spawn(Reconciler::new(source.clone(), interface.clone()).run(changes, REPAIR_INTERVAL));
+        let collector = StatsCollector::new(source, interface.clone());
+        tasks.spawn(collector.run(Duration::from_secs(config.stats_interval)));
+    }
+    Ok(DataPlane { _tasks: tasks })
+}
+
+async fn open_backend(
+    config: &Config,
+    domain: &Domain,
+    changes: Arc<tokio::sync::Notify>,
+) -> anyhow::Result<Arc<dyn WireGuard>> {
+    let name = &config.wireguard_interface;
+    let chosen = match config.wireguard_backend {
+        WireguardBackend::None => Ok(None),
+        WireguardBackend::Userspace => userspace(config, domain, changes).await.map(Some),
+        WireguardBackend::Kernel => {
+            bail!("FERROZONE_WIREGUARD_BACKEND=kernel is not available in this build; use `userspace` (wireguard-go)")
+        }
+        WireguardBackend::Auto => match userspace(config, domain, changes).await {
+            Ok(backend) => Ok(Some(backend)),
+            Err(e) => {
+                tracing::warn!(
+                    error = format!("{e:#}"),
+                    "no WireGuard backend could start (kernel: not in this build; userspace failed): \
+                     serving the API only, nothing is enforced"
+                );
+                Ok(None)
+            }
+        },
+    };
+    let backend = chosen?.unwrap_or_else(|| Arc::new(MemoryInterface::none()) as Arc<dyn WireGuard>);
+    tracing::info!(backend = backend.kind(), interface = %name, "WireGuard data plane");
+    Ok(backend)
+}
+
+async fn userspace(
+    config: &Config,
+    domain: &Domain,
+    changes: Arc<tokio::sync::Notify>,
+) -> anyhow::Result<Arc<dyn WireGuard>> {
+    let interface = interface_config(config, domain)?;
+    let backend = Userspace::start(&config.wireguard_go, interface, changes).await?;
+    Ok(Arc::new(backend))
+}
+
+/// The interface's key, port and gateway addresses (DESIGN.md section 6).
+fn interface_config(config: &Config, domain: &Domain) -> anyhow::Result<InterfaceConfig> {
+    let pools = &domain.settings().pools;
+    let addresses = [&pools.v4, &pools.v6]
+        .into_iter()
+        .flatten()
+        .map(|pool| IpNet::new(pool.gateway(), pool.network().prefix_len()))
+        .collect::<Result<Vec<_>, _>>()
+        .context("a gateway address")?;
+    Ok(InterfaceConfig {
+        name: config.wireguard_interface.clone(),
+        private_key: Key::from_base64(domain.server_private_key()).context("the server's WireGuard key")?,
+        listen_port: config.wireguard_port,
+        addresses,
+    })
+}
+
+/// The domain as the data plane's source of peers and sink of statistics.
+struct DomainPeers(Arc<Domain>);
+
+#[async_trait]
+impl PeerSource for DomainPeers {
+    async fn desired_peers(&self) -> anyhow::Result<Vec<Peer>> {
+        let active = self.0.active_peers().await?;
+        active
+            .into_iter()
+            .map(|(peer, psk)| {
+                let hosts = [peer.ipv4.map(IpAddr::V4), peer.ipv6.map(IpAddr::V6)];
+                let allowed_ips = hosts.into_iter().flatten().map(IpNet::from).collect();
+                let key =
+                    Key::from_base64(&peer.public_key).with_context(|| format!("device key {}", peer.public_key))?;
+                Ok(Peer::new(key, Some(Key::from_base64(&psk)?), allowed_ips))
+            })
+            .collect()
+    }
+
+    async fn record_stats(&self, stats: &[(Key, PeerStats)]) -> anyhow::Result<()> {
+        let reports: Vec<StatsReport> = stats.iter().filter_map(|(key, stats)| report(key, stats)).collect();
+        Ok(self.0.record_stats(&reports).await?)
+    }
+}
+
+/// A device's figures as stored; `None` without a handshake.
+fn report(key: &Key, stats: &PeerStats) -> Option<StatsReport> {
+    let since_epoch = stats.latest_handshake?.duration_since(UNIX_EPOCH).ok()?;
+    Some(StatsReport {
+        public_key: key.to_base64(),
+        latest_handshake: Timestamp::from_micros(i64::try_from(since_epoch.as_micros()).ok()?),
+        remote_ip: stats.endpoint.as_ref().map(SocketAddr::ip).map(|ip| ip.to_canonical().to_string()),
+        rx_bytes: i64::try_from(stats.rx_bytes).unwrap_or(i64::MAX),
+        tx_bytes: i64::try_from(stats.tx_bytes).unwrap_or(i64::MAX),
+    })
+}
