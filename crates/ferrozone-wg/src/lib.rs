@@ -10,6 +10,7 @@
 //! replicas, where nothing is enforced).
 
 pub mod diff;
+pub mod kernel;
 mod key;
 pub mod link;
 pub mod memory;

@@ -5,10 +5,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use async_trait::async_trait;
 use ferrozone_domain::model::StatsReport;
 use ferrozone_domain::{Domain, Timestamp};
+use ferrozone_wg::kernel::Kernel;
 use ferrozone_wg::memory::MemoryInterface;
 use ferrozone_wg::reconciler::Reconciler;
 use ferrozone_wg::stats::StatsCollector;
@@ -55,26 +56,38 @@ async fn open_backend(
 ) -> anyhow::Result<Arc<dyn WireGuard>> {
     let name = &config.wireguard_interface;
     let chosen = match config.wireguard_backend {
-        WireguardBackend::None => Ok(None),
-        WireguardBackend::Userspace => userspace(config, domain, changes).await.map(Some),
-        WireguardBackend::Kernel => {
-            bail!("FERROZONE_WIREGUARD_BACKEND=kernel is not available in this build; use `userspace` (wireguard-go)")
-        }
-        WireguardBackend::Auto => match userspace(config, domain, changes).await {
-            Ok(backend) => Ok(Some(backend)),
-            Err(e) => {
-                tracing::warn!(
-                    error = format!("{e:#}"),
-                    "no WireGuard backend could start (kernel: not in this build; userspace failed): \
-                     serving the API only, nothing is enforced"
-                );
-                Ok(None)
-            }
-        },
+        WireguardBackend::None => None,
+        WireguardBackend::Kernel => Some(kernel(config, domain).await?),
+        WireguardBackend::Userspace => Some(userspace(config, domain, changes).await?),
+        WireguardBackend::Auto => auto(config, domain, changes).await,
     };
-    let backend = chosen?.unwrap_or_else(|| Arc::new(MemoryInterface::none()) as Arc<dyn WireGuard>);
+    let backend = chosen.unwrap_or_else(|| Arc::new(MemoryInterface::none()) as Arc<dyn WireGuard>);
     tracing::info!(backend = backend.kind(), interface = %name, "WireGuard data plane");
     Ok(backend)
+}
+
+/// Kernel, else userspace, else none; says which and why.
+async fn auto(config: &Config, domain: &Domain, changes: Arc<tokio::sync::Notify>) -> Option<Arc<dyn WireGuard>> {
+    let kernel_error = match kernel(config, domain).await {
+        Ok(backend) => return Some(backend),
+        Err(e) => format!("{e:#}"),
+    };
+    tracing::info!(reason = %kernel_error, "the kernel WireGuard backend is not available; trying userspace");
+    match userspace(config, domain, changes).await {
+        Ok(backend) => Some(backend),
+        Err(e) => {
+            tracing::warn!(
+                kernel = %kernel_error,
+                userspace = format!("{e:#}"),
+                "no WireGuard backend could start: serving the API only, nothing is enforced"
+            );
+            None
+        }
+    }
+}
+
+async fn kernel(config: &Config, domain: &Domain) -> anyhow::Result<Arc<dyn WireGuard>> {
+    Ok(Arc::new(Kernel::start(interface_config(config, domain)?).await?))
 }
 
 async fn userspace(
