@@ -58,9 +58,9 @@ pub struct DeviceDto {
 impl DeviceDto {
     /// The device as the API shows it: defaults filled in where `use_default_*` is on.
     pub fn new(domain: &Domain, d: Device) -> Result<Self, ApiError> {
-        let defaults = &domain.settings().defaults;
         let preshared_key = domain.reveal(&d.preshared_key)?;
-        let (u, c) = (d.use_default, d.custom);
+        let effective = d.effective(&domain.settings().defaults);
+        let u = d.use_default;
         Ok(Self {
             id: d.id,
             user_id: d.user_id,
@@ -71,15 +71,11 @@ impl DeviceDto {
             server_public_key: domain.server_public_key().to_owned(),
             ipv4: d.ipv4.map(|a| a.to_string()),
             ipv6: d.ipv6.map(|a| a.to_string()),
-            allowed_ips: if u.allowed_ips { defaults.allowed_ips.clone() } else { c.allowed_ips },
-            dns: if u.dns { defaults.dns.clone() } else { c.dns },
-            endpoint: if u.endpoint { Some(defaults.endpoint.clone()) } else { c.endpoint },
-            mtu: if u.mtu { Some(defaults.mtu) } else { c.mtu },
-            persistent_keepalive: if u.persistent_keepalive {
-                Some(defaults.persistent_keepalive)
-            } else {
-                c.persistent_keepalive
-            },
+            allowed_ips: effective.allowed_ips,
+            dns: effective.dns,
+            endpoint: effective.endpoint,
+            mtu: effective.mtu,
+            persistent_keepalive: effective.persistent_keepalive,
             use_default_allowed_ips: u.allowed_ips,
             use_default_dns: u.dns,
             use_default_endpoint: u.endpoint,

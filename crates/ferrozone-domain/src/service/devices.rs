@@ -2,8 +2,10 @@
 
 use serde_json::{Map, Value};
 use uuid::Uuid;
+use zeroize::Zeroizing;
 
 use super::{Domain, Principal};
+use crate::client_config::{self, ConfigKeys, PRIVATE_KEY_PLACEHOLDER};
 use crate::error::{DomainError, Result};
 use crate::model::Device;
 use crate::names;
@@ -69,6 +71,19 @@ impl Domain {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The device's wg-quick configuration, with the same visibility as [`Self::get_device`].
+    /// The private key is a placeholder: the server never has it.
+    pub async fn device_config(&self, actor: &Principal, id: Uuid) -> Result<String> {
+        let device = self.get_device(actor, id).await?;
+        let preshared_key = Zeroizing::new(self.reveal(&device.preshared_key)?);
+        let keys = ConfigKeys {
+            private_key: PRIVATE_KEY_PLACEHOLDER,
+            preshared_key: &preshared_key,
+            server_public_key: self.server_public_key(),
+        };
+        Ok(client_config::render(&device, &device.effective(&self.settings().defaults), &keys))
     }
 
     pub async fn update_device(&self, actor: &Principal, id: Uuid, attrs: &Map<String, Value>) -> Result<Device> {

@@ -16,13 +16,13 @@ use crate::error::ApiError;
 use crate::extract::{Auth, JsonObject, PathId};
 use crate::{reply, stream, AppState};
 
+mod config;
+
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_devices, create_device)).routes(routes!(
-        get_device,
-        update_device,
-        replace_device,
-        delete_device
-    ))
+    OpenApiRouter::new()
+        .routes(routes!(list_devices, create_device))
+        .routes(routes!(get_device, update_device, replace_device, delete_device))
+        .routes(routes!(config::get_device_config))
 }
 
 /// List devices

@@ -3,6 +3,7 @@
 
 mod addresses;
 mod concurrency;
+mod config;
 mod instances;
 mod list;
 mod update;

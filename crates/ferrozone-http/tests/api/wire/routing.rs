@@ -116,6 +116,7 @@ async fn the_openapi_document_lists_every_v0_operation() {
     let expected = BTreeMap::from([
         ("/v0/devices", vec!["get", "post"]),
         ("/v0/devices/{id}", vec!["get", "put", "delete", "patch"]),
+        ("/v0/devices/{id}/config", vec!["get"]),
         ("/v0/users", vec!["get", "post"]),
         ("/v0/users/{id}", vec!["get", "put", "delete", "patch"]),
     ]);
