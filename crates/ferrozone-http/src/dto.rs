@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use ferrozone_domain::service::devices::CreatedDevice;
 use ferrozone_domain::{Device, Domain, Timestamp, User};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -30,6 +31,12 @@ pub struct DeviceDto {
     pub description: Option<String>,
     /// Base64 of the device's 32-byte public key.
     pub public_key: String,
+    /// Base64 of the device's private key. Present only in the create response, and only
+    /// when the request had no `public_key`, so that the server generated the key pair;
+    /// the server does not keep it, so it is never shown again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false, value_type = String)]
+    pub private_key: Option<String>,
     /// Base64 of the 32-byte preshared key.
     pub preshared_key: String,
     /// The server's WireGuard public key; the same for every device.
@@ -67,6 +74,7 @@ impl DeviceDto {
             name: d.name,
             description: d.description,
             public_key: d.public_key,
+            private_key: None,
             preshared_key,
             server_public_key: domain.server_public_key().to_owned(),
             ipv4: d.ipv4.map(|a| a.to_string()),
@@ -88,6 +96,14 @@ impl DeviceDto {
             inserted_at: Time(d.inserted_at),
             updated_at: Time(d.updated_at),
         })
+    }
+
+    /// A new device for the create response, with the private key when the server
+    /// generated the key pair.
+    pub fn created(domain: &Domain, created: CreatedDevice) -> Result<Self, ApiError> {
+        let mut dto = Self::new(domain, created.device)?;
+        dto.private_key = created.private_key.map(|k| k.expose().to_owned());
+        Ok(dto)
     }
 }
 
@@ -166,7 +182,8 @@ pub struct DeviceAttrs {
     name: Option<String>,
     /// At most 2048 characters.
     description: Option<String>,
-    /// Base64 of a 32-byte key (44 characters); required on create.
+    /// Base64 of a 32-byte key (44 characters). Omitted (or `null`, `""`) on create, the
+    /// server generates the key pair and returns the private key once, in the 201.
     public_key: Option<String>,
     /// Base64 of a 32-byte key; generated when omitted.
     preshared_key: Option<String>,

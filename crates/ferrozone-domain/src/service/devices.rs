@@ -6,6 +6,7 @@ use zeroize::Zeroizing;
 
 use super::{Domain, Principal};
 use crate::client_config::{self, ConfigKeys, PRIVATE_KEY_PLACEHOLDER};
+use crate::crypto::PrivateKey;
 use crate::error::{DomainError, Result};
 use crate::model::Device;
 use crate::names;
@@ -13,6 +14,14 @@ use crate::store::{DeviceBatches, DeviceQuery};
 use crate::time::Timestamp;
 use crate::validate::device as rules;
 use crate::validate::TAKEN;
+
+/// A new device, with the private key the server generated for it, if it did.
+#[derive(Debug)]
+pub struct CreatedDevice {
+    pub device: Device,
+    /// Shown once in the create response; never stored or logged.
+    pub private_key: Option<PrivateKey>,
+}
 
 /// How often a generated name is drawn again when it clashes with one the owner has.
 const NAME_ATTEMPTS: usize = 8;
@@ -45,7 +54,9 @@ impl Domain {
         }
     }
 
-    pub async fn create_device(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<Device> {
+    /// Creates a device. Without a public key in `attrs` the key pair is generated here,
+    /// and its private key is in the result, the only place it ever appears.
+    pub async fn create_device(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<CreatedDevice> {
         let default_owner = if actor.is_admin() { None } else { actor.user_id };
         let mut input = rules::create(attrs, self.settings(), self.cipher(), default_owner)?;
         if !actor.is_admin() && Some(input.device.user_id) != actor.user_id {
@@ -56,8 +67,9 @@ impl Domain {
         loop {
             match self.store().insert_device(&input.device, &self.settings().pools, max).await {
                 Ok(device) => {
-                    tracing::info!(device.id = %device.id, user.id = %device.user_id, "device created");
-                    return Ok(device);
+                    let generated_key = input.private_key.is_some();
+                    tracing::info!(device.id = %device.id, user.id = %device.user_id, generated_key, "device created");
+                    return Ok(CreatedDevice { device, private_key: input.private_key });
                 }
                 Err(DomainError::Invalid(e)) if !input.name_given && only_name_taken(&e) && attempt < NAME_ATTEMPTS => {
                     attempt += 1;

@@ -5,6 +5,7 @@ mod addresses;
 mod concurrency;
 mod config;
 mod instances;
+mod keys;
 mod list;
 mod update;
 mod validation;
