@@ -164,4 +164,7 @@ pub struct UserUpdate {
     pub email: Option<String>,
     pub role: Option<Role>,
     pub password_hash: Option<String>,
+    /// `Some(true)` disables the user (keeping an earlier `disabled_at`), `Some(false)`
+    /// enables it.
+    pub disabled: Option<bool>,
 }
