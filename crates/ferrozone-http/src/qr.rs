@@ -30,8 +30,8 @@ fn encode(text: &str) -> Result<QrCode, QrFailure> {
 
 /// `text` as an SVG document.
 pub fn svg(text: &str) -> Result<String, QrFailure> {
-    let side = u32::try_from(MODULE_PX).unwrap_or(8);
-    Ok(encode(text)?.render::<svg::Color<'_>>().module_dimensions(side, side).quiet_zone(true).build())
+    let module = MODULE_PX as u32;
+    Ok(encode(text)?.render::<svg::Color<'_>>().module_dimensions(module, module).quiet_zone(true).build())
 }
 
 /// `text` as an 8-bit greyscale PNG: black modules on white, with the quiet zone.
