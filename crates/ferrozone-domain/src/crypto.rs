@@ -8,4 +8,4 @@ mod wg;
 pub use cipher::{Cipher, Sealed};
 pub use password::{hash_password, verify_password, verify_password_or_dummy};
 pub use token::{hash_token, new_token, TOKEN_PREFIX};
-pub use wg::{generate_keypair, generate_psk, is_valid_key, public_key_of, KeyPair};
+pub use wg::{generate_keypair, generate_psk, is_valid_key, public_key_of, KeyPair, PrivateKey};

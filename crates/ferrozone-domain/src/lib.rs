@@ -4,6 +4,7 @@
 //! (later) the WireGuard reconciler all go through [`service`], so they all
 //! enforce the same rules.
 
+pub mod client_config;
 pub mod crypto;
 pub mod error;
 pub mod ipam;

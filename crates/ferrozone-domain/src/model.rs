@@ -164,6 +164,9 @@ pub struct UserUpdate {
     pub email: Option<String>,
     pub role: Option<Role>,
     pub password_hash: Option<String>,
+    /// `Some(true)` disables the user (keeping an earlier `disabled_at`), `Some(false)`
+    /// enables it.
+    pub disabled: Option<bool>,
 }
 
 /// What the data plane needs of a device that should be a peer on the interface (its owner

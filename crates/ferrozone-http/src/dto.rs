@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use ferrozone_domain::service::devices::CreatedDevice;
 use ferrozone_domain::{Device, Domain, Timestamp, User};
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -30,6 +31,12 @@ pub struct DeviceDto {
     pub description: Option<String>,
     /// Base64 of the device's 32-byte public key.
     pub public_key: String,
+    /// Base64 of the device's private key. Present only in the create response, and only
+    /// when the request had no `public_key`, so that the server generated the key pair;
+    /// the server does not keep it, so it is never shown again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false, value_type = String)]
+    pub private_key: Option<String>,
     /// Base64 of the 32-byte preshared key.
     pub preshared_key: String,
     /// The server's WireGuard public key; the same for every device.
@@ -58,28 +65,25 @@ pub struct DeviceDto {
 impl DeviceDto {
     /// The device as the API shows it: defaults filled in where `use_default_*` is on.
     pub fn new(domain: &Domain, d: Device) -> Result<Self, ApiError> {
-        let defaults = &domain.settings().defaults;
         let preshared_key = domain.reveal(&d.preshared_key)?;
-        let (u, c) = (d.use_default, d.custom);
+        let effective = d.effective(&domain.settings().defaults);
+        let u = d.use_default;
         Ok(Self {
             id: d.id,
             user_id: d.user_id,
             name: d.name,
             description: d.description,
             public_key: d.public_key,
+            private_key: None,
             preshared_key,
             server_public_key: domain.server_public_key().to_owned(),
             ipv4: d.ipv4.map(|a| a.to_string()),
             ipv6: d.ipv6.map(|a| a.to_string()),
-            allowed_ips: if u.allowed_ips { defaults.allowed_ips.clone() } else { c.allowed_ips },
-            dns: if u.dns { defaults.dns.clone() } else { c.dns },
-            endpoint: if u.endpoint { Some(defaults.endpoint.clone()) } else { c.endpoint },
-            mtu: if u.mtu { Some(defaults.mtu) } else { c.mtu },
-            persistent_keepalive: if u.persistent_keepalive {
-                Some(defaults.persistent_keepalive)
-            } else {
-                c.persistent_keepalive
-            },
+            allowed_ips: effective.allowed_ips,
+            dns: effective.dns,
+            endpoint: effective.endpoint,
+            mtu: effective.mtu,
+            persistent_keepalive: effective.persistent_keepalive,
             use_default_allowed_ips: u.allowed_ips,
             use_default_dns: u.dns,
             use_default_endpoint: u.endpoint,
@@ -92,6 +96,14 @@ impl DeviceDto {
             inserted_at: Time(d.inserted_at),
             updated_at: Time(d.updated_at),
         })
+    }
+
+    /// A new device for the create response, with the private key when the server
+    /// generated the key pair.
+    pub fn created(domain: &Domain, created: CreatedDevice) -> Result<Self, ApiError> {
+        let mut dto = Self::new(domain, created.device)?;
+        dto.private_key = created.private_key.map(|k| k.expose().to_owned());
+        Ok(dto)
     }
 }
 
@@ -170,7 +182,8 @@ pub struct DeviceAttrs {
     name: Option<String>,
     /// At most 2048 characters.
     description: Option<String>,
-    /// Base64 of a 32-byte key (44 characters); required on create.
+    /// Base64 of a 32-byte key (44 characters). Omitted (or `null`, `""`) on create, the
+    /// server generates the key pair and returns the private key once, in the 201.
     public_key: Option<String>,
     /// Base64 of a 32-byte key; generated when omitted.
     preshared_key: Option<String>,

@@ -4,6 +4,7 @@ mod dto;
 mod error;
 mod extract;
 mod openapi;
+mod qr;
 mod reply;
 mod routes;
 mod stream;

@@ -47,10 +47,9 @@ pub fn api() -> (axum::Router<AppState>, Value) {
 /// `Modify` hooks run before routes are merged in, and its `Link` serialises `operationId`
 /// under the wrong name.
 fn link_created(doc: &mut Value) {
-    for (collection, ops) in [
-        ("/v0/devices", ["get_device", "update_device", "replace_device", "delete_device"]),
-        ("/v0/users", ["get_user", "update_user", "replace_user", "delete_user"]),
-    ] {
+    let device_ops: &[&str] = &["get_device", "update_device", "replace_device", "delete_device", "get_device_config"];
+    let user_ops: &[&str] = &["get_user", "update_user", "replace_user", "delete_user"];
+    for (collection, ops) in [("/v0/devices", device_ops), ("/v0/users", user_ops)] {
         let pointer = format!("/paths/{}/post/responses/201", collection.replace('/', "~1"));
         let Some(Value::Object(response)) = doc.pointer_mut(&pointer) else { continue };
         let links: Map<String, Value> = ops

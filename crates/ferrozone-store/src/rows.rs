@@ -296,6 +296,7 @@ macro_rules! bind_user_update {
             .bind(&$row.role)
             .bind(&$row.password_hash)
             .bind($row.updated_at)
+            .bind($row.disabled_at)
     };
 }
 

@@ -40,7 +40,7 @@ pub(crate) const INSERT_USER: &str = "INSERT INTO users (id, email, email_key, r
      disabled_at, last_signed_in_at, last_signed_in_method, inserted_at, updated_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)";
 pub(crate) const UPDATE_USER: &str = "UPDATE users SET email = $2, email_key = $3, role = $4, \
-     password_hash = $5, updated_at = $6 WHERE id = $1";
+     password_hash = $5, updated_at = $6, disabled_at = $7 WHERE id = $1";
 pub(crate) const DELETE_USER: &str = "DELETE FROM users WHERE id = $1";
 
 pub(crate) const INSERT_TOKEN: &str = "INSERT INTO api_tokens \

@@ -70,8 +70,8 @@ async fn main() -> anyhow::Result<()> {
     let n: usize = std::env::var("BENCH_PEERS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
     let name = std::env::var("BENCH_INTERFACE").unwrap_or_else(|_| "fzbench".into());
     let dir = tempfile::tempdir()?;
-    let db = ferrozone_store::open(&format!("sqlite://{}/bench.db", dir.path().display()), &StoreOptions::default())
-        .await?;
+    let db =
+        ferrozone_store::open(&format!("sqlite://{}/bench.db", dir.path().display()), &StoreOptions::default()).await?;
     db.migrate().await?;
     let store = db.into_store();
     let cipher = Cipher::from_base64(&Cipher::generate_key())?;

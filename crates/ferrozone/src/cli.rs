@@ -50,6 +50,17 @@ pub enum UserCommand {
     },
     /// List users.
     List,
+    /// Disable a user: its API tokens are refused (401 `user_disabled`) until it is enabled.
+    /// Disabling a disabled user changes nothing.
+    Disable {
+        #[arg(long)]
+        email: String,
+    },
+    /// Enable a disabled user again; its unexpired tokens work again.
+    Enable {
+        #[arg(long)]
+        email: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -26,6 +26,27 @@ pub fn generate_keypair() -> KeyPair {
     }
 }
 
+/// A private key handed to a client once (base64 text): wiped when dropped, and never shown
+/// by `Debug`, so that no log line can carry it.
+pub struct PrivateKey(Zeroizing<String>);
+
+impl PrivateKey {
+    pub fn new(text: Zeroizing<String>) -> Self {
+        Self(text)
+    }
+
+    /// The key itself, for the one response that shows it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for PrivateKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrivateKey(<redacted>)")
+    }
+}
+
 /// The public key of a base64 private key, or `None` if it is not a valid key.
 pub fn public_key_of(private_key: &str) -> Option<String> {
     let bytes = Zeroizing::new(STANDARD.decode(private_key).ok()?);
@@ -63,5 +84,12 @@ mod tests {
         let k = generate_keypair();
         assert_eq!(public_key_of(&k.private_key).as_deref(), Some(k.public_key.as_str()));
         assert_eq!(public_key_of("nope"), None);
+    }
+
+    #[test]
+    fn private_keys_do_not_show_in_debug() {
+        let k = generate_keypair();
+        let shown = format!("{:?}", PrivateKey::new(k.private_key.clone()));
+        assert!(!shown.contains(k.private_key.as_str()), "{shown}");
     }
 }

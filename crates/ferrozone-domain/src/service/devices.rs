@@ -2,8 +2,11 @@
 
 use serde_json::{Map, Value};
 use uuid::Uuid;
+use zeroize::Zeroizing;
 
 use super::{Domain, Principal};
+use crate::client_config::{self, ConfigKeys, PRIVATE_KEY_PLACEHOLDER};
+use crate::crypto::PrivateKey;
 use crate::error::{DomainError, Result};
 use crate::model::Device;
 use crate::names;
@@ -11,6 +14,14 @@ use crate::store::{DeviceBatches, DeviceQuery};
 use crate::time::Timestamp;
 use crate::validate::device as rules;
 use crate::validate::TAKEN;
+
+/// A new device, with the private key the server generated for it, if it did.
+#[derive(Debug)]
+pub struct CreatedDevice {
+    pub device: Device,
+    /// Shown once in the create response; never stored or logged.
+    pub private_key: Option<PrivateKey>,
+}
 
 /// How often a generated name is drawn again when it clashes with one the owner has.
 const NAME_ATTEMPTS: usize = 8;
@@ -43,7 +54,9 @@ impl Domain {
         }
     }
 
-    pub async fn create_device(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<Device> {
+    /// Creates a device. Without a public key in `attrs` the key pair is generated here,
+    /// and its private key is in the result, the only place it ever appears.
+    pub async fn create_device(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<CreatedDevice> {
         let default_owner = if actor.is_admin() { None } else { actor.user_id };
         let mut input = rules::create(attrs, self.settings(), self.cipher(), default_owner)?;
         if !actor.is_admin() && Some(input.device.user_id) != actor.user_id {
@@ -55,8 +68,9 @@ impl Domain {
             match self.store().insert_device(&input.device, &self.settings().pools, max).await {
                 Ok(device) => {
                     self.peers_changed();
-                    tracing::info!(device.id = %device.id, user.id = %device.user_id, "device created");
-                    return Ok(device);
+                    let generated_key = input.private_key.is_some();
+                    tracing::info!(device.id = %device.id, user.id = %device.user_id, generated_key, "device created");
+                    return Ok(CreatedDevice { device, private_key: input.private_key });
                 }
                 Err(DomainError::Invalid(e)) if !input.name_given && only_name_taken(&e) && attempt < NAME_ATTEMPTS => {
                     attempt += 1;
@@ -70,6 +84,19 @@ impl Domain {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The device's wg-quick configuration, with the same visibility as [`Self::get_device`].
+    /// The private key is a placeholder: the server never has it.
+    pub async fn device_config(&self, actor: &Principal, id: Uuid) -> Result<String> {
+        let device = self.get_device(actor, id).await?;
+        let preshared_key = Zeroizing::new(self.reveal(&device.preshared_key)?);
+        let keys = ConfigKeys {
+            private_key: PRIVATE_KEY_PLACEHOLDER,
+            preshared_key: &preshared_key,
+            server_public_key: self.server_public_key(),
+        };
+        Ok(client_config::render(&device, &device.effective(&self.settings().defaults), &keys))
     }
 
     pub async fn update_device(&self, actor: &Principal, id: Uuid, attrs: &Map<String, Value>) -> Result<Device> {

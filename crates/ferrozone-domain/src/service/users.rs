@@ -69,8 +69,29 @@ impl Domain {
             Some(password) => Some(blocking(move || hash_password(&password)).await??),
             None => None,
         };
-        let update = UserUpdate { email: edit.email, role: edit.role, password_hash };
+        let update = UserUpdate { email: edit.email, role: edit.role, password_hash, disabled: None };
         self.store().update_user(target.id, &update, Timestamp::now()).await
+    }
+
+    /// Disables (`disabled`) or enables the user with `email`, for the local operator:
+    /// a disabled user's tokens are refused. Returns the user and whether anything changed;
+    /// disabling a disabled user keeps its original `disabled_at`.
+    pub async fn set_user_disabled(&self, email: &str, disabled: bool) -> Result<(User, bool)> {
+        // No stored email has a control character (and PostgreSQL text cannot hold NUL).
+        let found = if email.chars().any(char::is_control) {
+            None
+        } else {
+            self.store().user_by_email(&email_key(email)).await?
+        };
+        let target = found.ok_or(DomainError::NotFound)?;
+        if target.disabled_at.is_some() == disabled {
+            return Ok((target, false));
+        }
+        let update = UserUpdate { disabled: Some(disabled), ..UserUpdate::default() };
+        let user = self.store().update_user(target.id, &update, Timestamp::now()).await?;
+        self.peers_changed();
+        tracing::info!(user.id = %user.id, disabled, "user disabled state set");
+        Ok((user, true))
     }
 
     pub async fn delete_user(&self, actor: &Principal, key: &str) -> Result<()> {

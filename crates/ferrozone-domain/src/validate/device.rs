@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use super::input::{field, trimmed, Field};
 use super::{at_most, CANT_BE_BLANK, IS_INVALID};
-use crate::crypto::{generate_psk, is_valid_key, Cipher};
+use crate::crypto::{generate_keypair, generate_psk, is_valid_key, Cipher, PrivateKey};
 use crate::error::{DomainError, Errors};
 use crate::ipam::Pool;
 use crate::model::{AddressRequest, CustomConfig, Device, DeviceUpdate, NewDevice, UseDefaults};
@@ -29,6 +29,9 @@ const DESCRIPTION_MAX: usize = 2048;
 pub struct DeviceCreate {
     pub name_given: bool,
     pub device: NewDevice,
+    /// The private key of a key pair generated because the request had no public key:
+    /// shown to the client once, never stored.
+    pub private_key: Option<PrivateKey>,
 }
 
 /// Validates a create request. The owner is `user_id`, or `default_owner` when that is
@@ -54,9 +57,6 @@ pub fn create(
     check_length(&mut errors, "name", name.as_deref(), NAME_MAX);
     let description = description(attrs, &mut errors).flatten();
     let public_key = key(attrs, "public_key", &mut errors);
-    if matches!(public_key, Some(None)) {
-        errors.add("public_key", CANT_BE_BLANK);
-    }
     let preshared_key = key(attrs, "preshared_key", &mut errors);
     let (use_default, custom) = config::validate(attrs, UseDefaults::default(), &CustomConfig::default(), &mut errors);
     let ipv4 = new_address::<Ipv4Addr>(attrs, "ipv4", settings.pools.v4.as_ref(), &mut errors);
@@ -68,14 +68,23 @@ pub fn create(
         None => cipher.seal(generate_psk().as_bytes()),
     };
     errors.finish(())?;
+    // No public key: the server generates the pair and hands the private key out once.
+    let (public_key, private_key) = match public_key.flatten() {
+        Some(given) => (given, None),
+        None => {
+            let pair = generate_keypair();
+            (pair.public_key, Some(PrivateKey::new(pair.private_key)))
+        }
+    };
     Ok(DeviceCreate {
         name_given,
+        private_key,
         device: NewDevice {
             id: Uuid::now_v7(),
             user_id,
             name: name.unwrap_or_else(crate::names::generate),
             description,
-            public_key: public_key.flatten().unwrap_or_default(),
+            public_key,
             preshared_key: psk,
             ipv4: ipv4.unwrap_or(AddressRequest::None),
             ipv6: ipv6.unwrap_or(AddressRequest::None),

@@ -16,13 +16,13 @@ use crate::error::ApiError;
 use crate::extract::{Auth, JsonObject, PathId};
 use crate::{reply, stream, AppState};
 
+mod config;
+
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_devices, create_device)).routes(routes!(
-        get_device,
-        update_device,
-        replace_device,
-        delete_device
-    ))
+    OpenApiRouter::new()
+        .routes(routes!(list_devices, create_device))
+        .routes(routes!(get_device, update_device, replace_device, delete_device))
+        .routes(routes!(config::get_device_config))
 }
 
 /// List devices
@@ -61,7 +61,8 @@ async fn list_devices(
 /// Create a device
 ///
 /// Addresses are assigned from the tunnel networks when omitted; the preshared key and
-/// the name are generated when omitted.
+/// the name are generated when omitted. Without a `public_key` the server generates the
+/// device's key pair and returns its `private_key` in this response, once.
 #[utoipa::path(post, path = "/v0/devices", tag = "devices",
     request_body = crate::dto::DeviceEnvelope,
     responses(
@@ -72,9 +73,9 @@ async fn list_devices(
     ))]
 async fn create_device(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
     let attrs = body.wrapped("device")?;
-    let device = app.domain.create_device(&actor, &attrs).await?;
-    let location = format!("/v0/devices/{}", device.id);
-    Ok(reply::created(location, &DeviceData { data: DeviceDto::new(&app.domain, device)? }))
+    let created = app.domain.create_device(&actor, &attrs).await?;
+    let location = format!("/v0/devices/{}", created.device.id);
+    Ok(reply::created(location, &DeviceData { data: DeviceDto::created(&app.domain, created)? }))
 }
 
 /// Show a device

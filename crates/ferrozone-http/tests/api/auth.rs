@@ -191,6 +191,32 @@ async fn a_disabled_users_token_is_refused() {
 }
 
 #[tokio::test]
+async fn disabling_and_enabling_a_user_refuses_and_restores_its_tokens() {
+    let app = TestApp::new().await;
+    let (id, token) = app.user("off@example.com", "unprivileged").await;
+    let before = app.show_user(&id).await;
+    let (user, changed) = app.domain.set_user_disabled("Off@Example.com", true).await.unwrap();
+    assert!(changed && user.disabled_at.is_some());
+    app.get("/v0/devices", &token).await.expect_auth_error("user_disabled");
+    let disabled = app.show_user(&id).await;
+    assert!(disabled["disabled_at"].is_string() && disabled["updated_at"] != before["updated_at"], "{disabled}");
+
+    let (again, changed) = app.domain.set_user_disabled("off@example.com", true).await.unwrap();
+    assert!(!changed);
+    assert_eq!(again, user, "disabling twice keeps the first disabled_at and updated_at");
+    assert_eq!(app.show_user(&id).await, disabled);
+
+    let (enabled, changed) = app.domain.set_user_disabled("off@example.com", false).await.unwrap();
+    assert!(changed && enabled.disabled_at.is_none());
+    app.get("/v0/devices", &token).await.expect_status(StatusCode::OK);
+    assert!(!app.domain.set_user_disabled("off@example.com", false).await.unwrap().1);
+    for unknown in ["ghost@example.com", "nul\0@example.com"] {
+        let res = app.domain.set_user_disabled(unknown, true).await;
+        assert!(matches!(res, Err(ferrozone_domain::DomainError::NotFound)), "{res:?}");
+    }
+}
+
+#[tokio::test]
 async fn token_use_is_recorded_coarsely() {
     let app = TestApp::new().await;
     let (token, secret) = app.domain.create_token("admin@localhost", Some("use"), None).await.unwrap();

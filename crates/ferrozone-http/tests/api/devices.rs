@@ -3,7 +3,9 @@
 
 mod addresses;
 mod concurrency;
+mod config;
 mod instances;
+mod keys;
 mod list;
 mod update;
 mod validation;

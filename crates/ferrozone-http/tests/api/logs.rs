@@ -60,6 +60,17 @@ async fn passwords_and_tokens_are_never_logged() {
 }
 
 #[tokio::test]
+async fn generated_private_keys_are_never_logged() {
+    let app = TestApp::new().await;
+    let (logs, _guard) = Captured::start();
+    let res = app.create_device(json!({"user_id": app.admin_id})).await;
+    let private_key = res.expect_status(StatusCode::CREATED).data()["private_key"].as_str().unwrap().to_owned();
+    let text = logs.text();
+    assert!(text.contains("device created") && text.contains("generated_key=true"), "the capture works: {text}");
+    assert!(!text.contains(&private_key), "the private key logged: {text}");
+}
+
+#[tokio::test]
 async fn a_500s_cause_is_logged_with_the_request_id() {
     let (app, failing) = flaky_app().await;
     let (logs, _guard) = Captured::start();

@@ -64,6 +64,11 @@ fn apply(stored: &User, update: &UserUpdate, now: Timestamp) -> Option<User> {
     if let Some(role) = update.role {
         user.role = role;
     }
+    match update.disabled {
+        Some(true) => user.disabled_at = user.disabled_at.or(Some(now)),
+        Some(false) => user.disabled_at = None,
+        None => {}
+    }
     let new_password = update.password_hash.is_some();
     if new_password {
         user.password_hash.clone_from(&update.password_hash);
@@ -97,13 +102,26 @@ mod tests {
     fn only_real_changes_count() {
         let now = Timestamp::from_micros(9);
         assert_eq!(apply(&user(), &UserUpdate::default(), now), None);
-        let same = UserUpdate { email: Some("a@example.com".into()), role: Some(Role::Admin), password_hash: None };
+        let same = UserUpdate { email: Some("a@example.com".into()), role: Some(Role::Admin), ..UserUpdate::default() };
         assert_eq!(apply(&user(), &same, now), None);
         let email = UserUpdate { email: Some("A@example.com".into()), ..UserUpdate::default() };
         let changed = apply(&user(), &email, now).unwrap();
         assert_eq!((changed.email.as_str(), changed.updated_at), ("A@example.com", now));
         let password = UserUpdate { password_hash: Some("h".into()), ..UserUpdate::default() };
         assert_eq!(apply(&user(), &password, now).unwrap().password_hash.as_deref(), Some("h"));
+    }
+
+    #[test]
+    fn disabling_keeps_the_first_timestamp() {
+        let (first, later) = (Timestamp::from_micros(5), Timestamp::from_micros(9));
+        let disable = UserUpdate { disabled: Some(true), ..UserUpdate::default() };
+        let disabled = apply(&user(), &disable, first).unwrap();
+        assert_eq!((disabled.disabled_at, disabled.updated_at), (Some(first), first));
+        assert_eq!(apply(&disabled, &disable, later), None, "already disabled: no change");
+        let enable = UserUpdate { disabled: Some(false), ..UserUpdate::default() };
+        let enabled = apply(&disabled, &enable, later).unwrap();
+        assert_eq!((enabled.disabled_at, enabled.updated_at), (None, later));
+        assert_eq!(apply(&enabled, &enable, later), None, "already enabled: no change");
     }
 
     #[test]

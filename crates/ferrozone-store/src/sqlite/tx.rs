@@ -57,7 +57,7 @@ impl WriteTx for SqliteTx<'_> {
         let r = UserRow::from(user);
         prepare(self.conn, sql::UPDATE_USER)
             .and_then(|mut stmt| {
-                stmt.execute(params![r.id, r.email, r.email_key, r.role, r.password_hash, r.updated_at])
+                stmt.execute(params![r.id, r.email, r.email_key, r.role, r.password_hash, r.updated_at, r.disabled_at])
             })
             .or_db("update a user")?;
         Ok(())

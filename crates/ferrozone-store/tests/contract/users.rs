@@ -49,7 +49,7 @@ async fn update_moves_updated_at_only_on_a_change() {
     let alice = add_user(&db, "alice@example.com", Role::Admin).await;
     let later = alice.updated_at.plus_secs(60);
 
-    let same = UserUpdate { email: Some(alice.email.clone()), role: Some(Role::Admin), password_hash: None };
+    let same = UserUpdate { email: Some(alice.email.clone()), role: Some(Role::Admin), ..UserUpdate::default() };
     assert_eq!(db.store.update_user(alice.id, &same, later).await.unwrap(), alice);
     assert_eq!(db.store.update_user(alice.id, &UserUpdate::default(), later).await.unwrap(), alice);
 
@@ -66,6 +66,23 @@ async fn update_moves_updated_at_only_on_a_change() {
     assert_eq!(db.store.user_by_id(alice.id).await.unwrap(), Some(changed));
 
     assert_not_found(db.store.update_user(Uuid::now_v7(), &password, even_later).await);
+}
+
+#[tokio::test]
+async fn disabling_is_stored_and_idempotent() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let (later, even_later) = (alice.updated_at.plus_secs(60), alice.updated_at.plus_secs(120));
+    let disable = UserUpdate { disabled: Some(true), ..UserUpdate::default() };
+    let disabled = db.store.update_user(alice.id, &disable, later).await.unwrap();
+    assert_eq!((disabled.disabled_at, disabled.updated_at), (Some(later), later));
+    assert_eq!(db.store.update_user(alice.id, &disable, even_later).await.unwrap(), disabled, "kept as it was");
+    assert_eq!(db.store.user_by_email("alice@example.com").await.unwrap(), Some(disabled.clone()));
+
+    let enable = UserUpdate { disabled: Some(false), ..UserUpdate::default() };
+    let enabled = db.store.update_user(alice.id, &enable, even_later).await.unwrap();
+    assert_eq!((enabled.disabled_at, enabled.updated_at), (None, even_later));
+    assert_eq!(db.store.user_by_id(alice.id).await.unwrap(), Some(enabled));
 }
 
 #[tokio::test]

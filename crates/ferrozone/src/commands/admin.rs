@@ -4,7 +4,7 @@
 use std::io::BufRead;
 
 use anyhow::{bail, Context};
-use ferrozone_domain::{DomainError, Principal};
+use ferrozone_domain::{Domain, DomainError, Principal};
 use serde_json::{json, Map, Value};
 use zeroize::Zeroizing;
 
@@ -40,6 +40,25 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
                 println!("{}\t{}\t{}\tdisabled:{}", u.id, u.email, u.role.as_str(), disabled);
             }
         }
+        UserCommand::Disable { email } => set_disabled(&domain, &email, true).await?,
+        UserCommand::Enable { email } => set_disabled(&domain, &email, false).await?,
+    }
+    Ok(())
+}
+
+/// `user disable` / `user enable`: says what happened on standard error, and succeeds
+/// when the user already was in the asked state.
+async fn set_disabled(domain: &Domain, email: &str, disabled: bool) -> anyhow::Result<()> {
+    let (user, changed) = domain.set_user_disabled(email, disabled).await.map_err(|e| match e {
+        DomainError::NotFound => anyhow::anyhow!("no user with email {email:?}"),
+        other => explain(other),
+    })?;
+    let who = format!("{} ({})", user.email, user.id);
+    match (user.disabled_at, changed) {
+        (Some(_), true) => eprintln!("disabled {who}: its API tokens are refused until `ferrozone user enable`"),
+        (Some(since), false) => eprintln!("{who} was already disabled (since {since}); nothing changed"),
+        (None, true) => eprintln!("enabled {who}"),
+        (None, false) => eprintln!("{who} is not disabled; nothing changed"),
     }
     Ok(())
 }

@@ -57,6 +57,44 @@ async fn user_and_token_commands() {
 }
 
 #[tokio::test]
+async fn a_disabled_users_token_is_refused_until_it_is_enabled() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(run(dir.path(), &["migrate"]).0);
+    assert!(run(dir.path(), &["user", "create", "--email", "off@example.com"]).0);
+    let (_, token, _) = run(dir.path(), &["token", "create", "--email", "off@example.com"]);
+    let server = Server::start(dir.path(), &[]).await;
+    let api = Api::new(&server.base, token.trim());
+    assert_eq!(api.get("/v0/devices").await.0, 200);
+    let disabled_at = || {
+        let (_, users, _) = run(dir.path(), &["user", "list"]);
+        let line = users.lines().find(|l| l.contains("off@example.com")).unwrap().to_owned();
+        line.rsplit("disabled:").next().unwrap().to_owned()
+    };
+
+    let (ok, _, err) = run(dir.path(), &["user", "disable", "--email", "OFF@example.com"]);
+    assert!(ok && err.contains("disabled off@example.com"), "{err}");
+    let (status, body) = api.get("/v0/devices").await;
+    assert_eq!((status, body["errors"]["auth"].as_str()), (401, Some("user_disabled")), "refused at once");
+    let since = disabled_at();
+    assert_ne!(since, "-");
+    let (ok, _, err) = run(dir.path(), &["user", "disable", "--email", "off@example.com"]);
+    assert!(ok && err.contains("already disabled"), "{err}");
+    assert_eq!(disabled_at(), since, "the first timestamp is kept");
+
+    let (ok, _, err) = run(dir.path(), &["user", "enable", "--email", "off@example.com"]);
+    assert!(ok && err.contains("enabled off@example.com"), "{err}");
+    assert_eq!(api.get("/v0/devices").await.0, 200, "the same token works again");
+    assert_eq!(disabled_at(), "-");
+    let (ok, _, err) = run(dir.path(), &["user", "enable", "--email", "off@example.com"]);
+    assert!(ok && err.contains("is not disabled"), "{err}");
+
+    for command in ["disable", "enable"] {
+        let (ok, _, err) = run(dir.path(), &["user", command, "--email", "ghost@example.com"]);
+        assert!(!ok && err.contains("no user with email \"ghost@example.com\""), "{err}");
+    }
+}
+
+#[tokio::test]
 async fn invalid_input_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let (ok, _, err) = run(dir.path(), &["user", "create", "--email", "nope"]);

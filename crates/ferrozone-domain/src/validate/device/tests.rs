@@ -1,7 +1,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::crypto::generate_keypair;
+use crate::crypto::{generate_keypair, public_key_of};
 
 fn attrs(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap()
@@ -101,9 +101,22 @@ fn type_and_range_errors() {
 }
 
 #[test]
-fn missing_key_and_endpoint_are_blank() {
+fn a_missing_public_key_is_generated_with_its_private_key() {
+    for missing in [json!({}), json!({"public_key": null}), json!({"public_key": " "})] {
+        let c = create_ok(missing);
+        let private_key = c.private_key.expect("a generated private key");
+        assert_eq!(public_key_of(private_key.expose()).as_deref(), Some(c.device.public_key.as_str()));
+    }
+    let given = key();
+    let c = create_ok(json!({ "public_key": given }));
+    assert_eq!(c.device.public_key, given);
+    assert!(c.private_key.is_none());
+}
+
+#[test]
+fn missing_endpoint_is_blank() {
     let e = create_err(json!({"use_default_endpoint": false}));
-    assert_eq!(e.get("public_key").unwrap(), ["can't be blank"]);
+    assert_eq!(e.get("public_key"), None);
     assert_eq!(e.get("endpoint").unwrap(), ["can't be blank"]);
     let e = create_err(json!({"public_key": key(), "use_default_mtu": false, "mtu": "1280"}));
     assert_eq!(e.get("mtu").unwrap(), ["is invalid"]);

@@ -69,8 +69,6 @@ async fn user_id_is_required_and_must_exist() {
     }
     let res = app.create_device(json!({"public_key": key(), "user_id": 7})).await;
     res.expect_errors(e("user_id", &[INVALID]));
-    let res = app.create_device(json!({"user_id": app.admin_id})).await;
-    res.expect_errors(e("public_key", &[BLANK]));
     assert!(app.list("/v0/devices").await.is_empty());
 }
 
@@ -94,9 +92,6 @@ async fn keys_must_be_base64_of_32_bytes() {
         }
         cases.push((json!({ field: 42 }), e(field, &[INVALID])));
         cases.push((json!({ field: [k] }), e(field, &[INVALID])));
-    }
-    for blank in [json!(null), json!(""), json!("  ")] {
-        cases.push((json!({ "public_key": blank }), e("public_key", &[BLANK])));
     }
     expect_rejected(&app, &cases).await;
     let psk = key();

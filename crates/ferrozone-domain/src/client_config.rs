@@ -1,0 +1,156 @@
+//! What a device's WireGuard client uses: the effective tunnel settings (DESIGN.md
+//! section 5) and the wg-quick configuration file built from them.
+
+use std::fmt::Write;
+
+use crate::model::Device;
+use crate::settings::ClientDefaults;
+
+/// Stands in for the device's private key, which the server never stores: the client
+/// replaces it with its own.
+pub const PRIVATE_KEY_PLACEHOLDER: &str = "<PRIVATE_KEY>";
+
+/// The five tunnel settings as the device uses them: the server default where the
+/// device's `use_default_*` is on, the device's own value otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Effective {
+    pub allowed_ips: Vec<String>,
+    pub dns: Vec<String>,
+    pub endpoint: Option<String>,
+    pub mtu: Option<i32>,
+    pub persistent_keepalive: Option<i32>,
+}
+
+impl Device {
+    /// The settings this device uses, given the server's `defaults`.
+    pub fn effective(&self, defaults: &ClientDefaults) -> Effective {
+        let (u, c) = (&self.use_default, &self.custom);
+        Effective {
+            allowed_ips: if u.allowed_ips { defaults.allowed_ips.clone() } else { c.allowed_ips.clone() },
+            dns: if u.dns { defaults.dns.clone() } else { c.dns.clone() },
+            endpoint: if u.endpoint { Some(defaults.endpoint.clone()) } else { c.endpoint.clone() },
+            mtu: if u.mtu { Some(defaults.mtu) } else { c.mtu },
+            persistent_keepalive: if u.persistent_keepalive {
+                Some(defaults.persistent_keepalive)
+            } else {
+                c.persistent_keepalive
+            },
+        }
+    }
+}
+
+/// Everything a configuration file holds besides the device record itself.
+pub struct ConfigKeys<'a> {
+    /// The device's private key, or [`PRIVATE_KEY_PLACEHOLDER`].
+    pub private_key: &'a str,
+    pub preshared_key: &'a str,
+    pub server_public_key: &'a str,
+}
+
+/// The device's wg-quick configuration. Lines without a value (no DNS servers, a
+/// keepalive of 0, an address family the device has no address in) are left out.
+pub fn render(device: &Device, settings: &Effective, keys: &ConfigKeys<'_>) -> String {
+    let mut addresses = Vec::new();
+    if let Some(v4) = device.ipv4 {
+        addresses.push(format!("{v4}/32"));
+    }
+    if let Some(v6) = device.ipv6 {
+        addresses.push(format!("{v6}/128"));
+    }
+    let mut out = String::from("[Interface]\n");
+    line(&mut out, "PrivateKey", keys.private_key);
+    line(&mut out, "Address", &addresses.join(", "));
+    line(&mut out, "DNS", &settings.dns.join(", "));
+    if let Some(mtu) = settings.mtu {
+        line(&mut out, "MTU", &mtu.to_string());
+    }
+    out.push_str("\n[Peer]\n");
+    line(&mut out, "PublicKey", keys.server_public_key);
+    line(&mut out, "PresharedKey", keys.preshared_key);
+    line(&mut out, "AllowedIPs", &settings.allowed_ips.join(", "));
+    line(&mut out, "Endpoint", settings.endpoint.as_deref().unwrap_or_default());
+    if let Some(keepalive) = settings.persistent_keepalive.filter(|k| *k > 0) {
+        line(&mut out, "PersistentKeepalive", &keepalive.to_string());
+    }
+    out
+}
+
+/// `key = value`, unless `value` is empty.
+fn line(out: &mut String, key: &str, value: &str) {
+    if !value.is_empty() {
+        let _ = writeln!(out, "{key} = {value}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::Sealed;
+    use crate::model::{CustomConfig, PeerStats, UseDefaults};
+    use crate::settings::Settings;
+    use crate::time::Timestamp;
+
+    fn device() -> Device {
+        Device {
+            id: uuid::Uuid::nil(),
+            user_id: uuid::Uuid::nil(),
+            name: "laptop".into(),
+            description: None,
+            public_key: "pub".into(),
+            preshared_key: Sealed(Vec::new()),
+            ipv4: Some("10.3.2.2".parse().unwrap()),
+            ipv6: Some("fd00::3:2:2".parse().unwrap()),
+            use_default: UseDefaults::default(),
+            custom: CustomConfig::default(),
+            stats: PeerStats::default(),
+            inserted_at: Timestamp::from_micros(0),
+            updated_at: Timestamp::from_micros(0),
+        }
+    }
+
+    const KEYS: ConfigKeys<'static> =
+        ConfigKeys { private_key: PRIVATE_KEY_PLACEHOLDER, preshared_key: "psk", server_public_key: "server" };
+
+    #[test]
+    fn defaults_give_the_full_file() {
+        let d = device();
+        let text = render(&d, &d.effective(&Settings::standard().defaults), &KEYS);
+        let expected = "[Interface]\nPrivateKey = <PRIVATE_KEY>\nAddress = 10.3.2.2/32, fd00::3:2:2/128\n\
+            DNS = 1.1.1.1, 1.0.0.1\nMTU = 1280\n\n[Peer]\nPublicKey = server\nPresharedKey = psk\n\
+            AllowedIPs = 0.0.0.0/0, ::/0\nEndpoint = localhost:51820\nPersistentKeepalive = 25\n";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn empty_values_leave_their_lines_out() {
+        let mut d = device();
+        d.ipv6 = None;
+        d.use_default =
+            UseDefaults { allowed_ips: true, dns: false, endpoint: true, mtu: false, persistent_keepalive: false };
+        d.custom = CustomConfig { persistent_keepalive: Some(0), ..CustomConfig::default() };
+        let text = render(&d, &d.effective(&Settings::standard().defaults), &KEYS);
+        assert!(text.contains("Address = 10.3.2.2/32\n"), "{text}");
+        for absent in ["DNS", "MTU", "PersistentKeepalive", "fd00"] {
+            assert!(!text.contains(absent), "{absent}: {text}");
+        }
+    }
+
+    #[test]
+    fn custom_values_win_over_defaults() {
+        let mut d = device();
+        d.use_default =
+            UseDefaults { allowed_ips: false, dns: false, endpoint: false, mtu: false, persistent_keepalive: false };
+        d.custom = CustomConfig {
+            allowed_ips: vec!["10.0.0.0/8".into()],
+            dns: vec!["9.9.9.9".into()],
+            endpoint: Some("vpn.example.com:1".into()),
+            mtu: Some(1420),
+            persistent_keepalive: Some(5),
+        };
+        let effective = d.effective(&Settings::standard().defaults);
+        assert_eq!(effective.allowed_ips, ["10.0.0.0/8"]);
+        assert_eq!((effective.mtu, effective.persistent_keepalive), (Some(1420), Some(5)));
+        let text = render(&d, &effective, &KEYS);
+        assert!(text.contains("Endpoint = vpn.example.com:1\nPersistentKeepalive = 5\n"), "{text}");
+    }
+}
