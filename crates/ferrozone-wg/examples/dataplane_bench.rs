@@ -99,7 +99,7 @@ async fn main() -> anyhow::Result<()> {
         raw.push(started.elapsed());
         interface.apply(&clear).await?;
     }
-    let reconciler = Reconciler::new(source.clone(), interface.clone());
+    let mut reconciler = Reconciler::new(source.clone(), interface.clone());
     let mut full = Vec::new();
     for _ in 0..ROUNDS {
         let started = Instant::now();

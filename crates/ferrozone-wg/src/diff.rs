@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use crate::key::Key;
-use crate::peer::{ObservedPeer, Peer};
+use crate::peer::Peer;
 
 /// What to change on an interface: peers to add or rewrite, and peers to remove.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,25 +23,24 @@ impl Changes {
 /// preshared key or allowed IPs is upserted, a peer nobody wants is removed, and the rest
 /// is left alone (its handshake and counters survive). Both outputs follow the order of
 /// their input, so the result is deterministic.
-pub fn diff(desired: &[Peer], observed: &[ObservedPeer]) -> Changes {
-    let on_interface: HashMap<&Key, &Peer> = observed.iter().map(|o| (&o.peer.public_key, &o.peer)).collect();
+pub fn diff(desired: &[Peer], observed: &[Peer]) -> Changes {
+    let on_interface: HashMap<&Key, &Peer> = observed.iter().map(|p| (&p.public_key, p)).collect();
     let wanted: HashMap<&Key, ()> = desired.iter().map(|p| (&p.public_key, ())).collect();
     let upsert = desired.iter().filter(|peer| on_interface.get(&peer.public_key) != Some(peer)).cloned().collect();
-    let remove = observed.iter().map(|o| o.peer.public_key).filter(|key| !wanted.contains_key(key)).collect();
+    let remove = observed.iter().map(|p| p.public_key).filter(|key| !wanted.contains_key(key)).collect();
     Changes { upsert, remove }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::peer::PeerStats;
 
     fn peer(n: u8, psk: Option<u8>, ips: &[&str]) -> Peer {
         Peer::new(Key([n; 32]), psk.map(|p| Key([p; 32])), ips.iter().map(|ip| ip.parse().unwrap()).collect())
     }
 
-    fn seen(peers: &[Peer]) -> Vec<ObservedPeer> {
-        peers.iter().map(|p| ObservedPeer { peer: p.clone(), stats: PeerStats::default() }).collect()
+    fn seen(peers: &[Peer]) -> Vec<Peer> {
+        peers.to_vec()
     }
 
     #[test]

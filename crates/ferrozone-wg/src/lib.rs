@@ -35,6 +35,11 @@ pub trait WireGuard: Send + Sync + 'static {
     async fn peers(&self) -> anyhow::Result<Vec<ObservedPeer>>;
     /// Applies `changes` in one batch.
     async fn apply(&self, changes: &Changes) -> anyhow::Result<()>;
+    /// Changes whenever the interface may have lost its peers behind the reconciler's
+    /// back (the userspace process was restarted): what it last applied is then stale.
+    fn generation(&self) -> u64 {
+        0
+    }
 }
 
 /// Where the reconciler learns which peers should exist, and where statistics go.

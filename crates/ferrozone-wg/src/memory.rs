@@ -18,6 +18,7 @@ pub struct MemoryInterface {
     peers: Mutex<BTreeMap<Key, ObservedPeer>>,
     applied: Mutex<Vec<Changes>>,
     kind: &'static str,
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl MemoryInterface {
@@ -41,6 +42,12 @@ impl MemoryInterface {
     /// Adds a peer behind the reconciler's back (drift).
     pub fn insert(&self, peer: ObservedPeer) {
         self.lock().insert(peer.peer.public_key, peer);
+    }
+
+    /// Loses every peer, as a restarted interface does; the generation moves.
+    pub fn reset(&self) {
+        self.lock().clear();
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<Key, ObservedPeer>> {
@@ -77,5 +84,9 @@ impl WireGuard for MemoryInterface {
         drop(peers);
         self.applied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(changes.clone());
         Ok(())
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
     }
 }

@@ -2,6 +2,13 @@
 //!
 //! It never acts on the change that woke it, only on the state it then reads, so a missed,
 //! repeated or reordered trigger cannot leave the interface wrong: the next pass repairs it.
+//!
+//! "What is" comes from the interface on every timed pass. A pass woken by a committed
+//! change may instead use what the previous pass left on the interface (it applied exactly
+//! the desired set), which spares reading every peer back (tens of milliseconds at 10,000
+//! peers) on the path from a 201 to the peer being live. That shortcut is taken only when
+//! the previous pass succeeded and the interface has not been reset since
+//! ([`WireGuard::generation`]); hand-made changes are repaired by the next timed pass.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +16,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use crate::diff::{diff, Changes};
+use crate::peer::Peer;
 use crate::{PeerSource, WireGuard};
 
 /// How long to wait before trying again after a failed pass.
@@ -17,16 +25,33 @@ const RETRY: Duration = Duration::from_secs(1);
 pub struct Reconciler {
     source: Arc<dyn PeerSource>,
     interface: Arc<dyn WireGuard>,
+    /// The peers the last successful pass left on the interface, with the interface's
+    /// generation at the time.
+    applied: Option<(u64, Vec<Peer>)>,
 }
 
 impl Reconciler {
     pub fn new(source: Arc<dyn PeerSource>, interface: Arc<dyn WireGuard>) -> Self {
-        Self { source, interface }
+        Self { source, interface, applied: None }
     }
 
-    /// One pass: returns what it changed.
-    pub async fn reconcile(&self) -> anyhow::Result<Changes> {
-        let (desired, observed) = tokio::try_join!(self.source.desired_peers(), self.interface.peers())?;
+    /// One full pass, reading the interface: returns what it changed.
+    pub async fn reconcile(&mut self) -> anyhow::Result<Changes> {
+        self.pass(true).await
+    }
+
+    /// One pass; `read_interface: false` uses what the last pass applied when that is
+    /// still known to be what the interface holds.
+    async fn pass(&mut self, read_interface: bool) -> anyhow::Result<Changes> {
+        let generation = self.interface.generation();
+        let known = self.applied.take().filter(|(at, _)| !read_interface && *at == generation);
+        let (desired, observed) = match known {
+            Some((_, peers)) => (self.source.desired_peers().await?, peers),
+            None => {
+                let (desired, observed) = tokio::try_join!(self.source.desired_peers(), self.interface.peers())?;
+                (desired, observed.into_iter().map(|o| o.peer).collect())
+            }
+        };
         let changes = diff(&desired, &observed);
         if !changes.is_empty() {
             self.interface.apply(&changes).await?;
@@ -37,25 +62,28 @@ impl Reconciler {
                 "WireGuard peers reconciled"
             );
         }
+        self.applied = Some((generation, desired));
         Ok(changes)
     }
 
     /// Reconciles now, then whenever `trigger` is notified (after a committed change), and
-    /// at least every `repair` (drift: a peer changed by hand, a restarted interface).
-    /// Triggers that arrive during a pass coalesce into one more pass. Runs until dropped.
-    pub async fn run(self, trigger: Arc<Notify>, repair: Duration) {
+    /// at least every `repair` with a fresh read of the interface (drift: a peer changed
+    /// by hand). Triggers that arrive during a pass coalesce into one more pass. Runs
+    /// until dropped.
+    pub async fn run(mut self, trigger: Arc<Notify>, repair: Duration) {
+        let mut read_interface = true;
         loop {
-            let wait = match self.reconcile().await {
+            let wait = match self.pass(read_interface).await {
                 Ok(_) => repair,
                 Err(e) => {
                     tracing::warn!(error = format!("{e:#}"), "reconciling WireGuard peers failed; retrying");
                     RETRY.min(repair)
                 }
             };
-            tokio::select! {
-                () = trigger.notified() => {}
-                () = tokio::time::sleep(wait) => {}
-            }
+            read_interface = tokio::select! {
+                () = trigger.notified() => false,
+                () = tokio::time::sleep(wait) => true,
+            };
         }
     }
 }
@@ -100,7 +128,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_pass_applies_only_the_difference_in_one_batch() {
-        let (source, interface, reconciler) = setup();
+        let (source, interface, mut reconciler) = setup();
         *source.0.lock().unwrap() = vec![peer(1), peer(2), peer(3)];
         reconciler.reconcile().await.unwrap();
         assert_eq!(keys(&interface).await, vec![Key([1; 32]), Key([2; 32]), Key([3; 32])]);
@@ -116,7 +144,7 @@ mod tests {
 
     #[tokio::test]
     async fn drift_is_repaired_and_statistics_survive() {
-        let (source, interface, reconciler) = setup();
+        let (source, interface, mut reconciler) = setup();
         *source.0.lock().unwrap() = vec![peer(1)];
         reconciler.reconcile().await.unwrap();
         let stats = PeerStats { rx_bytes: 10, tx_bytes: 20, ..PeerStats::default() };
@@ -151,5 +179,30 @@ mod tests {
             tokio::task::yield_now().await;
         }
         task.abort();
+    }
+
+    #[tokio::test]
+    async fn a_triggered_pass_trusts_what_it_applied_and_a_full_pass_reads_back() {
+        let (source, interface, mut reconciler) = setup();
+        *source.0.lock().unwrap() = vec![peer(1)];
+        reconciler.pass(true).await.unwrap();
+        // Drift the triggered pass cannot see: it works from what it applied.
+        interface.insert(ObservedPeer { peer: peer(9), stats: PeerStats::default() });
+        source.0.lock().unwrap().push(peer(2));
+        let changes = reconciler.pass(false).await.unwrap();
+        assert_eq!(changes, Changes { upsert: vec![peer(2)], remove: vec![] });
+        // A full pass reads the interface and removes the stranger.
+        let changes = reconciler.pass(true).await.unwrap();
+        assert_eq!(changes, Changes { upsert: vec![], remove: vec![Key([9; 32])] });
+    }
+
+    #[tokio::test]
+    async fn a_reset_interface_is_read_again_even_on_a_triggered_pass() {
+        let (source, interface, mut reconciler) = setup();
+        *source.0.lock().unwrap() = vec![peer(1), peer(2)];
+        reconciler.pass(true).await.unwrap();
+        interface.reset();
+        let changes = reconciler.pass(false).await.unwrap();
+        assert_eq!(changes.upsert, vec![peer(1), peer(2)], "the restarted interface gets every peer back");
     }
 }

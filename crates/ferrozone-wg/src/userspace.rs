@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +25,8 @@ const RESTART_DELAY: Duration = Duration::from_secs(1);
 
 pub struct Userspace {
     socket: PathBuf,
+    /// Incremented by the supervisor on every restart.
+    generation: Arc<AtomicU64>,
 }
 
 impl Userspace {
@@ -33,9 +36,16 @@ impl Userspace {
     pub async fn start(program: &str, config: InterfaceConfig, restarted: Arc<Notify>) -> anyhow::Result<Self> {
         let socket = PathBuf::from(SOCKET_DIR).join(format!("{}.sock", config.name));
         let child = launch(program, &config, &socket).await?;
-        let (program, path) = (program.to_owned(), socket.clone());
-        tokio::spawn(supervise(program, config, path, child, restarted));
-        Ok(Self { socket })
+        let generation = Arc::new(AtomicU64::new(0));
+        let supervisor = Supervisor {
+            program: program.to_owned(),
+            config,
+            socket: socket.clone(),
+            generation: generation.clone(),
+            restarted,
+        };
+        tokio::spawn(supervisor.run(child));
+        Ok(Self { socket, generation })
     }
 }
 
@@ -71,25 +81,30 @@ async fn launch(program: &str, config: &InterfaceConfig, socket: &std::path::Pat
     Ok(child)
 }
 
-async fn supervise(
+struct Supervisor {
     program: String,
     config: InterfaceConfig,
     socket: PathBuf,
-    mut child: Child,
+    generation: Arc<AtomicU64>,
     restarted: Arc<Notify>,
-) {
-    loop {
-        let status = child.wait().await;
-        tracing::error!(interface = %config.name, ?status, "wireguard-go exited; restarting it");
+}
+
+impl Supervisor {
+    async fn run(self, mut child: Child) {
         loop {
-            tokio::time::sleep(RESTART_DELAY).await;
-            match launch(&program, &config, &socket).await {
-                Ok(next) => {
-                    child = next;
-                    restarted.notify_one();
-                    break;
+            let status = child.wait().await;
+            tracing::error!(interface = %self.config.name, ?status, "wireguard-go exited; restarting it");
+            loop {
+                tokio::time::sleep(RESTART_DELAY).await;
+                match launch(&self.program, &self.config, &self.socket).await {
+                    Ok(next) => {
+                        child = next;
+                        self.generation.fetch_add(1, Ordering::AcqRel);
+                        self.restarted.notify_one();
+                        break;
+                    }
+                    Err(e) => tracing::error!(error = format!("{e:#}"), "restarting wireguard-go failed"),
                 }
-                Err(e) => tracing::error!(error = format!("{e:#}"), "restarting wireguard-go failed"),
             }
         }
     }
@@ -107,5 +122,9 @@ impl WireGuard for Userspace {
 
     async fn apply(&self, changes: &Changes) -> anyhow::Result<()> {
         uapi::request(&self.socket, &uapi::set_peers(changes)).await.map(|_| ())
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 }

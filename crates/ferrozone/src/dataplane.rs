@@ -1,8 +1,9 @@
 //! The WireGuard data plane of `ferrozone serve`: the backend chosen by configuration, the
 //! reconciler and the statistics loop, fed by the domain.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
 use anyhow::Context;
@@ -17,6 +18,7 @@ use ferrozone_wg::userspace::Userspace;
 use ferrozone_wg::{InterfaceConfig, Key, Peer, PeerSource, PeerStats, WireGuard};
 use ipnet::IpNet;
 use tokio::task::JoinSet;
+use zeroize::Zeroizing;
 
 use crate::config::{Config, WireguardBackend};
 
@@ -32,7 +34,7 @@ pub struct DataPlane {
 pub async fn start(config: &Config, domain: Arc<Domain>) -> anyhow::Result<DataPlane> {
     let changes = domain.peer_changes();
     let interface = open_backend(config, &domain, changes.clone()).await?;
-    let source: Arc<dyn PeerSource> = Arc::new(DomainPeers(domain.clone()));
+    let source: Arc<dyn PeerSource> = Arc::new(DomainPeers { domain: domain.clone(), keys: Mutex::default() });
     let mut tasks = JoinSet::new();
     if interface.kind() != "none" {
         let watcher = domain.clone();
@@ -117,28 +119,39 @@ fn interface_config(config: &Config, domain: &Domain) -> anyhow::Result<Interfac
     })
 }
 
-/// The domain as the data plane's source of peers and sink of statistics.
-struct DomainPeers(Arc<Domain>);
+/// The domain as the data plane's source of peers and sink of statistics. Decrypted
+/// preshared keys are kept from one pass to the next, keyed by their sealed bytes (which
+/// change whenever a key does), so a pass decrypts only new or re-keyed devices.
+struct DomainPeers {
+    domain: Arc<Domain>,
+    keys: Mutex<HashMap<Vec<u8>, Key>>,
+}
 
 #[async_trait]
 impl PeerSource for DomainPeers {
     async fn desired_peers(&self) -> anyhow::Result<Vec<Peer>> {
-        let active = self.0.active_peers().await?;
-        active
-            .into_iter()
-            .map(|(peer, psk)| {
-                let hosts = [peer.ipv4.map(IpAddr::V4), peer.ipv6.map(IpAddr::V6)];
-                let allowed_ips = hosts.into_iter().flatten().map(IpNet::from).collect();
-                let key =
-                    Key::from_base64(&peer.public_key).with_context(|| format!("device key {}", peer.public_key))?;
-                Ok(Peer::new(key, Some(Key::from_base64(&psk)?), allowed_ips))
-            })
-            .collect()
+        let active = self.domain.active_peers().await?;
+        let mut known = std::mem::take(&mut *self.keys.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut keys = HashMap::with_capacity(active.len());
+        let mut peers = Vec::with_capacity(active.len());
+        for peer in active {
+            let psk = match known.remove(&peer.preshared_key.0) {
+                Some(psk) => psk,
+                None => Key::from_base64(&Zeroizing::new(self.domain.reveal(&peer.preshared_key)?))?,
+            };
+            let hosts = [peer.ipv4.map(IpAddr::V4), peer.ipv6.map(IpAddr::V6)];
+            let allowed_ips = hosts.into_iter().flatten().map(IpNet::from).collect();
+            let key = Key::from_base64(&peer.public_key).with_context(|| format!("device key {}", peer.public_key))?;
+            peers.push(Peer::new(key, Some(psk), allowed_ips));
+            keys.insert(peer.preshared_key.0, psk);
+        }
+        *self.keys.lock().unwrap_or_else(PoisonError::into_inner) = keys;
+        Ok(peers)
     }
 
     async fn record_stats(&self, stats: &[(Key, PeerStats)]) -> anyhow::Result<()> {
         let reports: Vec<StatsReport> = stats.iter().filter_map(|(key, stats)| report(key, stats)).collect();
-        Ok(self.0.record_stats(&reports).await?)
+        Ok(self.domain.record_stats(&reports).await?)
     }
 }
 

@@ -26,16 +26,10 @@ impl Domain {
         &self.server_private_key
     }
 
-    /// The peers that should be on the interface, with their preshared keys decrypted.
-    pub async fn active_peers(&self) -> Result<Vec<(ActivePeer, Zeroizing<String>)>> {
-        let peers = self.store().active_peers().await?;
-        peers
-            .into_iter()
-            .map(|peer| {
-                let psk = Zeroizing::new(self.reveal(&peer.preshared_key)?);
-                Ok((peer, psk))
-            })
-            .collect()
+    /// The peers that should be on the interface; preshared keys still sealed (see
+    /// [`Domain::reveal`]).
+    pub async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
+        self.store().active_peers().await
     }
 
     /// Stores statistics read from the interface.
