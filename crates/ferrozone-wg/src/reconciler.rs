@@ -19,6 +19,9 @@ use crate::diff::{diff, Changes};
 use crate::peer::Peer;
 use crate::{PeerSource, WireGuard};
 
+/// Batches up to this size log each peer they put on the interface (at debug level).
+const LOGGED_PEERS: usize = 32;
+
 /// How long to wait before trying again after a failed pass.
 const RETRY: Duration = Duration::from_secs(1);
 
@@ -43,6 +46,7 @@ impl Reconciler {
     /// One pass; `read_interface: false` uses what the last pass applied when that is
     /// still known to be what the interface holds.
     async fn pass(&mut self, read_interface: bool) -> anyhow::Result<Changes> {
+        let started = std::time::Instant::now();
         let generation = self.interface.generation();
         let known = self.applied.take().filter(|(at, _)| !read_interface && *at == generation);
         let (desired, observed) = match known {
@@ -55,11 +59,25 @@ impl Reconciler {
         let changes = diff(&desired, &observed);
         if !changes.is_empty() {
             self.interface.apply(&changes).await?;
+            // Public keys are not secret; a line per peer of small batches lets an operator
+            // (and the propagation benchmark) see when a device became live.
+            if changes.upsert.len() <= LOGGED_PEERS {
+                for peer in &changes.upsert {
+                    tracing::debug!(public_key = %peer.public_key.to_base64(), "peer on the interface");
+                }
+            }
             tracing::info!(
                 upserted = changes.upsert.len(),
                 removed = changes.remove.len(),
                 peers = desired.len(),
+                elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
                 "WireGuard peers reconciled"
+            );
+        } else {
+            tracing::debug!(
+                peers = desired.len(),
+                elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
+                "WireGuard peers checked"
             );
         }
         self.applied = Some((generation, desired));
