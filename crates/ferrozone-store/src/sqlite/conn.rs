@@ -15,6 +15,12 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Prepared statements kept per connection: every statement of the store fits.
 const STATEMENT_CACHE: usize = 64;
 
+/// The writer's page cache, as SQLite's negative `cache_size` (KiB). Every insert touches
+/// the leaves of six indexes; with the default 2 MiB, at 100,000 devices those leaves
+/// no longer fit and each write reads pages back from the file. One connection has it, so
+/// it costs at most this much memory (readers keep the default).
+const WRITER_CACHE_KIB: i64 = -32 * 1024;
+
 /// The database an `sqlite:` URL names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Location {
@@ -78,6 +84,9 @@ impl Location {
         if writer && !self.is_memory() {
             // Persistent: set once by the writer, seen by every later connection.
             conn.pragma_update(None, "journal_mode", "WAL")?;
+        }
+        if writer {
+            conn.pragma_update(None, "cache_size", WRITER_CACHE_KIB)?;
         }
         conn.pragma_update(None, "foreign_keys", true)?;
         conn.pragma_update(
