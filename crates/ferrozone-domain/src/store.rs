@@ -72,6 +72,12 @@ pub trait Store: Send + Sync + 'static {
     /// The devices `query` selects, streamed (see [`DeviceBatches`]).
     async fn stream_devices(&self, query: &DeviceQuery) -> Result<DeviceBatches>;
     async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>>;
+    /// [`Store::token_by_hash`] and [`Store::device_by_id`] in one read: the hot path of an
+    /// authenticated `GET` of one device. A backend may do both in one transaction.
+    async fn token_and_device(&self, hash: &[u8], id: Uuid) -> Result<(Option<(ApiToken, User)>, Option<Device>)> {
+        let token = self.token_by_hash(hash).await?;
+        Ok((token, self.device_by_id(id).await?))
+    }
     /// Inserts a device, assigning addresses from `pools` where asked, in one transaction
     /// that also enforces the owner's device limit (`max_devices`). The owner must exist
     /// (`Invalid { user_id: does not exist }`).

@@ -20,15 +20,33 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
 /// The authenticated caller. Authentication runs before any record look-up.
 pub struct Auth(pub Principal);
 
-impl FromRequestParts<AppState> for Auth {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let token = bearer_token(&parts.headers).ok_or(ApiError::Unauthenticated)?;
+impl Auth {
+    pub async fn check(state: &AppState, token: &str) -> Result<Self, ApiError> {
         match state.domain.authenticate(token).await? {
             Ok(principal) => Ok(Auth(principal)),
             Err(refusal) => Err(ApiError::Refused(refusal)),
         }
+    }
+}
+
+impl FromRequestParts<AppState> for Auth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let Bearer(token) = Bearer::from_request_parts(parts, state).await?;
+        Auth::check(state, &token).await
+    }
+}
+
+/// The bearer token, not yet checked: for a handler that checks it together with its own
+/// read ([`ferrozone_domain::Domain::get_device_with_token`]). A missing one is 401.
+pub struct Bearer(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for Bearer {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        bearer_token(&parts.headers).map(|token| Bearer(token.to_owned())).ok_or(ApiError::Unauthenticated)
     }
 }
 

@@ -7,7 +7,7 @@ use zeroize::Zeroizing;
 use super::{Domain, Principal};
 use crate::crypto::{hash_token, new_token, TOKEN_PREFIX};
 use crate::error::{DomainError, Result};
-use crate::model::{email_key, ApiToken, Role, User};
+use crate::model::{email_key, ApiToken, Device, Role, User};
 use crate::time::Timestamp;
 
 /// `last_used_at` is written at most this often per token, so that authenticating a
@@ -26,15 +26,34 @@ pub enum Refusal {
 impl Domain {
     /// Resolves a bearer token to the acting principal, with the owner's current role.
     pub async fn authenticate(&self, secret: &str) -> Result<Result<Principal, Refusal>> {
-        if !secret.starts_with(TOKEN_PREFIX) {
-            return Ok(Err(Refusal::InvalidToken));
+        let Some(hash) = token_hash(secret) else { return Ok(Err(Refusal::InvalidToken)) };
+        let found = self.store().token_by_hash(&hash).await?;
+        self.admit(&hash, found).await
+    }
+
+    /// [`Self::authenticate`] and [`Self::get_device`] with one read of the store: the
+    /// token's refusal comes first, as it does when the two run one after the other.
+    pub async fn get_device_with_token(&self, secret: &str, id: Uuid) -> Result<Result<Device, Refusal>> {
+        let Some(hash) = token_hash(secret) else { return Ok(Err(Refusal::InvalidToken)) };
+        let (found, device) = self.store().token_and_device(&hash, id).await?;
+        let actor = match self.admit(&hash, found).await? {
+            Ok(actor) => actor,
+            Err(refusal) => return Ok(Err(refusal)),
+        };
+        match device {
+            Some(device) if actor.is_admin() || actor.user_id == Some(device.user_id) => Ok(Ok(device)),
+            _ => Err(DomainError::NotFound),
         }
-        let hash = hash_token(secret);
-        let Some((token, user)) = self.store().token_by_hash(&hash).await? else {
+    }
+
+    /// The principal of a token found by its hash, unless it is expired or its owner is
+    /// disabled. Records the use now and then (see [`TOUCH_INTERVAL_SECS`]).
+    async fn admit(&self, hash: &[u8], found: Option<(ApiToken, User)>) -> Result<Result<Principal, Refusal>> {
+        let Some((token, user)) = found else {
             return Ok(Err(Refusal::InvalidToken));
         };
         let now = Timestamp::now();
-        if !bool::from(token.token_hash.as_slice().ct_eq(&hash)) || token.expires_at <= now {
+        if !bool::from(token.token_hash.as_slice().ct_eq(hash)) || token.expires_at <= now {
             return Ok(Err(Refusal::InvalidToken));
         }
         if user.disabled_at.is_some() {
@@ -127,4 +146,9 @@ impl Domain {
         let (_, secret) = self.create_token(email, Some("bootstrap"), None).await?;
         Ok(Some(secret))
     }
+}
+
+/// The stored hash of a bearer token, or `None` for a string that cannot be one.
+fn token_hash(secret: &str) -> Option<[u8; 32]> {
+    secret.starts_with(TOKEN_PREFIX).then(|| hash_token(secret))
 }

@@ -4,7 +4,7 @@ use ferrozone_domain::model::{ApiToken, Role};
 use ferrozone_domain::Timestamp;
 use uuid::Uuid;
 
-use crate::support::{add_user, assert_invalid, db};
+use crate::support::{add_user, assert_invalid, db, new_device, pools};
 
 fn token(user_id: Uuid, name: &str, hash: &[u8], inserted_at: Timestamp) -> ApiToken {
     ApiToken {
@@ -59,4 +59,21 @@ async fn a_token_needs_an_existing_owner() {
     let db = db().await;
     let result = db.store.insert_token(&token(Uuid::now_v7(), "t", &[7; 32], Timestamp::now())).await;
     assert_invalid(result, "user_id", "does not exist");
+}
+
+#[tokio::test]
+async fn a_token_and_a_device_read_together_are_what_each_read_returns() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    db.store.insert_token(&token(alice.id, "t", &[4; 32], Timestamp::now())).await.unwrap();
+    let device = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
+    let unknown = Uuid::now_v7();
+    for (hash, id) in [([4u8; 32], device.id), ([4; 32], unknown), ([5; 32], device.id), ([5; 32], unknown)] {
+        let together = db.store.token_and_device(&hash, id).await.unwrap();
+        let apart = (db.store.token_by_hash(&hash).await.unwrap(), db.store.device_by_id(id).await.unwrap());
+        assert_eq!(together, apart);
+    }
+    // The read leaves its connection usable: a write and a later read see each other.
+    db.store.delete_device(device.id).await.unwrap();
+    assert_eq!(db.store.token_and_device(&[4; 32], device.id).await.unwrap().1, None);
 }
