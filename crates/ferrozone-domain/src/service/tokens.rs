@@ -143,10 +143,21 @@ impl Domain {
                 }
             }
         }
+        // Processes starting together on one database can all get here (each saw no admin
+        // and then found or promoted the same user); one setting, stored once whatever the
+        // race, decides which of them prints the token.
+        let claim = Uuid::new_v4();
+        let stored = self.store().init_setting(FIRST_TOKEN_SETTING, claim.as_bytes()).await?;
+        if stored != claim.as_bytes() {
+            return Ok(None);
+        }
         let (_, secret) = self.create_token(email, Some("bootstrap"), None).await?;
         Ok(Some(secret))
     }
 }
+
+/// The setting that records which process issued the first admin's token.
+const FIRST_TOKEN_SETTING: &str = "first_admin_token_issuer";
 
 /// The stored hash of a bearer token, or `None` for a string that cannot be one.
 fn token_hash(secret: &str) -> Option<[u8; 32]> {
