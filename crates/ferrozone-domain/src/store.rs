@@ -73,10 +73,11 @@ pub trait Store: Send + Sync + 'static {
     async fn stream_devices(&self, query: &DeviceQuery) -> Result<DeviceBatches>;
     async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>>;
     /// [`Store::token_by_hash`] and [`Store::device_by_id`] in one read: the hot path of an
-    /// authenticated `GET` of one device. A backend may do both in one transaction.
+    /// authenticated `GET` of one device. A backend may do both in one transaction or one
+    /// statement. Without a token the device is not read (`None`): the request is refused.
     async fn token_and_device(&self, hash: &[u8], id: Uuid) -> Result<(Option<(ApiToken, User)>, Option<Device>)> {
-        let token = self.token_by_hash(hash).await?;
-        Ok((token, self.device_by_id(id).await?))
+        let Some(token) = self.token_by_hash(hash).await? else { return Ok((None, None)) };
+        Ok((Some(token), self.device_by_id(id).await?))
     }
     /// Inserts a device, assigning addresses from `pools` where asked, in one transaction
     /// that also enforces the owner's device limit (`max_devices`). The owner must exist

@@ -360,6 +360,9 @@ impl Store for SqliteStore {
             prepare(conn, "BEGIN")?.execute([])?;
             let read = || -> rusqlite::Result<_> {
                 let token = prepare(conn, sql::TOKEN_WITH_USER)?.query_row([hash], rows::token_with_user).optional()?;
+                if token.is_none() {
+                    return Ok((None, None));
+                }
                 let device = prepare(conn, sql::DEVICE_BY_ID)?.query_row([id], rows::device).optional()?;
                 Ok((token, device))
             };

@@ -11,9 +11,9 @@ use ferrozone_domain::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDev
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
-use sqlx::postgres::{PgArguments, PgListener};
+use sqlx::postgres::{PgArguments, PgListener, PgRow};
 use sqlx::query::QueryAs;
-use sqlx::{PgPool, Postgres};
+use sqlx::{FromRow, PgPool, Postgres, Row};
 use tokio::sync::{mpsc, Notify};
 use uuid::Uuid;
 
@@ -158,6 +158,20 @@ impl Store for PgStore {
         row.map(<(ApiToken, User)>::try_from).transpose()
     }
 
+    /// One statement, one round trip: the token with its owner, and the device joined on.
+    async fn token_and_device(&self, hash: &[u8], id: Uuid) -> Result<(Option<(ApiToken, User)>, Option<Device>)> {
+        let row = sqlx::query(TOKEN_AND_DEVICE)
+            .bind(hash.to_vec())
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load a token and a device")?;
+        let Some(row) = row else { return Ok((None, None)) };
+        let token = TokenUserRow::from_row(&row).or_db("load a token and a device")?;
+        let device = device_at(&row, TOKEN_AND_DEVICE_DEVICE_AT).or_db("load a token and a device")?;
+        Ok((Some(<(ApiToken, User)>::try_from(token)?), device.map(Device::try_from).transpose()?))
+    }
+
     async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>> {
         let rows: Vec<TokenRow> =
             sqlx::query_as(sql::LIST_TOKENS).bind(user_id).fetch_all(&self.pool).await.or_db("list tokens")?;
@@ -265,6 +279,56 @@ impl Store for PgStore {
             }
         }
     }
+}
+
+/// [`sql::TOKEN_WITH_USER`] with the device `$2` left-joined; its columns come after the
+/// token's and the user's 16, under prefixed names (read by position).
+const TOKEN_AND_DEVICE: &str = "SELECT t.id AS token_id, t.name AS token_name, \
+     t.token_hash, t.inserted_at AS token_inserted_at, t.expires_at, t.last_used_at, \
+     u.id, u.email, u.email_key, u.role, u.password_hash, u.disabled_at, u.last_signed_in_at, \
+     u.last_signed_in_method, u.inserted_at, u.updated_at, \
+     d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.description AS d_description, \
+     d.public_key AS d_public_key, d.preshared_key AS d_preshared_key, d.ipv4 AS d_ipv4, \
+     d.ipv6 AS d_ipv6, d.allowed_ips AS d_allowed_ips, d.dns AS d_dns, d.endpoint AS d_endpoint, \
+     d.mtu AS d_mtu, d.persistent_keepalive AS d_persistent_keepalive, \
+     d.use_default_allowed_ips AS d_uda, d.use_default_dns AS d_udd, d.use_default_endpoint AS d_ude, \
+     d.use_default_mtu AS d_udm, d.use_default_persistent_keepalive AS d_udp, \
+     d.latest_handshake AS d_latest_handshake, d.remote_ip AS d_remote_ip, d.rx_bytes AS d_rx_bytes, \
+     d.tx_bytes AS d_tx_bytes, d.inserted_at AS d_inserted_at, d.updated_at AS d_updated_at \
+     FROM api_tokens t JOIN users u ON u.id = t.user_id LEFT JOIN devices d ON d.id = $2 \
+     WHERE t.token_hash = $1";
+const TOKEN_AND_DEVICE_DEVICE_AT: usize = 16;
+
+/// The device columns of [`TOKEN_AND_DEVICE`] from position `at`; `None` when the join
+/// found no device.
+fn device_at(row: &PgRow, at: usize) -> sqlx::Result<Option<DeviceRow>> {
+    let Some(id) = row.try_get::<Option<Uuid>, _>(at)? else { return Ok(None) };
+    Ok(Some(DeviceRow {
+        id,
+        user_id: row.try_get(at + 1)?,
+        name: row.try_get(at + 2)?,
+        description: row.try_get(at + 3)?,
+        public_key: row.try_get(at + 4)?,
+        preshared_key: row.try_get(at + 5)?,
+        ipv4: row.try_get(at + 6)?,
+        ipv6: row.try_get(at + 7)?,
+        allowed_ips: row.try_get(at + 8)?,
+        dns: row.try_get(at + 9)?,
+        endpoint: row.try_get(at + 10)?,
+        mtu: row.try_get(at + 11)?,
+        persistent_keepalive: row.try_get(at + 12)?,
+        use_default_allowed_ips: row.try_get(at + 13)?,
+        use_default_dns: row.try_get(at + 14)?,
+        use_default_endpoint: row.try_get(at + 15)?,
+        use_default_mtu: row.try_get(at + 16)?,
+        use_default_persistent_keepalive: row.try_get(at + 17)?,
+        latest_handshake: row.try_get(at + 18)?,
+        remote_ip: row.try_get(at + 19)?,
+        rx_bytes: row.try_get(at + 20)?,
+        tx_bytes: row.try_get(at + 21)?,
+        inserted_at: row.try_get(at + 22)?,
+        updated_at: row.try_get(at + 23)?,
+    }))
 }
 
 /// The channel of migration 0003's triggers.
