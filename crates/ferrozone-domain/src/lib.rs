@@ -17,7 +17,7 @@ pub mod time;
 pub mod validate;
 
 pub use error::{DomainError, Errors};
-pub use model::{ApiToken, Device, Role, User};
+pub use model::{ApiToken, Device, Role, Session, User};
 pub use service::{Domain, Principal};
 pub use settings::Settings;
 pub use store::Store;

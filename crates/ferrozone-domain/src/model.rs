@@ -62,6 +62,18 @@ pub struct ApiToken {
     pub last_used_at: Option<Timestamp>,
 }
 
+/// A browser session of the web sign-in. The secret itself is never kept, only its
+/// SHA-256; the session's CSRF token is derived from the secret
+/// ([`crate::crypto::csrf_token`]), so it is not kept either.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub id: Uuid,
+    pub user_id: Uuid,
+    pub secret_hash: Vec<u8>,
+    pub inserted_at: Timestamp,
+    pub expires_at: Timestamp,
+}
+
 /// Which device settings follow the server defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UseDefaults {

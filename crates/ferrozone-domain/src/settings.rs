@@ -22,6 +22,8 @@ pub struct Settings {
     pub token_days: u32,
     /// Longest lifetime an API token may be given, in days.
     pub token_max_days: u32,
+    /// Lifetime of a browser session from its sign-in, in hours.
+    pub session_hours: u32,
 }
 
 impl Settings {
@@ -47,6 +49,7 @@ impl Settings {
             max_devices_per_user: 10,
             token_days: 30,
             token_max_days: 365,
+            session_hours: 24,
         }
     }
 }

@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use crate::error::Result;
 use crate::ipam::Pools;
-use crate::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, StatsReport, User, UserUpdate};
+use crate::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, Session, StatsReport, User, UserUpdate};
 use crate::time::Timestamp;
 
 /// Which devices a list returns, and how many.
@@ -67,6 +67,18 @@ pub trait Store: Send + Sync + 'static {
     async fn touch_token(&self, id: Uuid, now: Timestamp) -> Result<()>;
     /// Returns whether a token was deleted.
     async fn delete_token(&self, id: Uuid) -> Result<bool>;
+
+    /// Records a sign-in: sets `last_signed_in_at` and `last_signed_in_method`. Signing in is
+    /// not an edit: `updated_at` does not move. An unknown user is not an error.
+    async fn record_sign_in(&self, user_id: Uuid, method: &str, at: Timestamp) -> Result<()>;
+
+    async fn insert_session(&self, session: &Session) -> Result<()>;
+    /// The session with this secret hash and its user, if it exists (expired or not).
+    async fn session_by_hash(&self, hash: &[u8]) -> Result<Option<(Session, User)>>;
+    /// Returns whether a session was deleted.
+    async fn delete_session(&self, id: Uuid) -> Result<bool>;
+    /// Deletes every session that expired at or before `now`; returns how many went.
+    async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64>;
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>>;
     /// The devices `query` selects, streamed (see [`DeviceBatches`]).

@@ -18,6 +18,8 @@ pub enum ApiError {
     Refused(Refusal),
     #[error("forbidden")]
     Forbidden,
+    #[error("missing or invalid CSRF token")]
+    Csrf,
     #[error("not found")]
     NotFound,
     #[error("method not allowed")]
@@ -60,6 +62,9 @@ impl IntoResponse for ApiError {
                 (StatusCode::UNAUTHORIZED, json!({"errors": {"auth": "user_disabled"}}))
             }
             ApiError::Forbidden => (StatusCode::FORBIDDEN, json!({"error": "forbidden"})),
+            ApiError::Csrf => {
+                (StatusCode::FORBIDDEN, json!({"error": "forbidden", "message": "missing or invalid CSRF token"}))
+            }
             ApiError::NotFound => (StatusCode::NOT_FOUND, json!({"error": "not_found"})),
             ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, json!({"error": "method_not_allowed"})),
             ApiError::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, json!({"error": "payload_too_large"})),

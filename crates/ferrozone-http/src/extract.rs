@@ -1,14 +1,19 @@
 //! Extractors that make the API's policy visible in handler signatures.
 
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
 use axum::body::Body;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, Method};
+use ferrozone_domain::service::tokens::Refusal;
 use ferrozone_domain::Principal;
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
+use crate::web::{cookies, same_secret};
 use crate::AppState;
 
 /// A path parameter; a rejected one (not UTF-8) is answered as an unknown id.
@@ -18,6 +23,11 @@ pub type PathId = Result<axum::extract::Path<String>, axum::extract::rejection::
 pub const BODY_LIMIT: usize = 1024 * 1024;
 
 /// The authenticated caller. Authentication runs before any record look-up.
+///
+/// With an `Authorization` header, that header alone decides (a bearer token). Without one,
+/// a web session cookie (`ferrozone_session`) authenticates as its user, re-checked on
+/// every request; a write (any method but GET, HEAD and OPTIONS) through a session must
+/// carry the session's CSRF token in `x-csrf-token`, else it is 403.
 pub struct Auth(pub Principal);
 
 impl Auth {
@@ -33,8 +43,84 @@ impl FromRequestParts<AppState> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let Bearer(token) = Bearer::from_request_parts(parts, state).await?;
-        Auth::check(state, &token).await
+        if parts.headers.contains_key(AUTHORIZATION) {
+            let Bearer(token) = Bearer::from_request_parts(parts, state).await?;
+            return Auth::check(state, &token).await;
+        }
+        let Some(secret) = cookies::get(&parts.headers, cookies::SESSION) else {
+            return Err(ApiError::Unauthenticated);
+        };
+        let active = match state.domain.authenticate_session(secret).await? {
+            Ok(active) => active,
+            Err(Refusal::InvalidToken) => return Err(ApiError::Unauthenticated),
+            Err(refusal) => return Err(ApiError::Refused(refusal)),
+        };
+        let safe = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
+        let sent = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
+        if !safe && !same_secret(sent, &active.csrf_token) {
+            return Err(ApiError::Csrf);
+        }
+        Ok(Auth(active.principal))
+    }
+}
+
+/// The header a write through a web session carries its CSRF token in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// How `GET /v0/devices/{id}` is authenticated: a bearer token, checked together with the
+/// read of the device (the hot path), or any other way [`Auth`] accepts.
+pub enum DeviceReader {
+    Bearer(String),
+    Actor(Principal),
+}
+
+impl FromRequestParts<AppState> for DeviceReader {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        if parts.headers.contains_key(AUTHORIZATION) {
+            let Bearer(token) = Bearer::from_request_parts(parts, state).await?;
+            return Ok(DeviceReader::Bearer(token));
+        }
+        let Auth(actor) = Auth::from_request_parts(parts, state).await?;
+        Ok(DeviceReader::Actor(actor))
+    }
+}
+
+/// The client's address: the socket peer (never a header, which the client controls), or
+/// the unspecified address when the app is served without connection info.
+pub struct ClientAddr(pub IpAddr);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|ConnectInfo(addr)| addr.ip());
+        Ok(ClientAddr(peer.unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))))
+    }
+}
+
+/// An `application/x-www-form-urlencoded` body (or one without a content type), at most
+/// [`BODY_LIMIT`] bytes. A repeated field keeps its first value.
+pub struct FormFields(pub HashMap<String, String>);
+
+impl<S: Send + Sync> FromRequest<S> for FormFields {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, _state: &S) -> Result<Self, ApiError> {
+        let form = req.headers().get(CONTENT_TYPE).map(|v| {
+            let essence = v.to_str().unwrap_or_default().split(';').next().unwrap_or_default().trim().to_owned();
+            essence.eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        });
+        if form == Some(false) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let bytes = read_limited(req.into_body()).await?;
+        let mut fields = HashMap::new();
+        for (key, value) in form_urlencoded::parse(&bytes) {
+            fields.entry(key.into_owned()).or_insert_with(|| value.into_owned());
+        }
+        Ok(FormFields(fields))
     }
 }
 

@@ -10,7 +10,7 @@ use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::model::{
-    email_key, ActivePeer, ApiToken, CustomConfig, Device, PeerStats, Role, UseDefaults, User,
+    email_key, ActivePeer, ApiToken, CustomConfig, Device, PeerStats, Role, Session, UseDefaults, User,
 };
 use ferrozone_domain::store::STREAM_BATCH;
 use ferrozone_domain::{DomainError, Timestamp};
@@ -120,6 +120,32 @@ impl TryFrom<TokenUserRow> for (ApiToken, User) {
             last_used_at: row.last_used_at.map(Timestamp::from_micros),
         };
         Ok((token, User::try_from(row.user)?))
+    }
+}
+
+/// A row of [`crate::sql::SESSION_WITH_USER`]: a session and its user.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct SessionUserRow {
+    pub session_id: Uuid,
+    pub secret_hash: Vec<u8>,
+    pub session_inserted_at: i64,
+    pub expires_at: i64,
+    #[sqlx(flatten)]
+    pub user: UserRow,
+}
+
+impl TryFrom<SessionUserRow> for (Session, User) {
+    type Error = DomainError;
+
+    fn try_from(row: SessionUserRow) -> Result<Self> {
+        let session = Session {
+            id: row.session_id,
+            user_id: row.user.id,
+            secret_hash: row.secret_hash,
+            inserted_at: Timestamp::from_micros(row.session_inserted_at),
+            expires_at: Timestamp::from_micros(row.expires_at),
+        };
+        Ok((session, User::try_from(row.user)?))
     }
 }
 

@@ -56,6 +56,20 @@ pub(crate) const LIST_TOKENS: &str = "SELECT id, user_id, name, token_hash, inse
 pub(crate) const TOUCH_TOKEN: &str = "UPDATE api_tokens SET last_used_at = $2 WHERE id = $1";
 pub(crate) const DELETE_TOKEN: &str = "DELETE FROM api_tokens WHERE id = $1";
 
+/// Signing in is not an edit: `updated_at` stays.
+pub(crate) const RECORD_SIGN_IN: &str =
+    "UPDATE users SET last_signed_in_at = $2, last_signed_in_method = $3 WHERE id = $1";
+
+pub(crate) const INSERT_SESSION: &str = "INSERT INTO sessions \
+     (id, user_id, secret_hash, inserted_at, expires_at) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const SESSION_WITH_USER: &str = "SELECT s.id AS session_id, s.secret_hash, \
+     s.inserted_at AS session_inserted_at, s.expires_at, \
+     u.id, u.email, u.email_key, u.role, u.password_hash, u.disabled_at, u.last_signed_in_at, \
+     u.last_signed_in_method, u.inserted_at, u.updated_at \
+     FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.secret_hash = $1";
+pub(crate) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
+pub(crate) const DELETE_EXPIRED_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <= $1";
+
 /// The peers the data plane puts on the interface: devices of users who are not disabled.
 pub(crate) const ACTIVE_PEERS: &str = "SELECT d.public_key, d.preshared_key, d.ipv4, d.ipv6 \
      FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL";

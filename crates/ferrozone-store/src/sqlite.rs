@@ -24,7 +24,9 @@ use anyhow::Context;
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, StatsReport, User, UserUpdate};
+use ferrozone_domain::model::{
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, Session, StatsReport, User, UserUpdate,
+};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::{DomainError, Timestamp};
 use rusqlite::{params, CachedStatement, Connection, OptionalExtension, ToSql};
@@ -303,6 +305,41 @@ impl Store for SqliteStore {
 
     async fn delete_token(&self, id: Uuid) -> Result<bool> {
         Ok(self.execute("delete a token", sql::DELETE_TOKEN, vec![Box::new(id)]).await? > 0)
+    }
+
+    async fn record_sign_in(&self, user_id: Uuid, method: &str, at: Timestamp) -> Result<()> {
+        let args: Args = vec![Box::new(user_id), Box::new(at.micros()), Box::new(method.to_owned())];
+        self.execute("record a sign-in", sql::RECORD_SIGN_IN, args).await?;
+        Ok(())
+    }
+
+    async fn insert_session(&self, session: &Session) -> Result<()> {
+        let args: Args = vec![
+            Box::new(session.id),
+            Box::new(session.user_id),
+            Box::new(session.secret_hash.clone()),
+            Box::new(session.inserted_at.micros()),
+            Box::new(session.expires_at.micros()),
+        ];
+        self.execute("insert a session", sql::INSERT_SESSION, args).await?;
+        Ok(())
+    }
+
+    async fn session_by_hash(&self, hash: &[u8]) -> Result<Option<(Session, User)>> {
+        let row = self.read("load a session", |conn| {
+            prepare(conn, sql::SESSION_WITH_USER)?.query_row([hash], rows::session_with_user).optional()
+        });
+        row?.map(<(Session, User)>::try_from).transpose()
+    }
+
+    async fn delete_session(&self, id: Uuid) -> Result<bool> {
+        Ok(self.execute("delete a session", sql::DELETE_SESSION, vec![Box::new(id)]).await? > 0)
+    }
+
+    async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64> {
+        let deleted =
+            self.execute("delete expired sessions", sql::DELETE_EXPIRED_SESSIONS, vec![Box::new(now.micros())]).await?;
+        Ok(deleted as u64)
     }
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {

@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::dto::{DeviceData, DeviceDto, DeviceList, PageMetadata};
 use crate::error::ApiError;
-use crate::extract::{Auth, Bearer, JsonObject, PathId};
+use crate::extract::{Auth, DeviceReader, JsonObject, PathId};
 use crate::{reply, stream, AppState};
 
 mod config;
@@ -85,7 +85,11 @@ async fn create_device(State(app): State<AppState>, Auth(actor): Auth, body: Jso
         (status = 200, body = DeviceData),
         (status = 401, body = crate::dto::AuthErrors), (status = 404, body = crate::dto::ErrorBody),
     ))]
-async fn get_device(State(app): State<AppState>, Bearer(token): Bearer, id: PathId) -> Result<Response, ApiError> {
+async fn get_device(State(app): State<AppState>, reader: DeviceReader, id: PathId) -> Result<Response, ApiError> {
+    let token = match reader {
+        DeviceReader::Bearer(token) => token,
+        DeviceReader::Actor(actor) => return one(&app, app.domain.get_device(&actor, device_id(id)?).await?),
+    };
     let Ok(id) = device_id(id) else {
         // A malformed id is an unknown one, once the token has been checked as always.
         Auth::check(&app, &token).await?;

@@ -3,8 +3,8 @@
 //! Every response goes through [`send`], which checks the invariants DESIGN.md section 2
 //! promises for *every* answer, so each test checks them too: an `x-request-id`, no 5xx,
 //! JSON bodies with `Content-Type: application/json; charset=utf-8` (a device's
-//! configuration, on success, is the one exception), `WWW-Authenticate:
-//! Bearer` on 401 and no body on 204.
+//! configuration, on success, and the web sign-in's HTML pages are the exceptions),
+//! `WWW-Authenticate: Bearer` on JSON 401s and no body on 204.
 
 use std::sync::Arc;
 
@@ -20,6 +20,9 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 pub const JSON_UTF8: &str = "application/json; charset=utf-8";
+
+/// The content type of the web sign-in's pages, on any status.
+pub const HTML_UTF8: &str = "text/html; charset=utf-8";
 
 /// The only content types a response may have besides JSON, and only on success: those of
 /// `GET /v0/devices/{id}/config`.
@@ -126,7 +129,7 @@ impl TestApp {
         let domain = open_domain(wrap(db.store.clone()), settings, &secret_key).await;
         let admin = domain.bootstrap_admin("admin@localhost").await.expect("bootstrap").expect("a new admin");
         let admin_id = domain.find_user("admin@localhost").await.expect("admin exists").id.to_string();
-        let router = ferrozone_http::app(AppState { domain: domain.clone() });
+        let router = ferrozone_http::app(AppState::new(domain.clone(), false));
         Self { router, domain, admin: admin.to_string(), admin_id, db, secret_key }
     }
 
@@ -136,7 +139,7 @@ impl TestApp {
         let options = ferrozone_store::testing::test_options();
         let store = ferrozone_store::open(&self.db.url, &options).await.expect("the database opens again");
         let domain = open_domain(store.into_store(), self.domain.settings().clone(), &self.secret_key).await;
-        (ferrozone_http::app(AppState { domain: domain.clone() }), domain)
+        (ferrozone_http::app(AppState::new(domain.clone(), false)), domain)
     }
 
     /// Sends a request; `body` is sent as JSON with `Content-Type: application/json`.
@@ -289,7 +292,9 @@ pub async fn send_any(router: Router, req: Request<Body>) -> TestResponse {
     let text = String::from_utf8_lossy(&raw);
     assert!(headers.contains_key("x-request-id"), "{what}: no x-request-id");
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-    let body = if raw.is_empty() {
+    let html = content_type == Some(HTML_UTF8);
+    let body = if raw.is_empty() || html {
+        // Nothing, or a page of the web sign-in: the test reads `raw`.
         Value::Null
     } else if status.is_success() && content_type.is_some_and(|t| NOT_JSON.contains(&t)) {
         // A device configuration or its QR code: the test reads `raw`.
@@ -298,7 +303,7 @@ pub async fn send_any(router: Router, req: Request<Body>) -> TestResponse {
         assert_eq!(content_type, Some(JSON_UTF8), "{what}: content type of {status} {text}");
         serde_json::from_slice(&raw).unwrap_or_else(|e| panic!("{what}: {status} body is not JSON ({e}): {text}"))
     };
-    if status == StatusCode::UNAUTHORIZED {
+    if status == StatusCode::UNAUTHORIZED && !html {
         let challenge = headers.get(header::WWW_AUTHENTICATE).and_then(|v| v.to_str().ok());
         assert_eq!(challenge, Some("Bearer"), "{what}: 401 without WWW-Authenticate: Bearer");
     }

@@ -10,5 +10,6 @@ mod devices;
 mod logs;
 mod outage;
 mod robustness;
+mod signin;
 mod users;
 mod wire;

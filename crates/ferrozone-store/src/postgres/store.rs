@@ -7,7 +7,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, StatsReport, User, UserUpdate};
+use ferrozone_domain::model::{
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, Session, StatsReport, User, UserUpdate,
+};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
@@ -19,7 +21,9 @@ use uuid::Uuid;
 
 use super::tx::PgTx;
 use crate::errors::OrDb;
-use crate::rows::{bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, TokenRow, TokenUserRow, UserRow};
+use crate::rows::{
+    bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, SessionUserRow, TokenRow, TokenUserRow, UserRow,
+};
 use crate::tx::{Begin, Commit};
 use crate::{flows, sql};
 
@@ -186,6 +190,53 @@ impl Store for PgStore {
     async fn delete_token(&self, id: Uuid) -> Result<bool> {
         let done = sqlx::query(sql::DELETE_TOKEN).bind(id).execute(&self.pool).await.or_db("delete a token")?;
         Ok(done.rows_affected() > 0)
+    }
+
+    async fn record_sign_in(&self, user_id: Uuid, method: &str, at: Timestamp) -> Result<()> {
+        sqlx::query(sql::RECORD_SIGN_IN)
+            .bind(user_id)
+            .bind(at.micros())
+            .bind(method.to_owned())
+            .execute(&self.pool)
+            .await
+            .or_db("record a sign-in")?;
+        Ok(())
+    }
+
+    async fn insert_session(&self, session: &Session) -> Result<()> {
+        sqlx::query(sql::INSERT_SESSION)
+            .bind(session.id)
+            .bind(session.user_id)
+            .bind(session.secret_hash.clone())
+            .bind(session.inserted_at.micros())
+            .bind(session.expires_at.micros())
+            .execute(&self.pool)
+            .await
+            .or_db("insert a session")?;
+        Ok(())
+    }
+
+    async fn session_by_hash(&self, hash: &[u8]) -> Result<Option<(Session, User)>> {
+        let row: Option<SessionUserRow> = sqlx::query_as(sql::SESSION_WITH_USER)
+            .bind(hash.to_vec())
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load a session")?;
+        row.map(<(Session, User)>::try_from).transpose()
+    }
+
+    async fn delete_session(&self, id: Uuid) -> Result<bool> {
+        let done = sqlx::query(sql::DELETE_SESSION).bind(id).execute(&self.pool).await.or_db("delete a session")?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64> {
+        let done = sqlx::query(sql::DELETE_EXPIRED_SESSIONS)
+            .bind(now.micros())
+            .execute(&self.pool)
+            .await
+            .or_db("delete expired sessions")?;
+        Ok(done.rows_affected())
     }
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {

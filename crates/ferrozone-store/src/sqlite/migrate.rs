@@ -17,6 +17,7 @@ pub static MIGRATIONS: &[Migration] = &[
     Migration { version: 1, name: "init", sql: include_str!("../../migrations/sqlite/0001_init.sql") },
     Migration { version: 2, name: "device_count", sql: include_str!("../../migrations/sqlite/0002_device_count.sql") },
     Migration { version: 3, name: "peer_notify", sql: include_str!("../../migrations/sqlite/0003_peer_notify.sql") },
+    Migration { version: 4, name: "sessions", sql: include_str!("../../migrations/sqlite/0004_sessions.sql") },
 ];
 
 /// Applies every migration newer than the database.

@@ -3,7 +3,7 @@
 
 use rusqlite::Row;
 
-use crate::rows::{ActivePeerRow, DeviceRow, TokenRow, TokenUserRow, UserRow};
+use crate::rows::{ActivePeerRow, DeviceRow, SessionUserRow, TokenRow, TokenUserRow, UserRow};
 
 /// The columns of `select_users!`, starting at `at`.
 fn user_at(row: &Row<'_>, at: usize) -> rusqlite::Result<UserRow> {
@@ -35,6 +35,17 @@ pub(crate) fn token_with_user(row: &Row<'_>) -> rusqlite::Result<TokenUserRow> {
         expires_at: row.get(4)?,
         last_used_at: row.get(5)?,
         user: user_at(row, 6)?,
+    })
+}
+
+/// A row of [`crate::sql::SESSION_WITH_USER`].
+pub(crate) fn session_with_user(row: &Row<'_>) -> rusqlite::Result<SessionUserRow> {
+    Ok(SessionUserRow {
+        session_id: row.get(0)?,
+        secret_hash: row.get(1)?,
+        session_inserted_at: row.get(2)?,
+        expires_at: row.get(3)?,
+        user: user_at(row, 4)?,
     })
 }
 

@@ -8,6 +8,7 @@ mod cancellation;
 mod dataplane;
 mod devices;
 mod migrations;
+mod sessions;
 mod streams;
 mod support;
 mod tokens;

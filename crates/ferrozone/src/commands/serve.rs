@@ -1,5 +1,7 @@
 //! `ferrozone serve`
 
+use std::net::SocketAddr;
+
 use anyhow::Context;
 use ferrozone_http::AppState;
 use tokio::net::TcpListener;
@@ -17,7 +19,9 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
     tracing::info!(%address, "serving the API");
-    let app = ferrozone_http::app(AppState { domain });
+    let app = ferrozone_http::app(AppState::new(domain, config.secure_cookies()));
+    // The peer address reaches handlers (sign-in throttling keys on it, never on a header).
+    let app = app.into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.context("serving HTTP")?;
     tracing::info!("stopped");
     Ok(())

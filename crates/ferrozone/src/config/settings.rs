@@ -122,6 +122,10 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_API_TOKEN_MAX_DAYS", default_value_t = 365,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub api_token_max_days: u32,
+    /// Lifetime of a browser session from its sign-in, in hours (1–8760).
+    #[arg(long, global = true, env = "FERROZONE_SESSION_HOURS", default_value_t = 24,
+          value_parser = clap::value_parser!(u32).range(1..=8760))]
+    pub session_hours: u32,
     /// WireGuard backend: `auto` (kernel, else userspace, else none), `kernel`, `userspace`
     /// (a supervised wireguard-go) or `none` (API only).
     #[arg(long, global = true, env = "FERROZONE_WIREGUARD_BACKEND", value_enum, default_value = "auto")]
@@ -197,7 +201,13 @@ impl Config {
             max_devices_per_user: self.max_devices_per_user,
             token_days: self.api_token_days,
             token_max_days: self.api_token_max_days,
+            session_hours: self.session_hours,
         })
+    }
+
+    /// Whether cookies get the `Secure` attribute: when users reach Ferrozone over HTTPS.
+    pub fn secure_cookies(&self) -> bool {
+        url::Url::parse(&self.external_url).is_ok_and(|url| url.scheme() == "https")
     }
 
     fn external_host(&self) -> anyhow::Result<String> {

@@ -12,7 +12,7 @@ async fn unknown_routes_are_404_with_or_without_a_token() {
     let app = TestApp::new().await;
     let auth = format!("Bearer {}", app.admin);
     for path in [
-        "/",
+        "/nope",
         "/v0",
         "/v0/",
         "/v0/nope",

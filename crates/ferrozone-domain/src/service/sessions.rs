@@ -1,0 +1,94 @@
+//! Browser sessions: password sign-in, authenticating a session, sign-out
+//! (docs/api.md section 8, "Sign-in and sessions").
+
+use subtle::ConstantTimeEq;
+use uuid::Uuid;
+use zeroize::Zeroizing;
+
+use super::tokens::Refusal;
+use super::{blocking, Domain, Principal};
+use crate::crypto::{csrf_token, hash_session_secret, random_secret, verify_password_or_dummy};
+use crate::error::Result;
+use crate::model::{email_key, Session, User};
+use crate::time::Timestamp;
+
+/// The `last_signed_in_method` of a password sign-in.
+pub const PASSWORD_METHOD: &str = "password";
+
+/// A session just created: its secret, for the cookie, shown once and never stored.
+pub struct NewSession {
+    pub secret: Zeroizing<String>,
+    pub user: User,
+}
+
+/// A session that authenticated a request.
+#[derive(Debug)]
+pub struct ActiveSession {
+    pub id: Uuid,
+    pub principal: Principal,
+    pub user: User,
+    /// What writes through this session must carry in `x-csrf-token`.
+    pub csrf_token: String,
+}
+
+impl Domain {
+    /// Checks an email and password; on success creates a session and records the sign-in.
+    /// Every refusal (unknown email, no password, wrong password, disabled user) is the same
+    /// `None`, and costs the same: one argon2 verification, against a dummy hash when there
+    /// is no real one.
+    pub async fn sign_in_with_password(&self, email: &str, password: &str) -> Result<Option<NewSession>> {
+        let user = if email.chars().any(char::is_control) || email.trim().is_empty() {
+            None
+        } else {
+            self.store().user_by_email(&email_key(email)).await?
+        };
+        let phc = user.as_ref().and_then(|u| u.password_hash.clone());
+        let password = Zeroizing::new(password.to_owned());
+        let verified = blocking(move || verify_password_or_dummy(&password, phc.as_deref())).await?;
+        let Some(user) = user.filter(|u| verified && u.disabled_at.is_none()) else {
+            return Ok(None);
+        };
+        let now = Timestamp::now();
+        if let Err(e) = self.store().delete_expired_sessions(now).await {
+            tracing::warn!(error = %e, "deleting expired sessions failed");
+        }
+        let secret = random_secret();
+        let session = Session {
+            id: Uuid::now_v7(),
+            user_id: user.id,
+            secret_hash: hash_session_secret(&secret).to_vec(),
+            inserted_at: now,
+            expires_at: now.plus_secs(i64::from(self.settings().session_hours) * 3600),
+        };
+        self.store().insert_session(&session).await?;
+        self.store().record_sign_in(user.id, PASSWORD_METHOD, now).await?;
+        tracing::info!(user.id = %user.id, session.id = %session.id, "signed in with a password");
+        Ok(Some(NewSession { secret, user }))
+    }
+
+    /// The session with `secret`, unless it is unknown or expired (`InvalidToken`) or its
+    /// user is disabled (`UserDisabled`). The user is read afresh on every call.
+    pub async fn authenticate_session(&self, secret: &str) -> Result<Result<ActiveSession, Refusal>> {
+        let hash = hash_session_secret(secret);
+        let Some((session, user)) = self.store().session_by_hash(&hash).await? else {
+            return Ok(Err(Refusal::InvalidToken));
+        };
+        if !bool::from(session.secret_hash.as_slice().ct_eq(&hash)) || session.expires_at <= Timestamp::now() {
+            return Ok(Err(Refusal::InvalidToken));
+        }
+        if user.disabled_at.is_some() {
+            return Ok(Err(Refusal::UserDisabled));
+        }
+        let principal = Principal { user_id: Some(user.id), role: user.role, token_id: None };
+        Ok(Ok(ActiveSession { id: session.id, principal, user, csrf_token: csrf_token(secret) }))
+    }
+
+    /// Deletes the session with `secret`, if there is one.
+    pub async fn sign_out(&self, secret: &str) -> Result<()> {
+        if let Some((session, _)) = self.store().session_by_hash(&hash_session_secret(secret)).await? {
+            self.store().delete_session(session.id).await?;
+            tracing::info!(session.id = %session.id, "signed out");
+        }
+        Ok(())
+    }
+}

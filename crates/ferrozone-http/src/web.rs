@@ -1,0 +1,177 @@
+//! The web sign-in (docs/api.md section 8, "Sign-in and sessions"): `GET /`, `GET` and
+//! `POST /sign_in`, `POST /sign_out`. Server-rendered HTML; a signed-in browser then calls
+//! `/v0` with its session cookie (see [`crate::extract::Auth`]).
+
+pub mod cookies;
+mod html;
+pub mod throttle;
+
+use axum::extract::{RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use ferrozone_domain::crypto::random_secret;
+use ferrozone_domain::model::email_key;
+use subtle::ConstantTimeEq;
+
+use crate::error::ApiError;
+use crate::extract::{ClientAddr, FormFields};
+use crate::AppState;
+
+/// What every refused sign-in says, whatever the reason.
+const REFUSED: &str = "The email or password is incorrect, or this account cannot sign in with a password.";
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(home))
+        .route("/sign_in", get(sign_in_page).post(sign_in))
+        .route("/sign_out", post(sign_out))
+}
+
+/// The signed-in user's page, or a redirect to the sign-in page.
+async fn home(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    if let Some(secret) = cookies::get(&headers, cookies::SESSION) {
+        if let Ok(active) = app.domain.authenticate_session(secret).await? {
+            let page = html::home(&active.user.email, active.user.role.as_str(), &active.csrf_token);
+            return Ok(html::response(StatusCode::OK, page));
+        }
+    }
+    Ok(redirect("/sign_in"))
+}
+
+async fn sign_in_page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
+    let return_to = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .find(|(key, _)| key == "return_to")
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default();
+    form(&app, StatusCode::OK, "", local_path(&return_to), None)
+}
+
+async fn sign_in(
+    State(app): State<AppState>,
+    ClientAddr(address): ClientAddr,
+    headers: HeaderMap,
+    FormFields(fields): FormFields,
+) -> Result<Response, ApiError> {
+    let field = |name: &str| fields.get(name).map(String::as_str).unwrap_or_default();
+    let (email, return_to) = (field("email"), local_path(field("return_to")));
+    if !same_secret(cookies::get(&headers, cookies::SIGN_IN_FORM), field("csrf_token")) {
+        let expired = "This sign-in form has expired. Please try again.";
+        return Ok(form(&app, StatusCode::FORBIDDEN, email, return_to, Some(expired)));
+    }
+    let account = email_key(email);
+    if app.web.throttle.is_locked(&account, address) {
+        let mut page = form(&app, StatusCode::TOO_MANY_REQUESTS, email, return_to, Some(THROTTLED));
+        let retry = throttle::LOCKOUT.as_secs().to_string();
+        page.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_str(&retry).unwrap_or(HeaderValue::from_static("60")));
+        return Ok(page);
+    }
+    let Some(session) = app.domain.sign_in_with_password(email, field("password")).await? else {
+        app.web.throttle.failed(&account, address);
+        return Ok(form(&app, StatusCode::UNAUTHORIZED, email, return_to, Some(REFUSED)));
+    };
+    app.web.throttle.succeeded(&account, address);
+    if let Some(previous) = cookies::get(&headers, cookies::SESSION) {
+        app.domain.sign_out(previous).await?;
+    }
+    let secure = app.web.secure_cookies;
+    let max_age = u64::from(app.domain.settings().session_hours) * 3600;
+    let mut response = redirect(return_to);
+    let set = response.headers_mut();
+    set.append(header::SET_COOKIE, cookies::set(cookies::SESSION, &session.secret, "/", max_age, secure));
+    set.append(header::SET_COOKIE, cookies::clear(cookies::SIGN_IN_FORM, "/sign_in", secure));
+    Ok(response)
+}
+
+const THROTTLED: &str = "Too many failed sign-ins. Please wait a minute and try again.";
+
+/// Deletes the session (its CSRF token must come with the request, as the form field
+/// `csrf_token` or the header `x-csrf-token`) and goes to the sign-in page.
+async fn sign_out(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    FormFields(fields): FormFields,
+) -> Result<Response, ApiError> {
+    let secure = app.web.secure_cookies;
+    if let Some(secret) = cookies::get(&headers, cookies::SESSION) {
+        if let Ok(active) = app.domain.authenticate_session(secret).await? {
+            let sent = fields
+                .get("csrf_token")
+                .map(String::as_str)
+                .or_else(|| headers.get("x-csrf-token").and_then(|v| v.to_str().ok()));
+            if !same_secret(sent, &active.csrf_token) {
+                let page = html::message("Not signed out", "The request did not carry this session's CSRF token.");
+                return Ok(html::response(StatusCode::FORBIDDEN, page));
+            }
+        }
+        // An expired session, or one of a disabled user, goes too: nothing to protect.
+        app.domain.sign_out(secret).await?;
+    }
+    let mut response = redirect("/sign_in");
+    response.headers_mut().append(header::SET_COOKIE, cookies::clear(cookies::SESSION, "/", secure));
+    Ok(response)
+}
+
+/// The sign-in page with a fresh form token (also set as the form cookie).
+fn form(app: &AppState, status: StatusCode, email: &str, return_to: &str, error: Option<&str>) -> Response {
+    let token = random_secret();
+    let page = html::SignInPage { email, return_to, form_token: &token, error };
+    let mut response = html::response(status, page.render());
+    let cookie =
+        cookies::set(cookies::SIGN_IN_FORM, &token, "/sign_in", cookies::FORM_TOKEN_SECS, app.web.secure_cookies);
+    response.headers_mut().append(header::SET_COOKIE, cookie);
+    response
+}
+
+/// Whether `sent` is present and equals `expected`, in constant time.
+pub fn same_secret(sent: Option<&str>, expected: &str) -> bool {
+    sent.is_some_and(|sent| !expected.is_empty() && bool::from(sent.as_bytes().ct_eq(expected.as_bytes())))
+}
+
+/// `candidate` if it is a path on this site (`/…`, but not `//…` or `/\…`, which browsers
+/// read as another host, and only printable ASCII), else `/`: never an open redirect.
+pub fn local_path(candidate: &str) -> &str {
+    let local = candidate.starts_with('/')
+        && !candidate.starts_with("//")
+        && candidate.len() <= 2048
+        && candidate.bytes().all(|b| b.is_ascii_graphic() && b != b'\\');
+    if local {
+        candidate
+    } else {
+        "/"
+    }
+}
+
+/// 303 See Other to a local path.
+fn redirect(to: &str) -> Response {
+    let mut response = html::response(StatusCode::SEE_OTHER, String::new());
+    let location = HeaderValue::from_str(to).unwrap_or(HeaderValue::from_static("/"));
+    response.headers_mut().insert(header::LOCATION, location);
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_local_paths_are_redirect_targets() {
+        for ok in ["/", "/devices", "/a/b?c=d#e"] {
+            assert_eq!(local_path(ok), ok);
+        }
+        for bad in ["", "//evil.example", "https://evil.example", "/\\evil", "/a\\b", "evil", "/\t/evil", "/é", "/a b"]
+        {
+            assert_eq!(local_path(bad), "/", "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn secrets_compare_only_when_present() {
+        assert!(same_secret(Some("abc"), "abc"));
+        assert!(!same_secret(Some("abd"), "abc"));
+        assert!(!same_secret(None, "abc"));
+        assert!(!same_secret(Some(""), ""));
+    }
+}

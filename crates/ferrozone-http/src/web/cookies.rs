@@ -1,0 +1,60 @@
+//! The web sign-in's cookies. Their values are URL-safe base64 that the server made, so a
+//! `Set-Cookie` is a fixed pattern and reading one is splitting the `Cookie` header; no
+//! cookie library is needed. HMAC signing is not needed either: a session cookie holds a
+//! random secret that the server looks up (by hash), so a forged value names no session.
+
+use axum::http::header::COOKIE;
+use axum::http::{HeaderMap, HeaderValue};
+
+/// The browser session: its secret.
+pub const SESSION: &str = "ferrozone_session";
+/// The sign-in form's CSRF token (double submit): the same value is in the form.
+pub const SIGN_IN_FORM: &str = "ferrozone_sign_in";
+
+/// How long a sign-in form's token lives, in seconds.
+pub const FORM_TOKEN_SECS: u64 = 3600;
+
+/// The value of the first cookie called `name` in the request's `Cookie` headers.
+pub fn get<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.trim_matches('"'))
+        .filter(|value| !value.is_empty())
+}
+
+/// `Set-Cookie` for `name=value` on `path`: HttpOnly, SameSite=Lax, living `max_age`
+/// seconds, Secure when `secure`. `value` must be a cookie-safe token (base64url).
+pub fn set(name: &str, value: &str, path: &str, max_age: u64, secure: bool) -> HeaderValue {
+    let secure = if secure { "; Secure" } else { "" };
+    let text = format!("{name}={value}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}");
+    HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static("invalid=; Max-Age=0"))
+}
+
+/// `Set-Cookie` that removes the cookie `name` on `path`.
+pub fn clear(name: &str, path: &str, secure: bool) -> HeaderValue {
+    set(name, "", path, 0, secure)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_named_cookie_and_writes_the_attributes() {
+        let mut headers = HeaderMap::new();
+        headers.append(COOKIE, HeaderValue::from_static("a=1; ferrozone_session=abc"));
+        headers.append(COOKIE, HeaderValue::from_static("ferrozone_session=later"));
+        assert_eq!(get(&headers, SESSION), Some("abc"));
+        assert_eq!(get(&headers, "b"), None);
+        assert_eq!(
+            set(SESSION, "abc", "/", 60, true),
+            "ferrozone_session=abc; Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure"
+        );
+        assert_eq!(clear(SESSION, "/", false), "ferrozone_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax");
+    }
+}

@@ -1,0 +1,69 @@
+//! Browser sessions: look-up by secret hash with the user, deletion, expiry, cascade; and
+//! recording a sign-in.
+
+use ferrozone_domain::model::{Role, Session};
+use ferrozone_domain::Timestamp;
+use uuid::Uuid;
+
+use crate::support::{add_user, db};
+
+fn session(user_id: Uuid, hash: &[u8], inserted_at: Timestamp, hours: i64) -> Session {
+    Session {
+        id: Uuid::now_v7(),
+        user_id,
+        secret_hash: hash.to_vec(),
+        inserted_at,
+        expires_at: inserted_at.plus_secs(hours * 3600),
+    }
+}
+
+#[tokio::test]
+async fn sessions_are_found_by_hash_with_their_user_and_deleted() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Unprivileged).await;
+    let now = Timestamp::now();
+    let first = session(alice.id, &[1; 32], now, 24);
+    let second = session(alice.id, &[2; 32], now, 24);
+    db.store.insert_session(&first).await.unwrap();
+    db.store.insert_session(&second).await.unwrap();
+
+    assert_eq!(db.store.session_by_hash(&[1; 32]).await.unwrap(), Some((first.clone(), alice.clone())));
+    assert_eq!(db.store.session_by_hash(&[3; 32]).await.unwrap(), None);
+    assert!(db.store.insert_session(&session(alice.id, &[1; 32], now, 1)).await.is_err(), "hashes are unique");
+
+    assert!(db.store.delete_session(first.id).await.unwrap());
+    assert!(!db.store.delete_session(first.id).await.unwrap());
+    assert_eq!(db.store.session_by_hash(&[1; 32]).await.unwrap(), None);
+    assert!(db.store.session_by_hash(&[2; 32]).await.unwrap().is_some(), "the other session stays");
+}
+
+#[tokio::test]
+async fn expired_sessions_are_deleted_and_users_take_theirs_along() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    let now = Timestamp::now();
+    db.store.insert_session(&session(alice.id, &[1; 32], now.plus_secs(-7200), 1)).await.unwrap();
+    db.store.insert_session(&session(alice.id, &[2; 32], now, 1)).await.unwrap();
+    db.store.insert_session(&session(bob.id, &[3; 32], now, 1)).await.unwrap();
+
+    assert_eq!(db.store.delete_expired_sessions(now).await.unwrap(), 1);
+    assert_eq!(db.store.session_by_hash(&[1; 32]).await.unwrap(), None);
+    assert!(db.store.session_by_hash(&[2; 32]).await.unwrap().is_some());
+
+    db.store.delete_user(bob.id).await.unwrap();
+    assert_eq!(db.store.session_by_hash(&[3; 32]).await.unwrap(), None, "deleted with its user");
+}
+
+#[tokio::test]
+async fn a_sign_in_is_recorded_without_moving_updated_at() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let at = alice.updated_at.plus_secs(60);
+    db.store.record_sign_in(alice.id, "password", at).await.unwrap();
+    let stored = db.store.user_by_id(alice.id).await.unwrap().unwrap();
+    assert_eq!(stored.last_signed_in_at, Some(at));
+    assert_eq!(stored.last_signed_in_method.as_deref(), Some("password"));
+    assert_eq!(stored.updated_at, alice.updated_at);
+    db.store.record_sign_in(Uuid::now_v7(), "password", at).await.expect("an unknown user is no error");
+}
