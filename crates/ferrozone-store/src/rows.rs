@@ -4,8 +4,6 @@
 //! `String`, `i64`, `i32`, `bool`, `Vec<u8>`), so one `FromRow` derive and one set of
 //! `bind_*!` macros serve SQLite and PostgreSQL alike.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
-
 use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
@@ -227,8 +225,8 @@ impl TryFrom<DeviceRow> for Device {
                 description: row.description,
                 public_key: row.public_key,
                 preshared_key: Sealed(row.preshared_key),
-                ipv4: row.ipv4.map(|a| a.parse::<Ipv4Addr>()).transpose().context("ipv4 is not an IPv4 address")?,
-                ipv6: row.ipv6.map(|a| a.parse::<Ipv6Addr>()).transpose().context("ipv6 is not an IPv6 address")?,
+                ipv4: address(row.ipv4, "ipv4 is not an IPv4 address")?,
+                ipv6: address(row.ipv6, "ipv6 is not an IPv6 address")?,
                 use_default: UseDefaults {
                     allowed_ips: row.use_default_allowed_ips,
                     dns: row.use_default_dns,
@@ -272,14 +270,20 @@ impl TryFrom<ActivePeerRow> for ActivePeer {
     fn try_from(row: ActivePeerRow) -> Result<Self> {
         let decode = || -> anyhow::Result<ActivePeer> {
             Ok(ActivePeer {
-                ipv4: row.ipv4.map(|a| a.parse::<Ipv4Addr>()).transpose().context("ipv4 is not an IPv4 address")?,
-                ipv6: row.ipv6.map(|a| a.parse::<Ipv6Addr>()).transpose().context("ipv6 is not an IPv6 address")?,
+                ipv4: address(row.ipv4, "ipv4 is not an IPv4 address")?,
+                ipv6: address(row.ipv6, "ipv6 is not an IPv6 address")?,
                 preshared_key: Sealed(row.preshared_key),
                 public_key: row.public_key,
             })
         };
         decode().map_err(corrupt)
     }
+}
+
+/// A stored address column (canonical text) as the family its column holds; `problem`
+/// says what is wrong otherwise.
+fn address<A: std::str::FromStr>(text: Option<String>, problem: &'static str) -> anyhow::Result<Option<A>> {
+    text.map(|a| a.parse::<A>()).transpose().map_err(|_| anyhow!(problem))
 }
 
 /// A stored value the model cannot represent: the database was changed behind our back.

@@ -9,7 +9,6 @@
 //!
 //! Prints `name value` lines; N is `BENCH_PEERS` (default 10000).
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -25,7 +24,6 @@ use ferrozone_wg::reconciler::Reconciler;
 use ferrozone_wg::stats::StatsCollector;
 use ferrozone_wg::userspace::Userspace;
 use ferrozone_wg::{uapi, Changes, InterfaceConfig, Key, Peer, PeerSource, PeerStats, WireGuard};
-use ipnet::IpNet;
 use tokio::task::JoinSet;
 
 const ROUNDS: usize = 3;
@@ -43,9 +41,7 @@ impl PeerSource for StoreSource {
         rows.into_iter()
             .map(|row| {
                 let psk = Key::from_base64(&self.cipher.open_str(&row.preshared_key)?)?;
-                let hosts = [row.ipv4.map(IpAddr::V4), row.ipv6.map(IpAddr::V6)];
-                let ips = hosts.into_iter().flatten().map(IpNet::from).collect();
-                Ok(Peer::new(Key::from_base64(&row.public_key)?, Some(psk), ips))
+                Ok(Peer::for_device(Key::from_base64(&row.public_key)?, Some(psk), row.ipv4, row.ipv6))
             })
             .collect()
     }

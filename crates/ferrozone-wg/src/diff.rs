@@ -1,6 +1,6 @@
 //! The difference between the peers an interface should have and the ones it has.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::key::Key;
 use crate::peer::Peer;
@@ -25,9 +25,9 @@ impl Changes {
 /// their input, so the result is deterministic.
 pub fn diff(desired: &[Peer], observed: &[Peer]) -> Changes {
     let on_interface: HashMap<&Key, &Peer> = observed.iter().map(|p| (&p.public_key, p)).collect();
-    let wanted: HashMap<&Key, ()> = desired.iter().map(|p| (&p.public_key, ())).collect();
+    let wanted: HashSet<&Key> = desired.iter().map(|p| &p.public_key).collect();
     let upsert = desired.iter().filter(|peer| on_interface.get(&peer.public_key) != Some(peer)).cloned().collect();
-    let remove = observed.iter().map(|p| p.public_key).filter(|key| !wanted.contains_key(key)).collect();
+    let remove = observed.iter().map(|p| p.public_key).filter(|key| !wanted.contains(key)).collect();
     Changes { upsert, remove }
 }
 

@@ -13,12 +13,18 @@ use crate::WireGuard;
 
 /// Peers kept in a map; `apply` behaves like a WireGuard interface (an allowed IP belongs
 /// to one peer at a time).
-#[derive(Default)]
 pub struct MemoryInterface {
     peers: Mutex<BTreeMap<Key, ObservedPeer>>,
     applied: Mutex<Vec<Changes>>,
     kind: &'static str,
     generation: std::sync::atomic::AtomicU64,
+}
+
+impl Default for MemoryInterface {
+    fn default() -> Self {
+        let (peers, applied, generation) = Default::default();
+        Self { peers, applied, kind: "memory", generation }
+    }
 }
 
 impl MemoryInterface {
@@ -58,11 +64,7 @@ impl MemoryInterface {
 #[async_trait]
 impl WireGuard for MemoryInterface {
     fn kind(&self) -> &'static str {
-        if self.kind.is_empty() {
-            "memory"
-        } else {
-            self.kind
-        }
+        self.kind
     }
 
     async fn peers(&self) -> anyhow::Result<Vec<ObservedPeer>> {

@@ -1,6 +1,6 @@
 //! Peers as the reconciler wants them and as an interface reports them.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::SystemTime;
 
 use ipnet::IpNet;
@@ -18,6 +18,17 @@ pub struct Peer {
 }
 
 impl Peer {
+    /// The peer of a device: its tunnel addresses as `/32` and `/128` allowed IPs.
+    pub fn for_device(
+        public_key: Key,
+        preshared_key: Option<Key>,
+        ipv4: Option<Ipv4Addr>,
+        ipv6: Option<Ipv6Addr>,
+    ) -> Self {
+        let hosts = [ipv4.map(IpAddr::V4), ipv6.map(IpAddr::V6)];
+        Self::new(public_key, preshared_key, hosts.into_iter().flatten().map(IpNet::from).collect())
+    }
+
     pub fn new(public_key: Key, preshared_key: Option<Key>, mut allowed_ips: Vec<IpNet>) -> Self {
         allowed_ips.sort();
         allowed_ips.dedup();

@@ -1,7 +1,7 @@
 //! Statistics: handshakes and byte counters read from the interface and written back to
 //! the devices whose figures changed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,8 +35,8 @@ impl StatsCollector {
         if !changed.is_empty() {
             self.source.record_stats(&changed).await?;
         }
-        let present: HashMap<&Key, ()> = observed.iter().map(|o| (&o.peer.public_key, ())).collect();
-        self.recorded.retain(|key, _| present.contains_key(key));
+        let present: HashSet<&Key> = observed.iter().map(|o| &o.peer.public_key).collect();
+        self.recorded.retain(|key, _| present.contains(key));
         let count = changed.len();
         self.recorded.extend(changed);
         Ok(count)

@@ -2,7 +2,7 @@
 //! reconciler and the statistics loop, fed by the domain.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -139,10 +139,8 @@ impl PeerSource for DomainPeers {
                 Some(psk) => psk,
                 None => Key::from_base64(&Zeroizing::new(self.domain.reveal(&peer.preshared_key)?))?,
             };
-            let hosts = [peer.ipv4.map(IpAddr::V4), peer.ipv6.map(IpAddr::V6)];
-            let allowed_ips = hosts.into_iter().flatten().map(IpNet::from).collect();
             let key = Key::from_base64(&peer.public_key).with_context(|| format!("device key {}", peer.public_key))?;
-            peers.push(Peer::new(key, Some(psk), allowed_ips));
+            peers.push(Peer::for_device(key, Some(psk), peer.ipv4, peer.ipv6));
             keys.insert(peer.preshared_key.0, psk);
         }
         *self.keys.lock().unwrap_or_else(PoisonError::into_inner) = keys;

@@ -46,12 +46,7 @@ impl Domain {
 
     /// Another user's device is "not found" for a non-admin.
     pub async fn get_device(&self, actor: &Principal, id: Uuid) -> Result<Device> {
-        let device = self.store().device_by_id(id).await?.ok_or(DomainError::NotFound)?;
-        if actor.is_admin() || actor.user_id == Some(device.user_id) {
-            Ok(device)
-        } else {
-            Err(DomainError::NotFound)
-        }
+        visible_device(actor, self.store().device_by_id(id).await?)
     }
 
     /// Creates a device. Without a public key in `attrs` the key pair is generated here,
@@ -132,4 +127,13 @@ fn visible(actor: &Principal, mut query: DeviceQuery) -> Option<DeviceQuery> {
         }
     }
     Some(query)
+}
+
+/// `device` if `actor` may see it: admins see every device, others their own. Another
+/// user's device is "not found", like a missing one.
+pub(crate) fn visible_device(actor: &Principal, device: Option<Device>) -> Result<Device> {
+    match device {
+        Some(device) if actor.is_admin() || actor.user_id == Some(device.user_id) => Ok(device),
+        _ => Err(DomainError::NotFound),
+    }
 }

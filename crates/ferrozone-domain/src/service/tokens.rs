@@ -4,6 +4,7 @@ use subtle::ConstantTimeEq;
 use uuid::Uuid;
 use zeroize::Zeroizing;
 
+use super::devices::visible_device;
 use super::{Domain, Principal};
 use crate::crypto::{hash_token, new_token, TOKEN_PREFIX};
 use crate::error::{DomainError, Result};
@@ -40,10 +41,7 @@ impl Domain {
             Ok(actor) => actor,
             Err(refusal) => return Ok(Err(refusal)),
         };
-        match device {
-            Some(device) if actor.is_admin() || actor.user_id == Some(device.user_id) => Ok(Ok(device)),
-            _ => Err(DomainError::NotFound),
-        }
+        visible_device(&actor, device).map(Ok)
     }
 
     /// The principal of a token found by its hash, unless it is expired or its owner is
