@@ -7,7 +7,9 @@ use uuid::Uuid;
 
 use crate::error::Result;
 use crate::ipam::Pools;
-use crate::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, Session, StatsReport, User, UserUpdate};
+use crate::model::{
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, Session, SignInFlow, StatsReport, User, UserUpdate,
+};
 use crate::time::Timestamp;
 
 /// Which devices a list returns, and how many.
@@ -79,6 +81,12 @@ pub trait Store: Send + Sync + 'static {
     async fn delete_session(&self, id: Uuid) -> Result<bool>;
     /// Deletes every session that expired at or before `now`; returns how many went.
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64>;
+
+    /// Stores a provider sign-in in progress, and deletes those that expired by `now`.
+    async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()>;
+    /// Deletes the flow with this state hash and returns it (expired or not): each flow is
+    /// taken at most once, also when several processes race for it.
+    async fn take_sign_in_flow(&self, state_hash: &[u8]) -> Result<Option<SignInFlow>>;
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>>;
     /// The devices `query` selects, streamed (see [`DeviceBatches`]).

@@ -8,7 +8,7 @@ use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::model::{
-    email_key, ActivePeer, ApiToken, CustomConfig, Device, PeerStats, Role, Session, UseDefaults, User,
+    email_key, ActivePeer, ApiToken, CustomConfig, Device, PeerStats, Role, Session, SignInFlow, UseDefaults, User,
 };
 use ferrozone_domain::store::STREAM_BATCH;
 use ferrozone_domain::{DomainError, Timestamp};
@@ -144,6 +144,28 @@ impl TryFrom<SessionUserRow> for (Session, User) {
             expires_at: Timestamp::from_micros(row.expires_at),
         };
         Ok((session, User::try_from(row.user)?))
+    }
+}
+
+/// A `sign_in_flows` row.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct SignInFlowRow {
+    pub state_hash: Vec<u8>,
+    pub provider_id: String,
+    pub sealed: Vec<u8>,
+    pub return_to: String,
+    pub expires_at: i64,
+}
+
+impl From<SignInFlowRow> for SignInFlow {
+    fn from(row: SignInFlowRow) -> Self {
+        SignInFlow {
+            state_hash: row.state_hash,
+            provider_id: row.provider_id,
+            sealed: Sealed(row.sealed),
+            return_to: row.return_to,
+            expires_at: Timestamp::from_micros(row.expires_at),
+        }
     }
 }
 

@@ -70,6 +70,13 @@ pub(crate) const SESSION_WITH_USER: &str = "SELECT s.id AS session_id, s.secret_
 pub(crate) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
 pub(crate) const DELETE_EXPIRED_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <= $1";
 
+pub(crate) const INSERT_SIGN_IN_FLOW: &str = "INSERT INTO sign_in_flows \
+     (state_hash, provider_id, sealed, return_to, expires_at) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const DELETE_EXPIRED_SIGN_IN_FLOWS: &str = "DELETE FROM sign_in_flows WHERE expires_at <= $1";
+/// Deletes the flow and returns it: a `state` works once, even with two processes racing.
+pub(crate) const TAKE_SIGN_IN_FLOW: &str = "DELETE FROM sign_in_flows WHERE state_hash = $1 \
+     RETURNING state_hash, provider_id, sealed, return_to, expires_at";
+
 /// The peers the data plane puts on the interface: devices of users who are not disabled.
 pub(crate) const ACTIVE_PEERS: &str = "SELECT d.public_key, d.preshared_key, d.ipv4, d.ipv6 \
      FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL";
