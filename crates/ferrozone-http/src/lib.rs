@@ -20,6 +20,7 @@ use ferrozone_domain::Domain;
 
 pub use error::ApiError;
 pub use openapi::openapi_json;
+pub use web::saml::{SamlSp, DEFAULT_ENTITY_ID as DEFAULT_SAML_ENTITY_ID};
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -35,14 +36,20 @@ impl AppState {
         let external_url = if secure_cookies { "https://localhost:13000" } else { "http://localhost:13000" };
         Self::with_web(
             domain,
-            WebSettings { external_url: external_url.to_owned(), secure_cookies, providers: Providers::default() },
+            WebSettings {
+                external_url: external_url.to_owned(),
+                secure_cookies,
+                providers: Providers::default(),
+                saml: Arc::default(),
+            },
         )
     }
 
     pub fn with_web(domain: Arc<Domain>, settings: WebSettings) -> Self {
-        let WebSettings { external_url, secure_cookies, providers } = settings;
+        let WebSettings { external_url, secure_cookies, providers, saml } = settings;
         let external_url = external_url.trim_end_matches('/').to_owned();
-        let web = WebState { external_url, secure_cookies, providers, throttle: web::throttle::Throttle::default() };
+        let throttle = web::throttle::Throttle::default();
+        let web = WebState { external_url, secure_cookies, providers, saml, throttle };
         Self { domain, web: Arc::new(web) }
     }
 }
@@ -55,6 +62,8 @@ pub struct WebSettings {
     /// Give cookies the `Secure` attribute.
     pub secure_cookies: bool,
     pub providers: Providers,
+    /// The SAML service provider, checked against `providers.saml` ([`SamlSp::new`]).
+    pub saml: Arc<SamlSp>,
 }
 
 /// The web sign-in's settings and this process's sign-in throttle.
@@ -64,6 +73,7 @@ pub struct WebState {
     pub external_url: String,
     pub secure_cookies: bool,
     pub providers: Providers,
+    pub saml: Arc<SamlSp>,
     throttle: web::throttle::Throttle,
 }
 

@@ -7,6 +7,7 @@ mod html;
 // The OpenID Connect and SAML routes build on these.
 #[allow(dead_code)]
 pub mod providers;
+pub mod saml;
 pub mod throttle;
 
 use axum::extract::{RawQuery, State};
@@ -30,6 +31,7 @@ pub fn routes() -> Router<AppState> {
         .route("/", get(home))
         .route("/sign_in", get(sign_in_page).post(sign_in))
         .route("/sign_out", post(sign_out))
+        .merge(saml::routes())
 }
 
 /// The signed-in user's page, or a redirect to the sign-in page.

@@ -21,7 +21,7 @@ mod xml;
 
 pub use keys::SpKeyPair;
 pub use metadata::IdpMetadata;
-pub use request::{AuthnRequest, REQUEST_ID_PREFIX};
+pub use request::{new_request_id, AuthnRequest, REQUEST_ID_PREFIX};
 pub use response::{decode_post_response, verify_response, Expected, Verified, CLOCK_SKEW_SECS};
 pub use sp::sp_metadata;
 

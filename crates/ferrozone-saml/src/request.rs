@@ -28,11 +28,17 @@ pub struct AuthnRequest {
     pub redirect_url: String,
 }
 
+/// A fresh random request id.
+pub fn new_request_id() -> String {
+    format!("{REQUEST_ID_PREFIX}{:032x}", rand::random::<u128>())
+}
+
 impl AuthnRequest {
-    /// A new request (a fresh random id) from the SP `sp_entity_id`, whose response goes to
-    /// `acs_url` by HTTP-POST; `relay_state` comes back with the response. Signed with
-    /// `signer` when given.
+    /// The request `id` (from [`new_request_id`]) from the SP `sp_entity_id`, whose response
+    /// goes to `acs_url` by HTTP-POST; `relay_state` comes back with the response. Signed
+    /// with `signer` when given.
     pub fn new(
+        id: String,
         idp: &IdpMetadata,
         sp_entity_id: &str,
         acs_url: &str,
@@ -40,7 +46,6 @@ impl AuthnRequest {
         now: DateTime<Utc>,
         signer: Option<&SpKeyPair>,
     ) -> Self {
-        let id = format!("{REQUEST_ID_PREFIX}{:032x}", rand::random::<u128>());
         let xml = format!(
             concat!(
                 r#"<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" "#,
@@ -108,8 +113,15 @@ mod tests {
     #[test]
     fn encodes_the_request_with_its_relay_state() {
         let now = DateTime::parse_from_rfc3339("2026-01-02T03:04:05Z").unwrap().to_utc();
-        let request =
-            AuthnRequest::new(&idp("https://idp.example/sso?x=1"), "urn:sp", "https://sp/acs", "state&1", now, None);
+        let request = AuthnRequest::new(
+            new_request_id(),
+            &idp("https://idp.example/sso?x=1"),
+            "urn:sp",
+            "https://sp/acs",
+            "state&1",
+            now,
+            None,
+        );
         assert!(request.id.starts_with(REQUEST_ID_PREFIX) && request.id.len() == REQUEST_ID_PREFIX.len() + 32);
         assert!(request.redirect_url.starts_with("https://idp.example/sso?x=1&SAMLRequest="));
         let fields = query(&request.redirect_url);
@@ -123,7 +135,15 @@ mod tests {
         assert_eq!(root.attribute("IssueInstant"), Some("2026-01-02T03:04:05Z"));
         assert_eq!(root.attribute("Destination"), Some("https://idp.example/sso?x=1"));
         assert_eq!(root.first_element_child().unwrap().text(), Some("urn:sp"));
-        let other = AuthnRequest::new(&idp("https://idp.example/sso"), "urn:sp", "https://sp/acs", "s", now, None);
+        let other = AuthnRequest::new(
+            new_request_id(),
+            &idp("https://idp.example/sso"),
+            "urn:sp",
+            "https://sp/acs",
+            "s",
+            now,
+            None,
+        );
         assert_ne!(other.id, request.id, "ids are random");
     }
 
@@ -131,6 +151,7 @@ mod tests {
     fn signs_the_query_as_sent() {
         let pair = SpKeyPair::from_pem(SP_KEY, SP_CERT).unwrap();
         let request = AuthnRequest::new(
+            new_request_id(),
             &idp("https://idp.example/sso"),
             "urn:sp",
             "https://sp/acs",

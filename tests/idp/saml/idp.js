@@ -80,7 +80,7 @@ function signInPage(query) {
 
 // samlp reads `req.query` (and the HTTP-Redirect signature from it) and `req.body`.
 function parse(req, fields, callback) {
-  const shim = { query: fields, body: fields, method: 'GET', originalUrl: req.url };
+  const shim = { query: fields, body: {}, method: 'GET', originalUrl: req.url };
   const options = {};
   if (spCert) {
     if (!fields.Signature) return callback(new Error('the AuthnRequest is not signed'));

@@ -11,6 +11,7 @@ use crate::startup::open_domain;
 
 pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
+    let saml = std::sync::Arc::new(config.saml(&providers)?);
     let domain = open_domain(config).await?;
     if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
         announce_admin(config, &token);
@@ -20,8 +21,12 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
     tracing::info!(%address, "serving the API");
-    let web =
-        WebSettings { external_url: config.external_url.clone(), secure_cookies: config.secure_cookies(), providers };
+    let web = WebSettings {
+        external_url: config.external_url.clone(),
+        secure_cookies: config.secure_cookies(),
+        providers,
+        saml,
+    };
     let app = ferrozone_http::app(AppState::with_web(domain, web));
     // The peer address reaches handlers (sign-in throttling keys on it, never on a header).
     let app = app.into_make_service_with_connect_info::<SocketAddr>();

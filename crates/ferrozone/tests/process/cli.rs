@@ -168,3 +168,36 @@ async fn a_bad_provider_stops_serve_naming_the_provider_and_the_field() {
     assert!(!out.status.success() && err.contains("provider `okta`: `metadata` is missing"), "{err}");
     assert!(!err.contains("\"s\""), "no secret in the error: {err}");
 }
+
+#[tokio::test]
+async fn bad_saml_metadata_or_a_missing_sp_key_stops_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let unusable = r#"[{"id":"okta","metadata":"<EntityDescriptor xmlns=\"urn:oasis:names:tc:SAML:2.0:metadata\" entityID=\"e\"/>","auto_create_users":true}]"#;
+    let out = command(dir.path(), &[("SAML_IDENTITY_PROVIDERS", unusable)])
+        .arg("serve")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let expected =
+        "FERROZONE_SAML_IDENTITY_PROVIDERS: provider `okta`: `metadata`: EntityDescriptor has no IDPSSODescriptor";
+    assert!(!out.status.success() && err.contains(expected), "{err}");
+
+    let idp = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/idp/saml/keys/idp.crt");
+    let cert: String = std::fs::read_to_string(idp).unwrap().lines().filter(|l| !l.starts_with("-----")).collect();
+    let metadata = format!(
+        r#"<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="e"><IDPSSODescriptor>
+<KeyDescriptor><KeyInfo xmlns="http://www.w3.org/2000/09/xmldsig#"><X509Data><X509Certificate>{cert}</X509Certificate></X509Data></KeyInfo></KeyDescriptor>
+<SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.example/sso"/>
+</IDPSSODescriptor></EntityDescriptor>"#
+    );
+    // sign_requests defaults to true, and no SP key is configured.
+    let providers = serde_json::json!([{"id": "okta", "metadata": metadata, "auto_create_users": true}]).to_string();
+    let out = command(dir.path(), &[("SAML_IDENTITY_PROVIDERS", &providers)])
+        .arg("serve")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("provider `okta`: `sign_requests` is true but no SP key"), "{err}");
+}
