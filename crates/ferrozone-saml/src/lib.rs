@@ -23,7 +23,7 @@ pub use keys::SpKeyPair;
 pub use metadata::IdpMetadata;
 pub use request::{new_request_id, AuthnRequest, REQUEST_ID_PREFIX};
 pub use response::{decode_post_response, verify_response, Expected, Verified, CLOCK_SKEW_SECS};
-pub use sp::sp_metadata;
+pub use sp::{sign_metadata, sp_metadata};
 
 /// Why metadata, a key or a response was refused. The message says what and where; it never
 /// holds secrets, and is meant for logs (the browser gets a generic page).

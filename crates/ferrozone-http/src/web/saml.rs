@@ -5,7 +5,8 @@
 //!   start a flow and send the browser to the IdP with an AuthnRequest (HTTP-Redirect);
 //! - `POST /auth/saml/sp/consume/{id}`: the assertion consumer service (HTTP-POST);
 //! - `GET /auth/saml/finish/{id}?state=…`: where the consumer sends the browser on;
-//! - `GET /auth/saml/sp/metadata/{id}`: the SP metadata to import into the IdP.
+//! - `GET /auth/saml/sp/metadata/{id}`: the SP metadata to import into the IdP (signed with
+//!   the SP key when `sign_metadata` and a key pair is configured).
 //!
 //! The IdP posts the response cross-site, so the browser's `SameSite=Lax` flow cookie is not
 //! sent to the consumer. The consumer therefore takes the flow by its RelayState (one-time:
@@ -26,7 +27,8 @@ use axum::Router;
 use chrono::Utc;
 use ferrozone_domain::providers::SamlProviderConfig;
 use ferrozone_saml::{
-    decode_post_response, new_request_id, sp_metadata, verify_response, AuthnRequest, Expected, IdpMetadata, SpKeyPair,
+    decode_post_response, new_request_id, sign_metadata, sp_metadata, verify_response, AuthnRequest, Expected,
+    IdpMetadata, SpKeyPair,
 };
 
 use super::{cookies, html, providers, redirect, same_secret};
@@ -242,7 +244,12 @@ async fn metadata(State(app): State<AppState>, Path(id): Path<String>) -> Respon
         return unknown_provider();
     };
     let signing = if config.sign_requests { app.web.saml.keys.as_ref() } else { None };
-    let xml = sp_metadata(&app.web.saml.entity_id, &acs_url(&app, config), signing, config.signed_assertion_in_resp);
+    let mut xml =
+        sp_metadata(&app.web.saml.entity_id, &acs_url(&app, config), signing, config.signed_assertion_in_resp);
+    // Signed when asked to and a key pair is configured (it is optional without sign_requests).
+    if let Some(pair) = app.web.saml.keys.as_ref().filter(|_| config.sign_metadata) {
+        xml = sign_metadata(&xml, pair);
+    }
     let mut response = Response::new(axum::body::Body::from(xml));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/samlmetadata+xml"));
     response

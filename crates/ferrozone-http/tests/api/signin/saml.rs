@@ -12,7 +12,7 @@ use ferrozone_http::SamlSp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use self::idp::{browser, key_file, serve, Form, Idp, SP_ENTITY_ID};
+use self::idp::{browser, key_file, serve, xml_crypto_verifies, Form, Idp, SP_ENTITY_ID};
 use crate::helpers::TestApp;
 
 const PROVIDER: &str = "test-idp";
@@ -150,6 +150,10 @@ async fn the_sp_metadata_names_the_entity_and_the_consumer() {
     assert!(xml.contains(&format!("entityID=\"{SP_ENTITY_ID}\"")), "{xml}");
     assert!(xml.contains(&format!("Location=\"{base}/auth/saml/sp/consume/{PROVIDER}\"")), "{xml}");
     assert!(xml.contains("<ds:X509Certificate>MII"), "the signing certificate: {xml}");
+    // sign_metadata (default true): signed by the SP key, as another implementation checks.
+    assert!(xml_crypto_verifies(&xml, "sp.crt"), "{xml}");
+    assert!(!xml_crypto_verifies(&xml.replace("consume", "elsewhere"), "sp.crt"));
+    assert!(!xml_crypto_verifies(&xml, "idp.crt"));
     let unknown = browser().get(format!("{base}/auth/saml/sp/metadata/nope")).send().await.unwrap();
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
 }

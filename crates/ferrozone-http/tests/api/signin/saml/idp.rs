@@ -170,3 +170,20 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
         rest = &rest[at + name.len()..];
     }
 }
+
+/// Whether xml-crypto (the test IdP's signature library) finds `xml`'s enveloped signature
+/// valid for the certificate `keys/{cert}`.
+pub fn xml_crypto_verifies(xml: &str, cert: &str) -> bool {
+    use std::io::Write as _;
+    ensure_installed();
+    let mut child = Command::new("node")
+        .arg("verify.js")
+        .arg(format!("keys/{cert}"))
+        .current_dir(idp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(xml.as_bytes()).unwrap();
+    child.wait().unwrap().success()
+}
