@@ -9,8 +9,11 @@ use roxmltree::Node;
 use rsa::{Pkcs1v15Sign, RsaPublicKey};
 use sha2::{Digest, Sha256, Sha512};
 
+use base64::Engine as _;
+
 use crate::c14n::{canonicalize, Options};
-use crate::xml::{base64, children, is, only_child, optional_child, NS_DSIG, NS_EXC_C14N};
+use crate::keys::SpKeyPair;
+use crate::xml::{base64, children, escape, is, only_child, optional_child, NS_DSIG, NS_EXC_C14N};
 
 const EXC_C14N: &str = "http://www.w3.org/2001/10/xml-exc-c14n#";
 const EXC_C14N_COMMENTS: &str = "http://www.w3.org/2001/10/xml-exc-c14n#WithComments";
@@ -116,4 +119,54 @@ fn c14n_method(node: Node<'_, '_>) -> Result<Options, String> {
         None => Vec::new(),
     };
     Ok(Options { with_comments, inclusive_prefixes })
+}
+
+/// `xml` with an enveloped signature by `pair` over its document element (which must have
+/// an `ID`): exclusive C14N, SHA-256, RSA-SHA256, the certificate in `KeyInfo`. The
+/// signature goes right after the root's child `{ns}name` when `after` names one (SAML
+/// protocol messages put it after their `Issuer`), else first in the root.
+pub fn sign_enveloped(xml: &str, pair: &SpKeyPair, after: Option<(&str, &str)>) -> Result<String, String> {
+    let engine = base64::engine::general_purpose::STANDARD;
+    let doc = crate::xml::parse(xml)?;
+    let root = doc.root_element();
+    let id = root.attribute("ID").ok_or("the element to sign has no ID")?;
+    // No signature yet: the enveloped transform leaves the element as it is.
+    let digest = engine.encode(Sha256::digest(canonicalize(root, None, &Options::default()).as_bytes()));
+    let signed_info = format!(
+        concat!(
+            r#"<ds:SignedInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#">"#,
+            r#"<ds:CanonicalizationMethod Algorithm="{c14n}"/>"#,
+            r#"<ds:SignatureMethod Algorithm="{rsa}"/>"#,
+            r##"<ds:Reference URI="#{id}"><ds:Transforms>"##,
+            r#"<ds:Transform Algorithm="{enveloped}"/><ds:Transform Algorithm="{c14n}"/></ds:Transforms>"#,
+            r#"<ds:DigestMethod Algorithm="{sha256}"/><ds:DigestValue>{digest}</ds:DigestValue>"#,
+            r#"</ds:Reference></ds:SignedInfo>"#
+        ),
+        c14n = EXC_C14N,
+        rsa = RSA_SHA256,
+        id = escape(id),
+        enveloped = ENVELOPED,
+        sha256 = SHA256,
+        digest = digest,
+    );
+    // Its canonical form is the same standalone as inside the signature: it declares the one
+    // prefix it uses.
+    let info_doc = crate::xml::parse(&signed_info)?;
+    let canonical_info = canonicalize(info_doc.root_element(), None, &Options::default());
+    let value = engine.encode(pair.sign_sha256(canonical_info.as_bytes()));
+    let signature = format!(
+        concat!(
+            r#"<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#">{info}"#,
+            r#"<ds:SignatureValue>{value}</ds:SignatureValue><ds:KeyInfo><ds:X509Data>"#,
+            r#"<ds:X509Certificate>{certificate}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></ds:Signature>"#
+        ),
+        info = signed_info,
+        value = value,
+        certificate = pair.certificate_base64(),
+    );
+    let at = match after {
+        Some((ns, name)) => only_child(root, ns, name)?.range().end,
+        None => root.first_child().map(|child| child.range().start).ok_or("the element to sign is empty")?,
+    };
+    Ok(format!("{}{signature}{}", &xml[..at], &xml[at..]))
 }

@@ -1,6 +1,7 @@
 //! SAML 2.0 sign-in for Ferrozone, as a service provider (SP): the identity provider's
-//! metadata, the AuthnRequest (HTTP-Redirect binding), the SP's own metadata, and a strict
-//! verification of the IdP's Response (HTTP-POST binding). Pure: no I/O, no clock (callers
+//! metadata, the AuthnRequest (HTTP-Redirect binding, or HTTP-POST for IdPs that offer
+//! only it), the SP's own metadata (optionally signed), and a strict verification of the
+//! IdP's Response (HTTP-POST binding). Pure: no I/O, no clock (callers
 //! pass the time), so every rule is unit-tested here.
 //!
 //! XML signatures are verified here, narrowly: exclusive canonicalization (with or without
@@ -20,8 +21,8 @@ pub mod sp;
 mod xml;
 
 pub use keys::SpKeyPair;
-pub use metadata::IdpMetadata;
-pub use request::{new_request_id, AuthnRequest, REQUEST_ID_PREFIX};
+pub use metadata::{IdpMetadata, SsoBinding};
+pub use request::{new_request_id, AuthnRequest, Outgoing, REQUEST_ID_PREFIX};
 pub use response::{decode_post_response, verify_response, Expected, Verified, CLOCK_SKEW_SECS};
 pub use sp::{sign_metadata, sp_metadata};
 

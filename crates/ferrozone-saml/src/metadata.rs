@@ -10,12 +10,23 @@ use crate::Error;
 pub const BINDING_REDIRECT: &str = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect";
 pub const BINDING_POST: &str = "urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST";
 
+/// How AuthnRequests reach the IdP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SsoBinding {
+    /// In the query of a redirect (preferred when the IdP offers it).
+    Redirect,
+    /// In a form the browser posts.
+    Post,
+}
+
 /// What Ferrozone uses of an IdP's metadata.
 #[derive(Debug, Clone)]
 pub struct IdpMetadata {
     pub entity_id: String,
-    /// `SingleSignOnService` location for the HTTP-Redirect binding.
-    pub sso_redirect_url: String,
+    /// The `SingleSignOnService` location for `sso_binding`.
+    pub sso_url: String,
+    /// HTTP-Redirect when the IdP offers it, else HTTP-POST.
+    pub sso_binding: SsoBinding,
     /// The keys of the signing certificates (`KeyDescriptor` with `use="signing"` or no
     /// `use`): a response signed by any of them is the IdP's.
     pub signing_keys: Vec<RsaPublicKey>,
@@ -27,8 +38,8 @@ fn invalid(message: impl Into<String>) -> Error {
 
 impl IdpMetadata {
     /// Parses metadata XML: an `EntityDescriptor` (or an `EntitiesDescriptor` holding exactly
-    /// one with an `IDPSSODescriptor`), which must have an entityID, an HTTP-Redirect
-    /// SingleSignOnService and at least one RSA signing certificate.
+    /// one with an `IDPSSODescriptor`), which must have an entityID, an HTTP-Redirect or
+    /// HTTP-POST SingleSignOnService and at least one RSA signing certificate.
     pub fn parse(text: &str) -> Result<Self, Error> {
         let doc = xml::parse(text.trim()).map_err(invalid)?;
         let root = doc.root_element();
@@ -53,13 +64,22 @@ impl IdpMetadata {
             .ok_or_else(|| invalid("the EntityDescriptor has no entityID"))?
             .to_owned();
         let idp = xml::only_child(entity, NS_METADATA, "IDPSSODescriptor").map_err(invalid)?;
-        let sso_redirect_url = children(idp, NS_METADATA, "SingleSignOnService")
-            .find(|s| s.attribute("Binding") == Some(BINDING_REDIRECT))
-            .and_then(|s| s.attribute("Location"))
-            .map(str::trim)
-            .filter(|l| l.starts_with("https://") || l.starts_with("http://"))
-            .ok_or_else(|| invalid("no SingleSignOnService with the HTTP-Redirect binding and an http(s) Location"))?
-            .to_owned();
+        let location = |binding: &str| {
+            children(idp, NS_METADATA, "SingleSignOnService")
+                .filter(|s| s.attribute("Binding") == Some(binding))
+                .filter_map(|s| s.attribute("Location").map(str::trim))
+                .find(|l| l.starts_with("https://") || l.starts_with("http://"))
+                .map(str::to_owned)
+        };
+        let (sso_url, sso_binding) = match (location(BINDING_REDIRECT), location(BINDING_POST)) {
+            (Some(url), _) => (url, SsoBinding::Redirect),
+            (None, Some(url)) => (url, SsoBinding::Post),
+            (None, None) => {
+                return Err(invalid(
+                    "no SingleSignOnService with the HTTP-Redirect or HTTP-POST binding and an http(s) Location",
+                ))
+            }
+        };
         let mut signing_keys = Vec::new();
         for descriptor in children(idp, NS_METADATA, "KeyDescriptor") {
             if !matches!(descriptor.attribute("use"), None | Some("signing")) {
@@ -75,7 +95,7 @@ impl IdpMetadata {
         if signing_keys.is_empty() {
             return Err(invalid("no signing certificate (KeyDescriptor use=\"signing\" with an X509Certificate)"));
         }
-        Ok(Self { entity_id, sso_redirect_url, signing_keys })
+        Ok(Self { entity_id, sso_url, sso_binding, signing_keys })
     }
 }
 
@@ -107,7 +127,8 @@ mod tests {
     fn reads_the_entity_id_the_redirect_location_and_the_signing_key() {
         let parsed = IdpMetadata::parse(&metadata(r#"entityID="https://idp.example/""#, REDIRECT, "")).unwrap();
         assert_eq!(parsed.entity_id, "https://idp.example/");
-        assert_eq!(parsed.sso_redirect_url, "https://idp.example/sso");
+        assert_eq!(parsed.sso_url, "https://idp.example/sso");
+        assert_eq!(parsed.sso_binding, SsoBinding::Redirect);
         assert_eq!(parsed.signing_keys, vec![idp_key()]);
         let signing = metadata(r#"entityID="e""#, REDIRECT, r#"use="signing""#);
         assert_eq!(IdpMetadata::parse(&signing).unwrap().signing_keys.len(), 1);
@@ -117,7 +138,10 @@ mod tests {
     fn says_what_is_missing() {
         let error = |xml: &str| IdpMetadata::parse(xml).unwrap_err().to_string();
         assert!(error(&metadata("", REDIRECT, "")).contains("entityID"));
-        assert!(error(&metadata(r#"entityID="e""#, "", "")).contains("HTTP-Redirect"));
+        let post_only = IdpMetadata::parse(&metadata(r#"entityID="e""#, "", "")).unwrap();
+        assert_eq!((post_only.sso_url.as_str(), post_only.sso_binding), ("https://idp.example/post", SsoBinding::Post));
+        let neither = metadata(r#"entityID="e""#, "", "").replace("HTTP-POST", "SOAP");
+        assert!(error(&neither).contains("HTTP-Redirect or HTTP-POST"));
         assert!(error(&metadata(r#"entityID="e""#, REDIRECT, r#"use="encryption""#)).contains("signing certificate"));
         assert!(error("<a/>").contains("EntityDescriptor"));
         assert!(error("not xml").contains("XML"));

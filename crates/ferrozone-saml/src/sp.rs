@@ -2,63 +2,13 @@
 //! consumer service (HTTP-POST) and, when it signs requests, its signing certificate.
 //! It can carry an enveloped XML signature by the SP key (`sign_metadata`).
 
-use base64::Engine as _;
-use sha2::{Digest, Sha256};
-
-use crate::c14n::{canonicalize, Options};
 use crate::keys::SpKeyPair;
 use crate::xml::escape;
 
 /// `metadata` (from [`sp_metadata`]) with an enveloped signature by `pair` over its
-/// `EntityDescriptor`: exclusive C14N, SHA-256 digest, RSA-SHA256, the certificate in
-/// `KeyInfo`, placed first in the `EntityDescriptor` as the metadata schema wants.
+/// `EntityDescriptor`, placed first in it as the metadata schema wants.
 pub fn sign_metadata(metadata: &str, pair: &SpKeyPair) -> String {
-    let engine = base64::engine::general_purpose::STANDARD;
-    let Ok(doc) = crate::xml::parse(metadata) else {
-        return metadata.to_owned();
-    };
-    let root = doc.root_element();
-    let Some(id) = root.attribute("ID") else {
-        return metadata.to_owned();
-    };
-    let digest = engine.encode(Sha256::digest(canonicalize(root, None, &Options::default()).as_bytes()));
-    let signed_info = format!(
-        concat!(
-            r#"<ds:SignedInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#">"#,
-            r#"<ds:CanonicalizationMethod Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/>"#,
-            r#"<ds:SignatureMethod Algorithm="http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"/>"#,
-            r##"<ds:Reference URI="#{id}"><ds:Transforms>"##,
-            r#"<ds:Transform Algorithm="http://www.w3.org/2000/09/xmldsig#enveloped-signature"/>"#,
-            r#"<ds:Transform Algorithm="http://www.w3.org/2001/10/xml-exc-c14n#"/></ds:Transforms>"#,
-            r#"<ds:DigestMethod Algorithm="http://www.w3.org/2001/04/xmlenc#sha256"/>"#,
-            r#"<ds:DigestValue>{digest}</ds:DigestValue></ds:Reference></ds:SignedInfo>"#
-        ),
-        id = escape(id),
-        digest = digest,
-    );
-    // Its canonical form is the same standalone as inside the signature: it declares the
-    // one prefix it uses.
-    let Ok(info_doc) = crate::xml::parse(&signed_info) else {
-        return metadata.to_owned();
-    };
-    let canonical_info = canonicalize(info_doc.root_element(), None, &Options::default());
-    let value = engine.encode(pair.sign_sha256(canonical_info.as_bytes()));
-    let signature = format!(
-        concat!(
-            r#"<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#">{info}"#,
-            r#"<ds:SignatureValue>{value}</ds:SignatureValue><ds:KeyInfo><ds:X509Data>"#,
-            r#"<ds:X509Certificate>{certificate}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></ds:Signature>"#
-        ),
-        info = signed_info,
-        value = value,
-        certificate = pair.certificate_base64(),
-    );
-    // Right after the root's start tag.
-    let start = root.range().start;
-    let Some(end) = metadata[start..].find('>').map(|i| start + i + 1) else {
-        return metadata.to_owned();
-    };
-    format!("{}{signature}{}", &metadata[..end], &metadata[end..])
+    crate::dsig::sign_enveloped(metadata, pair, None).unwrap_or_else(|_| metadata.to_owned())
 }
 
 /// The SP's `EntityDescriptor`. Assertions are wanted signed (`WantAssertionsSigned`) when

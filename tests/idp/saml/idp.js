@@ -9,7 +9,8 @@
 // The browser flow, as a person would go through it:
 //   GET  /sso?SAMLRequest=…&RelayState=…   (HTTP-Redirect binding) a sign-in page: a form
 //                                          with an email field and the request carried along
-//   POST /sso                              the IdP's HTML form that posts the signed
+//   POST /sso with SAMLRequest, RelayState  (HTTP-POST binding) the same sign-in page
+//   POST /sso with email too                the IdP's HTML form that posts the signed
 //                                          SAMLResponse and the RelayState to the SP's ACS
 //
 // keys/ holds throwaway test keys (idp: the IdP; other: a forger; sp: the SP), made with
@@ -23,6 +24,7 @@
 //   signResponse         sign the whole Response as well (default false)
 //   lifetimeSeconds      assertion lifetime (default 300); negative makes it expired at once
 //   audience             the Audience to assert (default: the request's Issuer)
+//   postOnly             the metadata offers only the HTTP-POST binding for requests
 //   issuer               the entity id (default `http://127.0.0.1:PORT/metadata`)
 //   spCertFile           when set, AuthnRequests must carry a valid HTTP-Redirect signature
 //                        by this certificate, or the IdP answers 400
@@ -78,12 +80,14 @@ function signInPage(query) {
 </form></body></html>`;
 }
 
-// samlp reads `req.query` (and the HTTP-Redirect signature from it) and `req.body`.
+// samlp reads `req.query` (and the HTTP-Redirect signature from it) and `req.body` (where
+// an HTTP-POST request carries its signature inside the XML).
 function parse(req, fields, callback) {
-  const shim = { query: fields, body: {}, method: 'GET', originalUrl: req.url };
+  const post = req.method === 'POST';
+  const shim = { query: post ? {} : fields, body: post ? fields : {}, method: req.method, originalUrl: req.url };
   const options = {};
   if (spCert) {
-    if (!fields.Signature) return callback(new Error('the AuthnRequest is not signed'));
+    if (!post && !fields.Signature) return callback(new Error('the AuthnRequest is not signed'));
     options.signingCert = spCert;
     options.relayState = fields.RelayState;
   }
@@ -136,7 +140,8 @@ const server = http.createServer((req, res) => {
       postEndpoint: `${base}/sso`,
       logoutEndpoints: {},
     });
-    return send(res, 200, 'application/xml', metadata);
+    const offered = config.postOnly ? metadata.replace(/<SingleSignOnService [^>]*HTTP-Redirect[^>]*>/, '') : metadata;
+    return send(res, 200, 'application/xml', offered);
   }
   if (req.method === 'GET' && url.pathname === '/sso') {
     const query = Object.fromEntries(url.searchParams);
@@ -148,7 +153,14 @@ const server = http.createServer((req, res) => {
   if (req.method === 'POST' && url.pathname === '/sso') {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => respond(base, querystring.parse(body), res));
+    req.on('end', () => {
+      const fields = querystring.parse(body);
+      if (fields.email) return respond(base, fields, res);
+      parse(req, fields, (err, request) => {
+        if (err || !request) return send(res, 400, 'text/plain', `bad AuthnRequest: ${err}`);
+        send(res, 200, 'text/html', signInPage(fields));
+      });
+    });
     return;
   }
   send(res, 404, 'text/plain', 'not found');

@@ -2,7 +2,8 @@
 //! 0.x used so that IdP configurations keep working:
 //!
 //! - `GET /auth/saml/{id}` (the sign-in page's link) and `GET /auth/saml/auth/signin/{id}`:
-//!   start a flow and send the browser to the IdP with an AuthnRequest (HTTP-Redirect);
+//!   start a flow and send the browser to the IdP with an AuthnRequest (HTTP-Redirect, or a
+//!   page whose form posts it when the IdP takes HTTP-POST only);
 //! - `POST /auth/saml/sp/consume/{id}`: the assertion consumer service (HTTP-POST);
 //! - `GET /auth/saml/finish/{id}?state=…`: where the consumer sends the browser on;
 //! - `GET /auth/saml/sp/metadata/{id}`: the SP metadata to import into the IdP (signed with
@@ -28,7 +29,7 @@ use chrono::Utc;
 use ferrozone_domain::providers::SamlProviderConfig;
 use ferrozone_saml::{
     decode_post_response, new_request_id, sign_metadata, sp_metadata, verify_response, AuthnRequest, Expected,
-    IdpMetadata, SpKeyPair,
+    IdpMetadata, Outgoing, SpKeyPair,
 };
 
 use super::{cookies, html, providers, redirect, same_secret};
@@ -156,13 +157,54 @@ async fn start(
         Utc::now(),
         signer,
     );
-    let mut response = html::response(StatusCode::SEE_OTHER, String::new());
-    let Ok(location) = HeaderValue::from_str(&request.redirect_url) else {
-        return Ok(providers::refused("Sign-in unavailable", "The identity provider's sign-in URL is not usable."));
+    let mut response = match request.outgoing {
+        Outgoing::Redirect(url) => {
+            let Ok(location) = HeaderValue::from_str(&url) else {
+                return Ok(unusable_sso_url());
+            };
+            let mut response = html::response(StatusCode::SEE_OTHER, String::new());
+            response.headers_mut().insert(header::LOCATION, location);
+            response
+        }
+        Outgoing::Post { url, fields } => match post_page(&config.label, &url, &fields) {
+            Some(response) => response,
+            None => return Ok(unusable_sso_url()),
+        },
     };
-    response.headers_mut().insert(header::LOCATION, location);
     response.headers_mut().append(header::SET_COOKIE, started.cookie);
     Ok(response)
+}
+
+fn unusable_sso_url() -> Response {
+    providers::refused("Sign-in unavailable", "The identity provider's sign-in URL is not usable.")
+}
+
+/// For an IdP that takes requests by HTTP-POST only: a page whose form posts the request
+/// there. Pages run no scripts, so the person presses the button; the page's CSP lets its
+/// form post to the IdP's origin only.
+fn post_page(label: &str, url: &str, fields: &[(String, String)]) -> Option<Response> {
+    let (scheme, rest) = url.split_once("://")?;
+    let origin = format!("{scheme}://{}", rest.split(['/', '?', '#']).next()?);
+    // A URL with characters a policy cannot hold is refused rather than the policy loosened.
+    if origin.contains([' ', ';', ',', '\'', '"']) {
+        return None;
+    }
+    let inputs: String = fields
+        .iter()
+        .map(|(name, value)| {
+            format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">\n", html::escape(name), html::escape(value))
+        })
+        .collect();
+    let body = format!(
+        "<h1>Sign in with {label}</h1>\n<form method=\"post\" action=\"{url}\">\n{inputs}\
+         <button type=\"submit\">Continue to {label}</button>\n</form>\n",
+        label = html::escape(label),
+        url = html::escape(url),
+    );
+    let mut response = html::response(StatusCode::OK, html::document("Sign in", "", &body));
+    let csp = format!("default-src 'none'; form-action {origin}; frame-ancestors 'none'; base-uri 'none'");
+    response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_str(&csp).ok()?);
+    Some(response)
 }
 
 /// The assertion consumer service: verifies the IdP's response to the flow's request.

@@ -13,7 +13,8 @@ const FORGED: &str = include_str!("../../testdata/forged.xml");
 fn idp() -> IdpMetadata {
     IdpMetadata {
         entity_id: "https://idp.example/metadata".into(),
-        sso_redirect_url: "https://idp.example/sso".into(),
+        sso_url: "https://idp.example/sso".into(),
+        sso_binding: crate::metadata::SsoBinding::Redirect,
         signing_keys: vec![idp_key()],
     }
 }

@@ -33,6 +33,11 @@ fn provider(auto_create: bool) -> Value {
 /// that would post the response to Ferrozone (not yet submitted).
 async fn idp_answer(browser: &reqwest::Client, base: &str, email: &str) -> Form {
     let page = browser.get(format!("{base}/auth/saml/{PROVIDER}?return_to=/")).send().await.unwrap();
+    sign_in_at_idp(browser, base, page, email).await
+}
+
+/// Signs in as `email` on the IdP's sign-in `page`: the IdP's form for Ferrozone.
+async fn sign_in_at_idp(browser: &reqwest::Client, base: &str, page: reqwest::Response, email: &str) -> Form {
     assert_eq!(page.status(), StatusCode::OK, "the IdP's sign-in page");
     let url = page.url().clone();
     let mut form = Form::parse(&page.text().await.unwrap(), &url);
@@ -133,6 +138,36 @@ async fn signed_requests_are_verified_by_the_idp() {
 
     let unsigned = serve(&app, &idp, provider(true), false).await;
     let refused = browser().get(format!("{unsigned}/auth/saml/{PROVIDER}")).send().await.unwrap();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "the IdP checks the signature");
+}
+
+#[tokio::test]
+async fn an_idp_taking_requests_by_post_only_gets_a_form_with_a_signed_request() {
+    let app = TestApp::new().await;
+    // The IdP checks the request's embedded signature with the SP certificate.
+    let idp = Idp::start(json!({"postOnly": true, "spCertFile": "keys/sp.crt"}));
+    let mut signing = provider(true);
+    signing["sign_requests"] = json!(true);
+    let base = serve(&app, &idp, signing, true).await;
+    let browser = browser();
+    let page = browser.get(format!("{base}/auth/saml/{PROVIDER}")).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.url().path(), format!("/auth/saml/{PROVIDER}"), "Ferrozone's page, no redirect");
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains(&format!("form-action {};", idp.base)), "{csp}");
+    let url = page.url().clone();
+    let form = Form::parse(&page.text().await.unwrap(), &url);
+    assert_eq!(form.action, format!("{}/sso", idp.base));
+    let idp_page = form.submit(&browser).await;
+    let answer = sign_in_at_idp(&browser, &base, idp_page, "poster@example.com").await;
+    let (status, path, page) = post_answer(&browser, &answer).await;
+    assert_eq!((status, path.as_str()), (StatusCode::OK, "/"), "{page}");
+    assert!(page.contains("poster@example.com"));
+
+    let unsigned = serve(&app, &idp, provider(true), false).await;
+    let page = browser.get(format!("{unsigned}/auth/saml/{PROVIDER}")).send().await.unwrap();
+    let url = page.url().clone();
+    let refused = Form::parse(&page.text().await.unwrap(), &url).submit(&browser).await;
     assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "the IdP checks the signature");
 }
 
@@ -271,7 +306,7 @@ async fn start_up_checks_name_the_provider_and_the_field() {
     assert_eq!(check(good.clone(), None), Ok(()));
 
     let mut broken = good.clone();
-    broken["metadata"] = json!(metadata.replace("HTTP-Redirect", "HTTP-Artifact"));
+    broken["metadata"] = json!(metadata.replace("HTTP-Redirect", "HTTP-Artifact").replace("HTTP-POST", "SOAP"));
     let error = check(broken, None).unwrap_err();
     assert!(error.contains("provider `test-idp`: `metadata`") && error.contains("HTTP-Redirect"), "{error}");
     let mut not_xml = good.clone();
