@@ -26,8 +26,9 @@
 //   audience             the Audience to assert (default: the request's Issuer)
 //   postOnly             the metadata offers only the HTTP-POST binding for requests
 //   issuer               the entity id (default `http://127.0.0.1:PORT/metadata`)
-//   spCertFile           when set, AuthnRequests must carry a valid HTTP-Redirect signature
-//                        by this certificate, or the IdP answers 400
+//   spCertFile           when set, AuthnRequests must carry a valid signature by this
+//                        certificate (HTTP-Redirect: SigAlg/Signature; HTTP-POST: enveloped
+//                        in the XML), or the IdP answers 400
 'use strict';
 
 const fs = require('fs');

@@ -118,13 +118,17 @@ fn unknown_provider() -> Response {
     html::response(StatusCode::NOT_FOUND, html::message("Unknown sign-in provider", "No such SAML provider here."))
 }
 
-/// Where this provider's endpoints live: its `base_url`, or the external URL.
-fn base_url<'a>(app: &'a AppState, config: &'a SamlProviderConfig) -> &'a str {
-    config.base_url.as_deref().map(|b| b.trim_end_matches('/')).unwrap_or(&app.web.external_url)
+/// The URL of this provider's SAML endpoints, as Firezone 0.x meant `base_url`: the
+/// provider's `base_url` (the public URL of `/auth/saml`), else `{external URL}/auth/saml`.
+fn saml_base(app: &AppState, config: &SamlProviderConfig) -> String {
+    match config.base_url.as_deref() {
+        Some(base) => base.trim_end_matches('/').to_owned(),
+        None => format!("{}/auth/saml", app.web.external_url),
+    }
 }
 
 fn acs_url(app: &AppState, config: &SamlProviderConfig) -> String {
-    format!("{}/auth/saml/sp/consume/{}", base_url(app, config), config.id)
+    format!("{}/sp/consume/{}", saml_base(app, config), config.id)
 }
 
 fn query_value(query: Option<&str>, name: &str) -> String {

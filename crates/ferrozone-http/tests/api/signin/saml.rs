@@ -191,6 +191,15 @@ async fn the_sp_metadata_names_the_entity_and_the_consumer() {
     assert!(!xml_crypto_verifies(&xml, "idp.crt"));
     let unknown = browser().get(format!("{base}/auth/saml/sp/metadata/nope")).send().await.unwrap();
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+
+    // base_url as Firezone meant it: the public URL of /auth/saml (behind a proxy, say).
+    let mut proxied = provider(true);
+    proxied["base_url"] = json!("https://vpn.example/auth/saml/");
+    let base = serve(&app, &idp, proxied, false).await;
+    let xml = browser().get(format!("{base}/auth/saml/sp/metadata/{PROVIDER}")).send().await.unwrap();
+    let xml = xml.text().await.unwrap();
+    assert!(xml.contains(&format!("Location=\"https://vpn.example/auth/saml/sp/consume/{PROVIDER}\"")), "{xml}");
+    assert!(!xml.contains("Signature"), "no key pair: unsigned");
 }
 
 /// Signs in at an IdP started with `config` and expects Ferrozone to refuse the answer.
