@@ -187,8 +187,9 @@ async fn bad_saml_metadata_or_a_missing_sp_key_stops_serve() {
         "FERROZONE_SAML_IDENTITY_PROVIDERS: provider `okta`: `metadata`: EntityDescriptor has no IDPSSODescriptor";
     assert!(!out.status.success() && err.contains(expected), "{err}");
 
-    let idp = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/idp/saml/keys/idp.crt");
-    let cert: String = std::fs::read_to_string(idp).unwrap().lines().filter(|l| !l.starts_with("-----")).collect();
+    let idp_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/idp/saml");
+    let cert = std::fs::read_to_string(idp_dir.join("keys/idp.crt")).unwrap();
+    let cert: String = cert.lines().filter(|l| !l.starts_with("-----")).collect();
     let metadata = format!(
         r#"<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="e"><IDPSSODescriptor>
 <KeyDescriptor><KeyInfo xmlns="http://www.w3.org/2000/09/xmldsig#"><X509Data><X509Certificate>{cert}</X509Certificate></X509Data></KeyInfo></KeyDescriptor>
@@ -204,4 +205,19 @@ async fn bad_saml_metadata_or_a_missing_sp_key_stops_serve() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("provider `okta`: `sign_requests` is true but no SP key"), "{err}");
+
+    // The Firezone names of the key files; both are needed, and must be readable.
+    let key = idp_dir.join("keys/sp.key");
+    let env = [("SAML_IDENTITY_PROVIDERS", providers.as_str()), ("SAML_KEYFILE_PATH", key.to_str().unwrap())];
+    let out = command(dir.path(), &env).arg("serve").stdin(Stdio::null()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("must be set together"), "{err}");
+    let env = [
+        ("SAML_IDENTITY_PROVIDERS", providers.as_str()),
+        ("SAML_KEYFILE_PATH", key.to_str().unwrap()),
+        ("SAML_CERTFILE_PATH", "/nonexistent/saml.crt"),
+    ];
+    let out = command(dir.path(), &env).arg("serve").stdin(Stdio::null()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("FERROZONE_SAML_CERTFILE: reading /nonexistent/saml.crt"), "{err}");
 }
