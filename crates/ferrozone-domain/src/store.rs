@@ -5,9 +5,12 @@
 use async_trait::async_trait;
 use uuid::Uuid;
 
+use crate::crypto::Sealed;
 use crate::error::Result;
 use crate::ipam::Pools;
-use crate::model::{ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, Session, StatsReport, User, UserUpdate};
+use crate::model::{
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, StatsReport, User, UserUpdate,
+};
 use crate::time::Timestamp;
 
 /// Which devices a list returns, and how many.
@@ -79,6 +82,34 @@ pub trait Store: Send + Sync + 'static {
     async fn delete_session(&self, id: Uuid) -> Result<bool>;
     /// Deletes every session that expired at or before `now`; returns how many went.
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64>;
+
+    /// Stores the connection of a user to an OpenID Connect provider, replacing the refresh
+    /// token (and `refreshed_at`, `updated_at`) of one that exists; `inserted_at` stays. The
+    /// user must exist.
+    async fn upsert_oidc_connection(&self, connection: &OidcConnection) -> Result<()>;
+    /// Every OpenID Connect connection, in no order.
+    async fn list_oidc_connections(&self) -> Result<Vec<OidcConnection>>;
+    /// Claims a connection for a refresh: moves `refreshed_at` from `seen` to `now` and
+    /// returns true, unless `refreshed_at` is no longer `seen` (another process claimed it,
+    /// or a sign-in replaced it) or the connection is gone: then false, and nothing changes.
+    async fn claim_oidc_connection(
+        &self,
+        user_id: Uuid,
+        provider_id: &str,
+        seen: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool>;
+    /// Replaces the refresh token of a connection (a provider that rotates them); returns
+    /// whether the connection still exists.
+    async fn rotate_oidc_refresh_token(
+        &self,
+        user_id: Uuid,
+        provider_id: &str,
+        refresh_token: &Sealed,
+        now: Timestamp,
+    ) -> Result<bool>;
+    /// Returns whether a connection was deleted.
+    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str) -> Result<bool>;
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>>;
     /// The devices `query` selects, streamed (see [`DeviceBatches`]).

@@ -18,6 +18,11 @@ pub static MIGRATIONS: &[Migration] = &[
     Migration { version: 2, name: "device_count", sql: include_str!("../../migrations/sqlite/0002_device_count.sql") },
     Migration { version: 3, name: "peer_notify", sql: include_str!("../../migrations/sqlite/0003_peer_notify.sql") },
     Migration { version: 4, name: "sessions", sql: include_str!("../../migrations/sqlite/0004_sessions.sql") },
+    Migration {
+        version: 6,
+        name: "oidc_connections",
+        sql: include_str!("../../migrations/sqlite/0006_oidc_connections.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.
