@@ -10,6 +10,7 @@ pub mod error;
 pub mod ipam;
 pub mod model;
 pub mod names;
+pub mod providers;
 pub mod service;
 pub mod settings;
 pub mod store;

@@ -87,6 +87,18 @@ pub struct OidcConnection {
     pub updated_at: Timestamp,
 }
 
+/// A provider sign-in in progress: the browser went to an identity provider and has not
+/// come back yet. Keyed by the SHA-256 of its random `state`; used at most once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignInFlow {
+    pub state_hash: Vec<u8>,
+    pub provider_id: String,
+    /// What the flow must remember (nonce, PKCE verifier, request id), sealed.
+    pub sealed: Sealed,
+    pub return_to: String,
+    pub expires_at: Timestamp,
+}
+
 /// Which device settings follow the server defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UseDefaults {

@@ -9,7 +9,8 @@ use crate::crypto::Sealed;
 use crate::error::Result;
 use crate::ipam::Pools;
 use crate::model::{
-    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, StatsReport, User, UserUpdate,
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
+    UserUpdate,
 };
 use crate::time::Timestamp;
 
@@ -110,6 +111,11 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<bool>;
     /// Returns whether a connection was deleted.
     async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str) -> Result<bool>;
+    /// Stores a provider sign-in in progress, and deletes those that expired by `now`.
+    async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()>;
+    /// Deletes the flow with this state hash and returns it (expired or not): each flow is
+    /// taken at most once, also when several processes race for it.
+    async fn take_sign_in_flow(&self, state_hash: &[u8]) -> Result<Option<SignInFlow>>;
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>>;
     /// The devices `query` selects, streamed (see [`DeviceBatches`]).

@@ -15,6 +15,7 @@ mod web;
 use std::sync::Arc;
 
 use axum::Router;
+use ferrozone_domain::providers::Providers;
 use ferrozone_domain::Domain;
 
 pub use error::ApiError;
@@ -29,15 +30,40 @@ pub struct AppState {
 
 impl AppState {
     /// `secure_cookies`: give cookies the `Secure` attribute (users reach Ferrozone over HTTPS).
+    /// No identity providers; the external URL is the default one.
     pub fn new(domain: Arc<Domain>, secure_cookies: bool) -> Self {
-        Self { domain, web: Arc::new(WebState { secure_cookies, throttle: web::throttle::Throttle::default() }) }
+        let external_url = if secure_cookies { "https://localhost:13000" } else { "http://localhost:13000" };
+        Self::with_web(
+            domain,
+            WebSettings { external_url: external_url.to_owned(), secure_cookies, providers: Providers::default() },
+        )
     }
+
+    pub fn with_web(domain: Arc<Domain>, settings: WebSettings) -> Self {
+        let WebSettings { external_url, secure_cookies, providers } = settings;
+        let external_url = external_url.trim_end_matches('/').to_owned();
+        let web = WebState { external_url, secure_cookies, providers, throttle: web::throttle::Throttle::default() };
+        Self { domain, web: Arc::new(web) }
+    }
+}
+
+/// What the web sign-in is configured with.
+#[derive(Debug, Clone)]
+pub struct WebSettings {
+    /// The URL users reach Ferrozone at (`FERROZONE_EXTERNAL_URL`): providers send browsers back to it.
+    pub external_url: String,
+    /// Give cookies the `Secure` attribute.
+    pub secure_cookies: bool,
+    pub providers: Providers,
 }
 
 /// The web sign-in's settings and this process's sign-in throttle.
 #[derive(Debug)]
 pub struct WebState {
+    /// The external URL without a trailing `/`.
+    pub external_url: String,
     pub secure_cookies: bool,
+    pub providers: Providers,
     throttle: web::throttle::Throttle,
 }
 

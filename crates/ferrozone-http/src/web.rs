@@ -4,6 +4,9 @@
 
 pub mod cookies;
 mod html;
+// The OpenID Connect and SAML routes build on these.
+#[allow(dead_code)]
+pub mod providers;
 pub mod throttle;
 
 use axum::extract::{RawQuery, State};
@@ -117,12 +120,26 @@ async fn sign_out(
 /// The sign-in page with a fresh form token (also set as the form cookie).
 fn form(app: &AppState, status: StatusCode, email: &str, return_to: &str, error: Option<&str>) -> Response {
     let token = random_secret();
-    let page = html::SignInPage { email, return_to, form_token: &token, error };
+    let providers = provider_links(app, return_to);
+    let page = html::SignInPage { email, return_to, form_token: &token, error, providers: &providers };
     let mut response = html::response(status, page.render());
     let cookie =
         cookies::set(cookies::SIGN_IN_FORM, &token, "/sign_in", cookies::FORM_TOKEN_SECS, app.web.secure_cookies);
     response.headers_mut().append(header::SET_COOKIE, cookie);
     response
+}
+
+/// Links that start a sign-in with each configured provider, carrying `return_to`.
+fn provider_links(app: &AppState, return_to: &str) -> Vec<html::ProviderLink> {
+    let query = if return_to == "/" {
+        String::new()
+    } else {
+        format!("?{}", form_urlencoded::Serializer::new(String::new()).append_pair("return_to", return_to).finish())
+    };
+    let providers = &app.web.providers;
+    let oidc = providers.oidc.iter().map(|p| (format!("/auth/oidc/{}{query}", p.id), &p.label));
+    let saml = providers.saml.iter().map(|p| (format!("/auth/saml/{}{query}", p.id), &p.label));
+    oidc.chain(saml).map(|(href, label)| html::ProviderLink { href, label: label.clone() }).collect()
 }
 
 /// Whether `sent` is present and equals `expected`, in constant time.
@@ -145,7 +162,7 @@ pub fn local_path(candidate: &str) -> &str {
 }
 
 /// 303 See Other to a local path.
-fn redirect(to: &str) -> Response {
+pub(crate) fn redirect(to: &str) -> Response {
     let mut response = html::response(StatusCode::SEE_OTHER, String::new());
     let location = HeaderValue::from_str(to).unwrap_or(HeaderValue::from_static("/"));
     response.headers_mut().insert(header::LOCATION, location);

@@ -8,7 +8,8 @@ use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::model::{
-    email_key, ActivePeer, ApiToken, CustomConfig, Device, OidcConnection, PeerStats, Role, Session, UseDefaults, User,
+    email_key, ActivePeer, ApiToken, CustomConfig, Device, OidcConnection, PeerStats, Role, Session, SignInFlow,
+    UseDefaults, User,
 };
 use ferrozone_domain::store::STREAM_BATCH;
 use ferrozone_domain::{DomainError, Timestamp};
@@ -167,6 +168,28 @@ impl From<OidcConnectionRow> for OidcConnection {
             refreshed_at: Timestamp::from_micros(row.refreshed_at),
             inserted_at: Timestamp::from_micros(row.inserted_at),
             updated_at: Timestamp::from_micros(row.updated_at),
+        }
+    }
+}
+
+/// A `sign_in_flows` row.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct SignInFlowRow {
+    pub state_hash: Vec<u8>,
+    pub provider_id: String,
+    pub sealed: Vec<u8>,
+    pub return_to: String,
+    pub expires_at: i64,
+}
+
+impl From<SignInFlowRow> for SignInFlow {
+    fn from(row: SignInFlowRow) -> Self {
+        SignInFlow {
+            state_hash: row.state_hash,
+            provider_id: row.provider_id,
+            sealed: Sealed(row.sealed),
+            return_to: row.return_to,
+            expires_at: Timestamp::from_micros(row.expires_at),
         }
     }
 }

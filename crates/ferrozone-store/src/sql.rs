@@ -83,6 +83,12 @@ pub(crate) const CLAIM_OIDC_CONNECTION: &str = "UPDATE oidc_connections SET refr
 pub(crate) const ROTATE_OIDC_REFRESH_TOKEN: &str = "UPDATE oidc_connections SET refresh_token = $3, \
      updated_at = $4 WHERE user_id = $1 AND provider_id = $2";
 pub(crate) const DELETE_OIDC_CONNECTION: &str = "DELETE FROM oidc_connections WHERE user_id = $1 AND provider_id = $2";
+pub(crate) const INSERT_SIGN_IN_FLOW: &str = "INSERT INTO sign_in_flows \
+     (state_hash, provider_id, sealed, return_to, expires_at) VALUES ($1, $2, $3, $4, $5)";
+pub(crate) const DELETE_EXPIRED_SIGN_IN_FLOWS: &str = "DELETE FROM sign_in_flows WHERE expires_at <= $1";
+/// Deletes the flow and returns it: a `state` works once, even with two processes racing.
+pub(crate) const TAKE_SIGN_IN_FLOW: &str = "DELETE FROM sign_in_flows WHERE state_hash = $1 \
+     RETURNING state_hash, provider_id, sealed, return_to, expires_at";
 
 /// The peers the data plane puts on the interface: devices of users who are not disabled.
 pub(crate) const ACTIVE_PEERS: &str = "SELECT d.public_key, d.preshared_key, d.ipv4, d.ipv6 \

@@ -26,7 +26,8 @@ use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, StatsReport, User, UserUpdate,
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
+    UserUpdate,
 };
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::{DomainError, Timestamp};
@@ -397,6 +398,40 @@ impl Store for SqliteStore {
     async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str) -> Result<bool> {
         let args: Args = vec![Box::new(user_id), Box::new(provider_id.to_owned())];
         Ok(self.execute("delete an OIDC connection", sql::DELETE_OIDC_CONNECTION, args).await? > 0)
+    }
+
+    async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()> {
+        let flow = flow.clone();
+        self.write(move |tx| {
+            let conn = tx.conn();
+            prepare(conn, sql::DELETE_EXPIRED_SIGN_IN_FLOWS)
+                .and_then(|mut stmt| stmt.execute([now.micros()]))
+                .or_db("delete expired sign-in flows")?;
+            let args = rusqlite::params![
+                flow.state_hash,
+                flow.provider_id,
+                flow.sealed.0,
+                flow.return_to,
+                flow.expires_at.micros()
+            ];
+            prepare(conn, sql::INSERT_SIGN_IN_FLOW)
+                .and_then(|mut stmt| stmt.execute(args))
+                .or_db("insert a sign-in flow")
+        })
+        .await?;
+        Ok(())
+    }
+
+    async fn take_sign_in_flow(&self, state_hash: &[u8]) -> Result<Option<SignInFlow>> {
+        let hash = state_hash.to_vec();
+        let row = self
+            .write(move |tx| {
+                prepare(tx.conn(), sql::TAKE_SIGN_IN_FLOW)
+                    .and_then(|mut stmt| stmt.query_row([hash], rows::sign_in_flow).optional())
+                    .or_db("take a sign-in flow")
+            })
+            .await?;
+        Ok(row.map(SignInFlow::from))
     }
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {

@@ -48,6 +48,12 @@ impl Domain {
         let Some(user) = user.filter(|u| verified && u.disabled_at.is_none()) else {
             return Ok(None);
         };
+        Ok(Some(self.start_session(user, PASSWORD_METHOD).await?))
+    }
+
+    /// Creates a session for `user`, who just signed in by `method` (`password` or a
+    /// provider id), and records the sign-in. Expired sessions are cleaned up on the way.
+    pub(crate) async fn start_session(&self, user: User, method: &str) -> Result<NewSession> {
         let now = Timestamp::now();
         if let Err(e) = self.store().delete_expired_sessions(now).await {
             tracing::warn!(error = %e, "deleting expired sessions failed");
@@ -61,9 +67,9 @@ impl Domain {
             expires_at: now.plus_secs(i64::from(self.settings().session_hours) * 3600),
         };
         self.store().insert_session(&session).await?;
-        self.store().record_sign_in(user.id, PASSWORD_METHOD, now).await?;
-        tracing::info!(user.id = %user.id, session.id = %session.id, "signed in with a password");
-        Ok(Some(NewSession { secret, user }))
+        self.store().record_sign_in(user.id, method, now).await?;
+        tracing::info!(user.id = %user.id, session.id = %session.id, method, "signed in");
+        Ok(NewSession { secret, user })
     }
 
     /// The session with `secret`, unless it is unknown or expired (`InvalidToken`) or its

@@ -11,6 +11,11 @@ pub const SESSION: &str = "ferrozone_session";
 /// The sign-in form's CSRF token (double submit): the same value is in the form.
 pub const SIGN_IN_FORM: &str = "ferrozone_sign_in";
 
+/// A provider sign-in in progress: its `state`, so that only the browser that started the
+/// flow can finish it. Scoped to `/auth`, where the providers' callbacks are.
+pub const FLOW: &str = "ferrozone_flow";
+pub const FLOW_PATH: &str = "/auth";
+
 /// How long a sign-in form's token lives, in seconds.
 pub const FORM_TOKEN_SECS: u64 = 3600;
 

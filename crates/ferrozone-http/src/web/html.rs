@@ -26,13 +26,31 @@ pub struct SignInPage<'a> {
     pub return_to: &'a str,
     pub form_token: &'a str,
     pub error: Option<&'a str>,
+    /// The identity providers to offer, as links that start their sign-in.
+    pub providers: &'a [ProviderLink],
+}
+
+/// A link on the sign-in page that starts a provider sign-in.
+pub struct ProviderLink {
+    pub href: String,
+    pub label: String,
 }
 
 impl SignInPage<'_> {
     pub fn render(&self) -> String {
         let error = self.error.map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>\n", escape(e)));
+        let providers = if self.providers.is_empty() {
+            String::new()
+        } else {
+            let links: String = self
+                .providers
+                .iter()
+                .map(|p| format!("<li><a href=\"{}\">Sign in with {}</a></li>\n", escape(&p.href), escape(&p.label)))
+                .collect();
+            format!("<ul class=\"providers\">\n{links}</ul>\n<p>Or with your email and password:</p>\n")
+        };
         let body = format!(
-            "<h1>Sign in</h1>\n{error}<form method=\"post\" action=\"/sign_in\">\n\
+            "<h1>Sign in</h1>\n{error}{providers}<form method=\"post\" action=\"/sign_in\">\n\
              <input type=\"hidden\" name=\"csrf_token\" value=\"{token}\">\n\
              <input type=\"hidden\" name=\"return_to\" value=\"{return_to}\">\n\
              <label>Email <input type=\"email\" name=\"email\" value=\"{email}\" autocomplete=\"username\" required autofocus></label>\n\
@@ -103,7 +121,19 @@ mod tests {
     #[test]
     fn escapes_markup_and_quotes() {
         assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#x27;&amp;&#x27;&lt;/a&gt;");
-        let page = SignInPage { email: "\"><script>", return_to: "/'x", form_token: "t", error: Some("<b>") }.render();
+        let providers = [ProviderLink { href: "/auth/oidc/x?return_to=%2F".into(), label: "<i>Corp</i>".into() }];
+        let page = SignInPage {
+            email: "\"><script>",
+            return_to: "/'x",
+            form_token: "t",
+            error: Some("<b>"),
+            providers: &providers,
+        }
+        .render();
         assert!(!page.contains("<script>") && !page.contains("<b>") && !page.contains("/'x"), "{page}");
+        assert!(
+            page.contains("<a href=\"/auth/oidc/x?return_to=%2F\">Sign in with &lt;i&gt;Corp&lt;/i&gt;</a>"),
+            "{page}"
+        );
     }
 }

@@ -8,7 +8,9 @@ use axum::http::{Method, StatusCode};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{ActivePeer, DeviceUpdate, NewDevice, OidcConnection, Session, StatsReport, UserUpdate};
+use ferrozone_domain::model::{
+    ActivePeer, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, UserUpdate,
+};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery};
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
 use serde_json::json;
@@ -74,6 +76,8 @@ delegate! {
         delete_token(id: Uuid) -> bool;
         record_sign_in(user_id: Uuid, method: &str, at: Timestamp) -> ();
         insert_session(session: &Session) -> ();
+        insert_sign_in_flow(flow: &SignInFlow, now: Timestamp) -> ();
+        take_sign_in_flow(state_hash: &[u8]) -> Option<SignInFlow>;
         session_by_hash(hash: &[u8]) -> Option<(Session, User)>;
         delete_session(id: Uuid) -> bool;
         delete_expired_sessions(now: Timestamp) -> u64;

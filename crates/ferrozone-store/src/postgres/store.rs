@@ -9,7 +9,8 @@ use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, StatsReport, User, UserUpdate,
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
+    UserUpdate,
 };
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::Timestamp;
@@ -23,8 +24,8 @@ use uuid::Uuid;
 use super::tx::PgTx;
 use crate::errors::OrDb;
 use crate::rows::{
-    bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, SessionUserRow, TokenRow,
-    TokenUserRow, UserRow,
+    bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, SessionUserRow, SignInFlowRow,
+    TokenRow, TokenUserRow, UserRow,
 };
 use crate::tx::{Begin, Commit};
 use crate::{flows, sql};
@@ -230,6 +231,33 @@ impl Store for PgStore {
     async fn delete_session(&self, id: Uuid) -> Result<bool> {
         let done = sqlx::query(sql::DELETE_SESSION).bind(id).execute(&self.pool).await.or_db("delete a session")?;
         Ok(done.rows_affected() > 0)
+    }
+
+    async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()> {
+        sqlx::query(sql::DELETE_EXPIRED_SIGN_IN_FLOWS)
+            .bind(now.micros())
+            .execute(&self.pool)
+            .await
+            .or_db("delete expired sign-in flows")?;
+        sqlx::query(sql::INSERT_SIGN_IN_FLOW)
+            .bind(&flow.state_hash)
+            .bind(&flow.provider_id)
+            .bind(&flow.sealed.0)
+            .bind(&flow.return_to)
+            .bind(flow.expires_at.micros())
+            .execute(&self.pool)
+            .await
+            .or_db("insert a sign-in flow")?;
+        Ok(())
+    }
+
+    async fn take_sign_in_flow(&self, state_hash: &[u8]) -> Result<Option<SignInFlow>> {
+        let row: Option<SignInFlowRow> = sqlx::query_as(sql::TAKE_SIGN_IN_FLOW)
+            .bind(state_hash)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("take a sign-in flow")?;
+        Ok(row.map(SignInFlow::from))
     }
 
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64> {

@@ -19,6 +19,11 @@ pub static MIGRATIONS: &[Migration] = &[
     Migration { version: 3, name: "peer_notify", sql: include_str!("../../migrations/sqlite/0003_peer_notify.sql") },
     Migration { version: 4, name: "sessions", sql: include_str!("../../migrations/sqlite/0004_sessions.sql") },
     Migration {
+        version: 5,
+        name: "sign_in_flows",
+        sql: include_str!("../../migrations/sqlite/0005_sign_in_flows.sql"),
+    },
+    Migration {
         version: 6,
         name: "oidc_connections",
         sql: include_str!("../../migrations/sqlite/0006_oidc_connections.sql"),

@@ -3,7 +3,9 @@
 
 use rusqlite::Row;
 
-use crate::rows::{ActivePeerRow, DeviceRow, OidcConnectionRow, SessionUserRow, TokenRow, TokenUserRow, UserRow};
+use crate::rows::{
+    ActivePeerRow, DeviceRow, OidcConnectionRow, SessionUserRow, SignInFlowRow, TokenRow, TokenUserRow, UserRow,
+};
 
 /// The columns of `select_users!`, starting at `at`.
 fn user_at(row: &Row<'_>, at: usize) -> rusqlite::Result<UserRow> {
@@ -46,6 +48,17 @@ pub(crate) fn session_with_user(row: &Row<'_>) -> rusqlite::Result<SessionUserRo
         session_inserted_at: row.get(2)?,
         expires_at: row.get(3)?,
         user: user_at(row, 4)?,
+    })
+}
+
+/// A row of [`crate::sql::TAKE_SIGN_IN_FLOW`].
+pub(crate) fn sign_in_flow(row: &Row<'_>) -> rusqlite::Result<SignInFlowRow> {
+    Ok(SignInFlowRow {
+        state_hash: row.get(0)?,
+        provider_id: row.get(1)?,
+        sealed: row.get(2)?,
+        return_to: row.get(3)?,
+        expires_at: row.get(4)?,
     })
 }
 

@@ -1,7 +1,8 @@
-//! Browser sessions: look-up by secret hash with the user, deletion, expiry, cascade; and
-//! recording a sign-in.
+//! Browser sessions: look-up by secret hash with the user, deletion, expiry, cascade;
+//! recording a sign-in; and provider sign-in flows, each taken once.
 
-use ferrozone_domain::model::{Role, Session};
+use ferrozone_domain::crypto::Sealed;
+use ferrozone_domain::model::{Role, Session, SignInFlow};
 use ferrozone_domain::Timestamp;
 use uuid::Uuid;
 
@@ -66,4 +67,43 @@ async fn a_sign_in_is_recorded_without_moving_updated_at() {
     assert_eq!(stored.last_signed_in_method.as_deref(), Some("password"));
     assert_eq!(stored.updated_at, alice.updated_at);
     db.store.record_sign_in(Uuid::now_v7(), "password", at).await.expect("an unknown user is no error");
+}
+
+fn flow(hash: u8, provider: &str, expires_at: Timestamp) -> SignInFlow {
+    SignInFlow {
+        state_hash: vec![hash; 32],
+        provider_id: provider.to_owned(),
+        sealed: Sealed(vec![hash, 0, hash]),
+        return_to: format!("/after/{hash}"),
+        expires_at,
+    }
+}
+
+#[tokio::test]
+async fn a_sign_in_flow_is_taken_once() {
+    let db = db().await;
+    let now = Timestamp::now();
+    let first = flow(1, "google", now.plus_secs(600));
+    db.store.insert_sign_in_flow(&first, now).await.unwrap();
+    db.store.insert_sign_in_flow(&flow(2, "okta", now.plus_secs(600)), now).await.unwrap();
+    assert!(
+        db.store.insert_sign_in_flow(&flow(1, "okta", now.plus_secs(600)), now).await.is_err(),
+        "states are unique"
+    );
+
+    assert_eq!(db.store.take_sign_in_flow(&[1; 32]).await.unwrap(), Some(first));
+    assert_eq!(db.store.take_sign_in_flow(&[1; 32]).await.unwrap(), None, "a flow is taken once");
+    assert_eq!(db.store.take_sign_in_flow(&[3; 32]).await.unwrap(), None);
+    assert!(db.store.take_sign_in_flow(&[2; 32]).await.unwrap().is_some(), "the other flow stays");
+}
+
+#[tokio::test]
+async fn starting_a_flow_deletes_the_expired_ones() {
+    let db = db().await;
+    let now = Timestamp::now();
+    db.store.insert_sign_in_flow(&flow(1, "google", now.plus_secs(-1)), now.plus_secs(-700)).await.unwrap();
+    db.store.insert_sign_in_flow(&flow(2, "google", now.plus_secs(600)), now.plus_secs(-700)).await.unwrap();
+    db.store.insert_sign_in_flow(&flow(3, "google", now.plus_secs(600)), now).await.unwrap();
+    assert_eq!(db.store.take_sign_in_flow(&[1; 32]).await.unwrap(), None, "expired, so deleted");
+    assert!(db.store.take_sign_in_flow(&[2; 32]).await.unwrap().is_some());
 }

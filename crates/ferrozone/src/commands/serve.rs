@@ -3,13 +3,14 @@
 use std::net::SocketAddr;
 
 use anyhow::Context;
-use ferrozone_http::AppState;
+use ferrozone_http::{AppState, WebSettings};
 use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::startup::open_domain;
 
 pub async fn run(config: &Config) -> anyhow::Result<()> {
+    let providers = config.providers()?;
     let domain = open_domain(config).await?;
     if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
         announce_admin(config, &token);
@@ -19,7 +20,9 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
     tracing::info!(%address, "serving the API");
-    let app = ferrozone_http::app(AppState::new(domain, config.secure_cookies()));
+    let web =
+        WebSettings { external_url: config.external_url.clone(), secure_cookies: config.secure_cookies(), providers };
+    let app = ferrozone_http::app(AppState::with_web(domain, web));
     // The peer address reaches handlers (sign-in throttling keys on it, never on a header).
     let app = app.into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.context("serving HTTP")?;

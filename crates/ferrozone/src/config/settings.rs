@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use ferrozone_domain::ipam::{Pool, Pools};
+use ferrozone_domain::providers::Providers;
 use ferrozone_domain::settings::ClientDefaults;
 use ferrozone_domain::validate::net::{allowed_ip, is_dns_server, is_endpoint};
 use ferrozone_domain::Settings;
@@ -126,6 +127,20 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_SESSION_HOURS", default_value_t = 24,
           value_parser = clap::value_parser!(u32).range(1..=8760))]
     pub session_hours: u32,
+    /// OpenID Connect providers: a JSON list of {id, label, client_id, client_secret,
+    /// discovery_document_uri, scope, redirect_uri, auto_create_users} (docs/operations.md).
+    #[arg(
+        long,
+        global = true,
+        env = "FERROZONE_OPENID_CONNECT_PROVIDERS",
+        hide_env_values = true,
+        value_name = "JSON"
+    )]
+    pub openid_connect_providers: Option<String>,
+    /// SAML identity providers: a JSON list of {id, label, metadata, sign_requests,
+    /// signed_assertion_in_resp, signed_envelopes_in_resp, auto_create_users} (docs/operations.md).
+    #[arg(long, global = true, env = "FERROZONE_SAML_IDENTITY_PROVIDERS", value_name = "JSON")]
+    pub saml_identity_providers: Option<String>,
     /// WireGuard backend: `auto` (kernel, else userspace, else none), `kernel`, `userspace`
     /// (a supervised wireguard-go) or `none` (API only).
     #[arg(long, global = true, env = "FERROZONE_WIREGUARD_BACKEND", value_enum, default_value = "auto")]
@@ -203,6 +218,18 @@ impl Config {
             token_max_days: self.api_token_max_days,
             session_hours: self.session_hours,
         })
+    }
+
+    /// The identity providers, checked; every error names the variable, the provider and
+    /// the field.
+    pub fn providers(&self) -> anyhow::Result<Providers> {
+        Providers::parse(
+            self.openid_connect_providers.as_deref(),
+            "FERROZONE_OPENID_CONNECT_PROVIDERS",
+            self.saml_identity_providers.as_deref(),
+            "FERROZONE_SAML_IDENTITY_PROVIDERS",
+        )
+        .map_err(anyhow::Error::msg)
     }
 
     /// Whether cookies get the `Secure` attribute: when users reach Ferrozone over HTTPS.

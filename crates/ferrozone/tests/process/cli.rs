@@ -145,3 +145,26 @@ fn openapi_document_matches_the_committed_one() {
         "the OpenAPI document changed; review it and run `UPDATE_SNAPSHOTS=1 cargo test -p ferrozone --test process` to accept"
     );
 }
+
+#[tokio::test]
+async fn a_bad_provider_stops_serve_naming_the_provider_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing =
+        r#"[{"id":"corp","client_id":"c","client_secret":"s","discovery_document_uri":"https://idp.example/x"}]"#;
+    for (name, expected) in [
+        (
+            "FERROZONE_OPENID_CONNECT_PROVIDERS",
+            "FERROZONE_OPENID_CONNECT_PROVIDERS: provider `corp`: `auto_create_users`",
+        ),
+        ("OPENID_CONNECT_PROVIDERS", "FERROZONE_OPENID_CONNECT_PROVIDERS: provider `corp`: `auto_create_users`"),
+    ] {
+        let out = command(dir.path(), &[(name, missing)]).arg("serve").stdin(Stdio::null()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(expected), "{name}: {err}");
+    }
+    let saml = r#"[{"id":"okta","auto_create_users":true}]"#;
+    let out = command(dir.path(), &[("SAML_IDENTITY_PROVIDERS", saml)]).arg("serve").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("provider `okta`: `metadata` is missing"), "{err}");
+    assert!(!err.contains("\"s\""), "no secret in the error: {err}");
+}
