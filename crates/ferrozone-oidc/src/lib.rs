@@ -16,6 +16,7 @@ pub mod signin;
 
 use std::time::Duration;
 
+use ferrozone_domain::providers::OidcProviderConfig;
 use openidconnect::reqwest;
 use zeroize::Zeroizing;
 
@@ -40,6 +41,26 @@ pub struct Provider {
     pub auto_create_users: bool,
 }
 
+impl Provider {
+    /// The provider as configured, its redirect URI defaulting to
+    /// `{external_url}/auth/oidc/{id}/callback/` (Firezone's default).
+    pub fn from_config(config: &OidcProviderConfig, external_url: &str) -> Self {
+        let redirect_uri = config
+            .redirect_uri
+            .clone()
+            .unwrap_or_else(|| format!("{}/auth/oidc/{}/callback/", external_url.trim_end_matches('/'), config.id));
+        Self {
+            id: config.id.clone(),
+            client_id: config.client_id.clone(),
+            client_secret: config.client_secret.clone(),
+            discovery_document_uri: config.discovery_document_uri.clone(),
+            scope: config.scope.clone(),
+            redirect_uri,
+            auto_create_users: config.auto_create_users,
+        }
+    }
+}
+
 impl std::fmt::Debug for Provider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Provider")
@@ -62,18 +83,35 @@ pub struct Oidc {
     discovery: Discovery,
 }
 
+impl std::fmt::Debug for Oidc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Oidc").field("providers", &self.providers).finish_non_exhaustive()
+    }
+}
+
 impl Oidc {
     /// Nothing is fetched here: a provider is discovered on first use, so a provider that is
     /// down does not stop Ferrozone from starting.
-    pub fn new(providers: Vec<Provider>) -> anyhow::Result<Self> {
-        let http = reqwest::ClientBuilder::new()
-            // Following redirects from a token endpoint would be a way to make Ferrozone
-            // send its client secret elsewhere.
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(REQUEST_TIMEOUT)
-            .connect_timeout(CONNECT_TIMEOUT)
-            .build()?;
-        Ok(Self { providers, http, discovery: Discovery::default() })
+    pub fn new(providers: Vec<Provider>) -> Self {
+        let builder = || {
+            reqwest::ClientBuilder::new()
+                // Following redirects from a token endpoint would be a way to make Ferrozone
+                // send its client secret elsewhere.
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(REQUEST_TIMEOUT)
+                .connect_timeout(CONNECT_TIMEOUT)
+        };
+        // Building fails only on a proxy setting reqwest cannot read; do without proxies then.
+        let http = builder().build().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the HTTP client for identity providers ignores the proxy settings");
+            builder().no_proxy().build().unwrap_or_default()
+        });
+        Self { providers, http, discovery: Discovery::default() }
+    }
+
+    /// The configured OpenID Connect providers of `configs`.
+    pub fn from_configs(configs: &[OidcProviderConfig], external_url: &str) -> Self {
+        Self::new(configs.iter().map(|c| Provider::from_config(c, external_url)).collect())
     }
 
     pub fn provider(&self, id: &str) -> Option<&Provider> {
