@@ -14,7 +14,7 @@ use axum::Router;
 use ferrozone_domain::service::providers::ProviderSignIn;
 use ferrozone_oidc::{FlowSecrets, Provider, SignInError};
 
-use super::{html, providers};
+use super::{cookies, html, providers};
 use crate::error::ApiError;
 use crate::AppState;
 
@@ -67,6 +67,9 @@ async fn callback(
     let state = params.get("state").map(String::as_str).unwrap_or_default();
     // Taken here (if this browser holds it), the flow can never be used again, whatever follows.
     let flow = providers::take(&app, &headers, &provider.id, state).await?;
+    // A flow this browser no longer needs: its cookie goes with it. (When the flow was not
+    // this browser's, its cookie stays: it may belong to a sign-in still under way.)
+    let ended = |response: Response| if flow.is_some() { clear_flow_cookie(&app, response) } else { response };
     if let Some(error) = params.get("error") {
         // Only the code is shown, and only if it looks like one (RFC 6749: `error` is ASCII).
         let code = Some(error.as_str())
@@ -74,18 +77,18 @@ async fn callback(
             .unwrap_or("unknown");
         tracing::info!(provider = %provider.id, error = code, "the identity provider refused the sign-in");
         let text = format!("The identity provider did not sign you in ({code}). Please try again.");
-        return Ok(html::response(StatusCode::FORBIDDEN, html::message("Sign-in refused", &text)));
+        return Ok(ended(html::response(StatusCode::FORBIDDEN, html::message("Sign-in refused", &text))));
     }
     let Some(flow) = flow else {
         tracing::info!(provider = %provider.id, "OIDC callback without a pending flow of this browser");
         return Ok(providers::unknown_flow());
     };
     let (Some(secrets), Some(code)) = (FlowSecrets::from_bytes(&flow.secrets), params.get("code")) else {
-        return Ok(providers::unknown_flow());
+        return Ok(clear_flow_cookie(&app, providers::unknown_flow()));
     };
     let identity = match app.web.oidc.finish(&provider, &secrets, code).await {
         Ok(identity) => identity,
-        Err(e) => return Ok(failed(&provider, &e)),
+        Err(e) => return Ok(clear_flow_cookie(&app, failed(&provider, &e))),
     };
     let outcome = app.domain.sign_in_with_provider(&provider.id, &identity.email, provider.auto_create_users).await?;
     if let (ProviderSignIn::SignedIn(session), Some(token)) = (&outcome, &identity.refresh_token) {
@@ -135,6 +138,12 @@ fn failed(provider: &Provider, error: &SignInError) -> Response {
     if status == StatusCode::SERVICE_UNAVAILABLE {
         response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
     }
+    response
+}
+
+fn clear_flow_cookie(app: &AppState, mut response: Response) -> Response {
+    let cookie = cookies::clear(cookies::FLOW, cookies::FLOW_PATH, app.web.secure_cookies);
+    response.headers_mut().append(header::SET_COOKIE, cookie);
     response
 }
 
