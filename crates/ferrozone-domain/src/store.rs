@@ -100,17 +100,20 @@ pub trait Store: Send + Sync + 'static {
         seen: Timestamp,
         now: Timestamp,
     ) -> Result<bool>;
-    /// Replaces the refresh token of a connection (a provider that rotates them); returns
-    /// whether the connection still exists.
+    /// Replaces the refresh token of the connection claimed at `claimed_at` (a provider that
+    /// rotates them); returns false, changing nothing, when the connection is gone or is no
+    /// longer that claim's (a sign-in replaced it meanwhile).
     async fn rotate_oidc_refresh_token(
         &self,
         user_id: Uuid,
         provider_id: &str,
+        claimed_at: Timestamp,
         refresh_token: &Sealed,
         now: Timestamp,
     ) -> Result<bool>;
-    /// Returns whether a connection was deleted.
-    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str) -> Result<bool>;
+    /// Deletes the connection claimed at `claimed_at`; false, deleting nothing, when it is
+    /// gone or no longer that claim's.
+    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> Result<bool>;
     /// Stores a provider sign-in in progress, and deletes those that expired by `now`.
     async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()>;
     /// Deletes the flow with this state hash and returns it (expired or not): each flow is

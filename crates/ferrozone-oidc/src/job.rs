@@ -87,11 +87,11 @@ impl RefreshJob {
                 report.skipped += 1;
                 continue;
             }
-            if !self.domain.claim_oidc_connection(&connection).await? {
+            let Some(claimed) = self.domain.claim_oidc_connection(&connection).await? else {
                 report.skipped += 1;
                 continue;
-            }
-            match self.refresh(&connection).await? {
+            };
+            match self.refresh(&claimed).await? {
                 Handled::Refreshed => report.refreshed += 1,
                 Handled::Refused { disabled } => {
                     report.refused += 1;
@@ -108,27 +108,27 @@ impl RefreshJob {
         Ok(report)
     }
 
-    async fn refresh(&self, connection: &OidcConnection) -> ferrozone_domain::error::Result<Handled> {
-        let (user_id, provider_id) = (connection.user_id, connection.provider_id.as_str());
+    /// Refreshes the connection this process `claimed`.
+    async fn refresh(&self, claimed: &OidcConnection) -> ferrozone_domain::error::Result<Handled> {
+        let (user_id, provider_id) = (claimed.user_id, claimed.provider_id.as_str());
         let Some(provider) = self.oidc.provider(provider_id) else {
             tracing::warn!(user.id = %user_id, provider = provider_id, "OIDC connection of a provider no longer configured: left alone");
             return Ok(Handled::Failed { provider_down: false });
         };
-        let token = self.domain.reveal_refresh_token(connection)?;
+        let token = self.domain.reveal_refresh_token(claimed)?;
         let mut delay = self.backoff.first_delay;
         for attempt in 1..=self.backoff.attempts.max(1) {
             match self.oidc.refresh(provider, &token).await {
                 RefreshOutcome::Refreshed { rotated } => {
                     if let Some(new) = rotated {
-                        self.domain.rotate_oidc_refresh_token(user_id, provider_id, &new).await?;
+                        self.domain.rotate_oidc_refresh_token(claimed, &new).await?;
                     }
                     tracing::info!(user.id = %user_id, provider = provider_id, "OIDC refresh token refreshed");
                     return Ok(Handled::Refreshed);
                 }
                 RefreshOutcome::Refused { reason } => {
                     tracing::warn!(user.id = %user_id, provider = provider_id, %reason, "OIDC refresh refused for good");
-                    let disabled =
-                        self.domain.oidc_refresh_refused(user_id, provider_id, self.disable_on_refusal).await?;
+                    let disabled = self.domain.oidc_refresh_refused(claimed, self.disable_on_refusal).await?;
                     return Ok(Handled::Refused { disabled });
                 }
                 RefreshOutcome::Misconfigured { reason } => {

@@ -383,6 +383,7 @@ impl Store for SqliteStore {
         &self,
         user_id: Uuid,
         provider_id: &str,
+        claimed_at: Timestamp,
         refresh_token: &Sealed,
         now: Timestamp,
     ) -> Result<bool> {
@@ -391,12 +392,13 @@ impl Store for SqliteStore {
             Box::new(provider_id.to_owned()),
             Box::new(refresh_token.0.clone()),
             Box::new(now.micros()),
+            Box::new(claimed_at.micros()),
         ];
         Ok(self.execute("rotate an OIDC refresh token", sql::ROTATE_OIDC_REFRESH_TOKEN, args).await? > 0)
     }
 
-    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str) -> Result<bool> {
-        let args: Args = vec![Box::new(user_id), Box::new(provider_id.to_owned())];
+    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> Result<bool> {
+        let args: Args = vec![Box::new(user_id), Box::new(provider_id.to_owned()), Box::new(claimed_at.micros())];
         Ok(self.execute("delete an OIDC connection", sql::DELETE_OIDC_CONNECTION, args).await? > 0)
     }
 

@@ -31,14 +31,14 @@ impl Domain {
         self.store().list_oidc_connections().await
     }
 
-    /// Claims `connection` for a refresh by this process; false when another process (or a
-    /// new sign-in) got there first, and then the connection is not this process's to use.
-    pub async fn claim_oidc_connection(&self, connection: &OidcConnection) -> Result<bool> {
-        let (seen, now) = (
-            connection.refreshed_at,
-            Timestamp::now().max(Timestamp::from_micros(connection.refreshed_at.micros() + 1)),
-        );
-        self.store().claim_oidc_connection(connection.user_id, &connection.provider_id, seen, now).await
+    /// Claims `connection` for a refresh by this process: the claimed connection (its
+    /// `refreshed_at` now the claim's), or `None` when another process (or a new sign-in)
+    /// got there first, and then the connection is not this process's to use.
+    pub async fn claim_oidc_connection(&self, connection: &OidcConnection) -> Result<Option<OidcConnection>> {
+        let seen = connection.refreshed_at;
+        let now = Timestamp::now().max(Timestamp::from_micros(seen.micros().saturating_add(1)));
+        let won = self.store().claim_oidc_connection(connection.user_id, &connection.provider_id, seen, now).await?;
+        Ok(won.then(|| OidcConnection { refreshed_at: now, ..connection.clone() }))
     }
 
     /// The refresh token of `connection`, decrypted.
@@ -49,21 +49,28 @@ impl Domain {
         Ok(Zeroizing::new(text.to_owned()))
     }
 
-    /// Replaces a connection's refresh token with the one the provider rotated it to.
-    pub async fn rotate_oidc_refresh_token(&self, user_id: Uuid, provider_id: &str, refresh_token: &str) -> Result<()> {
+    /// Replaces the `claimed` connection's refresh token with the one the provider rotated
+    /// it to, unless a sign-in replaced the connection meanwhile (then its token stays).
+    pub async fn rotate_oidc_refresh_token(&self, claimed: &OidcConnection, refresh_token: &str) -> Result<()> {
         let sealed = self.cipher().seal(refresh_token.as_bytes());
-        self.store().rotate_oidc_refresh_token(user_id, provider_id, &sealed, Timestamp::now()).await?;
+        let (user_id, provider_id, at) = (claimed.user_id, &claimed.provider_id, claimed.refreshed_at);
+        self.store().rotate_oidc_refresh_token(user_id, provider_id, at, &sealed, Timestamp::now()).await?;
         Ok(())
     }
 
-    /// The provider refused a connection's refresh token for good: the connection goes (its
-    /// token is dead, and keeping it would disable the user again after an operator enabled
-    /// it) and, when `disable`, the user is disabled and the data plane woken, so its peers
-    /// leave the interface. Idempotent: a user already disabled keeps its first
-    /// `disabled_at`, so processes sharing a database may both get here. Returns whether
-    /// this call disabled the user.
-    pub async fn oidc_refresh_refused(&self, user_id: Uuid, provider_id: &str, disable: bool) -> Result<bool> {
-        self.store().delete_oidc_connection(user_id, provider_id).await?;
+    /// The provider refused the `claimed` connection's refresh token for good: the
+    /// connection goes (its token is dead, and keeping it would disable the user again
+    /// after an operator enabled it) and, when `disable`, the user is disabled and the data
+    /// plane woken, so its peers leave the interface. Nothing happens when a sign-in
+    /// replaced the connection meanwhile: the user has a new grant. Idempotent: a user
+    /// already disabled keeps its first `disabled_at`, so processes sharing a database may
+    /// both get here. Returns whether this call disabled the user.
+    pub async fn oidc_refresh_refused(&self, claimed: &OidcConnection, disable: bool) -> Result<bool> {
+        let (user_id, provider_id) = (claimed.user_id, claimed.provider_id.as_str());
+        if !self.store().delete_oidc_connection(user_id, provider_id, claimed.refreshed_at).await? {
+            tracing::info!(user.id = %user_id, provider = provider_id, "refused refresh token already replaced by a sign-in");
+            return Ok(false);
+        }
         if !disable {
             return Ok(false);
         }

@@ -84,8 +84,10 @@ delegate! {
         upsert_oidc_connection(connection: &OidcConnection) -> ();
         list_oidc_connections() -> Vec<OidcConnection>;
         claim_oidc_connection(user_id: Uuid, provider_id: &str, seen: Timestamp, now: Timestamp) -> bool;
-        rotate_oidc_refresh_token(user_id: Uuid, provider_id: &str, refresh_token: &Sealed, now: Timestamp) -> bool;
-        delete_oidc_connection(user_id: Uuid, provider_id: &str) -> bool;
+        rotate_oidc_refresh_token(
+            user_id: Uuid, provider_id: &str, claimed_at: Timestamp, refresh_token: &Sealed, now: Timestamp
+        ) -> bool;
+        delete_oidc_connection(user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> bool;
         list_devices(query: &DeviceQuery) -> Vec<Device>;
         stream_devices(query: &DeviceQuery) -> DeviceBatches;
         device_by_id(id: Uuid) -> Option<Device>;

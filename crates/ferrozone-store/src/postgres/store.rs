@@ -312,6 +312,7 @@ impl Store for PgStore {
         &self,
         user_id: Uuid,
         provider_id: &str,
+        claimed_at: Timestamp,
         refresh_token: &Sealed,
         now: Timestamp,
     ) -> Result<bool> {
@@ -320,16 +321,18 @@ impl Store for PgStore {
             .bind(provider_id.to_owned())
             .bind(refresh_token.0.clone())
             .bind(now.micros())
+            .bind(claimed_at.micros())
             .execute(&self.pool)
             .await
             .or_db("rotate an OIDC refresh token")?;
         Ok(done.rows_affected() > 0)
     }
 
-    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str) -> Result<bool> {
+    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> Result<bool> {
         let done = sqlx::query(sql::DELETE_OIDC_CONNECTION)
             .bind(user_id)
             .bind(provider_id.to_owned())
+            .bind(claimed_at.micros())
             .execute(&self.pool)
             .await
             .or_db("delete an OIDC connection")?;

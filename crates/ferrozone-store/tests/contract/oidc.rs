@@ -50,28 +50,38 @@ async fn connections_are_stored_per_user_and_provider_and_replaced_on_sign_in() 
 }
 
 #[tokio::test]
-async fn a_claim_is_won_once_and_rotation_and_deletion_report_what_they_found() {
+async fn a_claim_is_won_once_and_rotation_and_deletion_hold_only_for_that_claim() {
     let db = db().await;
     let alice = add_user(&db, "alice@example.com", Role::Unprivileged).await;
     let t0 = Timestamp::from_micros(1_700_000_000_000_000);
     db.store.upsert_oidc_connection(&connection(alice.id, "google", b"a1", t0)).await.unwrap();
 
-    let (t1, t2) = (t0.plus_secs(10), t0.plus_secs(20));
+    let (t1, t2, t3) = (t0.plus_secs(10), t0.plus_secs(20), t0.plus_secs(30));
     assert!(db.store.claim_oidc_connection(alice.id, "google", t0, t1).await.unwrap());
     assert!(!db.store.claim_oidc_connection(alice.id, "google", t0, t2).await.unwrap(), "already claimed");
     assert!(!db.store.claim_oidc_connection(alice.id, "okta", t0, t2).await.unwrap(), "no such connection");
 
-    assert!(db.store.rotate_oidc_refresh_token(alice.id, "google", &Sealed(b"a2".to_vec()), t2).await.unwrap());
+    let a2 = Sealed(b"a2".to_vec());
+    assert!(!db.store.rotate_oidc_refresh_token(alice.id, "google", t0, &a2, t2).await.unwrap(), "not that claim");
+    assert!(db.store.rotate_oidc_refresh_token(alice.id, "google", t1, &a2, t2).await.unwrap());
     let stored = db.store.list_oidc_connections().await.unwrap();
-    assert_eq!(
-        stored,
-        vec![OidcConnection { refreshed_at: t1, updated_at: t2, ..connection(alice.id, "google", b"a2", t0) }]
-    );
-    assert!(!db.store.rotate_oidc_refresh_token(alice.id, "okta", &Sealed(b"x".to_vec()), t2).await.unwrap());
+    let expected = OidcConnection { refreshed_at: t1, updated_at: t2, ..connection(alice.id, "google", b"a2", t0) };
+    assert_eq!(stored, vec![expected]);
+    assert!(!db.store.rotate_oidc_refresh_token(alice.id, "okta", t1, &a2, t2).await.unwrap());
 
-    assert!(db.store.delete_oidc_connection(alice.id, "google").await.unwrap());
-    assert!(!db.store.delete_oidc_connection(alice.id, "google").await.unwrap());
+    assert!(!db.store.delete_oidc_connection(alice.id, "google", t0).await.unwrap(), "not that claim");
+    assert!(db.store.delete_oidc_connection(alice.id, "google", t1).await.unwrap());
+    assert!(!db.store.delete_oidc_connection(alice.id, "google", t1).await.unwrap());
     assert!(db.store.list_oidc_connections().await.unwrap().is_empty());
+
+    // A sign-in replacing a claimed connection makes the claim's rotation and deletion void.
+    db.store.upsert_oidc_connection(&connection(alice.id, "google", b"b1", t0)).await.unwrap();
+    assert!(db.store.claim_oidc_connection(alice.id, "google", t0, t1).await.unwrap());
+    db.store.upsert_oidc_connection(&connection(alice.id, "google", b"c1", t3)).await.unwrap();
+    assert!(!db.store.rotate_oidc_refresh_token(alice.id, "google", t1, &a2, t3).await.unwrap());
+    assert!(!db.store.delete_oidc_connection(alice.id, "google", t1).await.unwrap());
+    let stored = db.store.list_oidc_connections().await.unwrap();
+    assert_eq!(stored[0].refresh_token, Sealed(b"c1".to_vec()), "the sign-in's token stays");
 }
 
 #[tokio::test]

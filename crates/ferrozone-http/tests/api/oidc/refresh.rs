@@ -116,3 +116,17 @@ async fn two_processes_refresh_a_connection_once() {
     let report = env.job(true).pass(due).await.unwrap();
     assert_eq!(report, PassReport { skipped: 1, ..PassReport::default() });
 }
+
+#[tokio::test]
+async fn a_refusal_of_a_token_that_a_sign_in_replaced_meanwhile_disables_nobody() {
+    let env = Env::start().await;
+    env.signed_in("auto", "alice@example.com").await;
+    let domain = &env.app.domain;
+    let stale = domain.oidc_connections().await.unwrap().remove(0);
+    let claimed = domain.claim_oidc_connection(&stale).await.unwrap().expect("claimed");
+    // While the job works on the old token, alice signs in again: a new grant, a new token.
+    env.signed_in("auto", "alice@example.com").await;
+    assert!(!domain.oidc_refresh_refused(&claimed, true).await.unwrap());
+    assert!(domain.find_user("alice@example.com").await.unwrap().disabled_at.is_none());
+    assert_eq!(env.pass().await, PassReport { refreshed: 1, ..PassReport::default() }, "the new token is kept");
+}
