@@ -28,13 +28,15 @@ const LOCK_USER: &str = concat!(select_users!(), " WHERE id = $1 FOR NO KEY UPDA
 const LOCK_ADMINS: &str = "SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR NO KEY UPDATE";
 /// [`crate::sql::DEVICE_BY_ID`], locking the row.
 const LOCK_DEVICE: &str = concat!(select_devices!(), " WHERE id = $1 FOR NO KEY UPDATE");
-/// [`crate::sql::POOL_OFFSET`], locking the row.
-const LOCK_POOL: &str = "SELECT next_offset FROM ip_pools WHERE network = $1 FOR NO KEY UPDATE";
-/// [`crate::sql::POP_RELEASED`]. Callers hold the pool lock, so pops do not race each other;
-/// SKIP LOCKED passes over an address that a concurrent explicit claim is taking out of the list.
+/// [`crate::sql::POP_RELEASED`]. SKIP LOCKED passes over an address that a concurrent
+/// insert (popping, or claiming it explicitly) is taking out of the list.
 const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND address = \
      (SELECT address FROM ip_released WHERE family = $1 ORDER BY address LIMIT 1 \
      FOR UPDATE SKIP LOCKED) RETURNING address";
+
+/// Connections of the address-cursor pool (see [`PgStore`]): each claim is one short
+/// statement, so two serve any number of concurrent inserts.
+const CURSOR_CONNECTIONS: u32 = 2;
 
 impl PgStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`,
@@ -52,10 +54,15 @@ impl PgStore {
             // of a point read. A connection that died while idle fails its next statement
             // instead (503, and the pool replaces it).
             .test_before_acquire(false)
-            .connect_with(connect)
+            .connect_with(connect.clone())
             .await
             .with_context(|| format!("cannot connect to {}", Redacted(url)))?;
-        Ok(Self { pool })
+        let cursors = PgPoolOptions::new()
+            .max_connections(CURSOR_CONNECTIONS)
+            .acquire_timeout(options.acquire_timeout)
+            .test_before_acquire(false)
+            .connect_lazy_with(connect.options([("synchronous_commit", "off")]));
+        Ok(Self { pool, cursors })
     }
 
     /// Applies the pending migrations (under an advisory lock, so concurrent starts are safe).

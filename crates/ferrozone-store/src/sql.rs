@@ -116,14 +116,17 @@ pub(crate) const DELETE_DEVICE: &str = "DELETE FROM devices WHERE id = $1";
 
 pub(crate) const ENSURE_POOL: &str =
     "INSERT INTO ip_pools (network, next_offset) VALUES ($1, $2) ON CONFLICT (network) DO NOTHING";
-pub(crate) const POOL_OFFSET: &str = "SELECT next_offset FROM ip_pools WHERE network = $1";
-pub(crate) const SET_POOL_OFFSET: &str = "UPDATE ip_pools SET next_offset = $2 WHERE network = $1";
-/// Takes the first released address of a family out of the list (callers hold the pool lock).
+/// Moves a pool's cursor one step unless it reached `$2`; returns the offset it was at.
+pub(crate) const CLAIM_OFFSET: &str = "UPDATE ip_pools SET next_offset = next_offset + 1 \
+     WHERE network = $1 AND next_offset < $2 RETURNING next_offset - 1";
+/// Takes the first released address of a family out of the list.
 pub(crate) const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND address = \
      (SELECT address FROM ip_released WHERE family = $1 ORDER BY address LIMIT 1) RETURNING address";
 pub(crate) const UNRELEASE: &str = "DELETE FROM ip_released WHERE family = $1 AND address = $2";
 pub(crate) const IPV4_IN_USE: &str = "SELECT 1 FROM devices WHERE ipv4 = $1";
 pub(crate) const IPV6_IN_USE: &str = "SELECT 1 FROM devices WHERE ipv6 = $1";
+pub(crate) const USED_IPV4: &str = "SELECT ipv4 FROM devices WHERE ipv4 IS NOT NULL";
+pub(crate) const USED_IPV6: &str = "SELECT ipv6 FROM devices WHERE ipv6 IS NOT NULL";
 
 /// The device list statement for `query`. Parameters, in order and only when present:
 /// `user_id`, the cursor's `inserted_at` and `id`, the limit.

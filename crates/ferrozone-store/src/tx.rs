@@ -5,7 +5,8 @@
 //! so the rules themselves (device limit, address assignment, last admin) are written once.
 //!
 //! Lock order, in every transaction that takes more than one: admin rows (by id), the
-//! user row, the IPv4 pool, the IPv6 pool, released addresses, device rows.
+//! user row, released addresses, device rows. (Pool cursors take no lock that lasts: see
+//! [`WriteTx::claim_offset`].)
 //! On PostgreSQL, flows end every transaction with [`finish`]; one dropped on the way (a
 //! cancelled request) is rolled back by sqlx when its connection goes back to the pool.
 //! On SQLite the writer thread runs the flows' transaction bodies and commits them.
@@ -69,10 +70,15 @@ pub(crate) trait WriteTx: Send {
     /// Writes the editable columns and `updated_at` (not the peer statistics).
     async fn update_device(&mut self, device: &Device) -> Result<()>;
 
-    /// The pool's cursor (next offset to try), creating the pool row at
-    /// [`Pool::first_offset`] if it is new; the row stays locked.
-    async fn lock_pool(&mut self, pool: &Pool) -> Result<u64>;
-    async fn set_pool_offset(&mut self, pool: &Pool, next_offset: u64) -> Result<()>;
+    /// Moves the pool's cursor one step and returns the offset it was at, creating the pool
+    /// at [`Pool::first_offset`] if it is new; `None` once the cursor has reached `end`.
+    /// On SQLite the move is part of this transaction. On PostgreSQL it is not: it commits
+    /// at once, so inserts never wait for each other's commit, and an offset claimed by a
+    /// transaction that then rolls back is skipped by the cursor ([`Self::used_addresses`]
+    /// finds it again once the cursor runs out).
+    async fn claim_offset(&mut self, pool: &Pool, end: u64) -> Result<Option<u64>>;
+    /// The addresses of `family` that devices have, as stored.
+    async fn used_addresses(&mut self, family: Family) -> Result<Vec<String>>;
     /// Removes and returns the first released address of `family`, in text order.
     async fn pop_released(&mut self, family: Family) -> Result<Option<String>>;
     /// Removes `addr` from the released addresses (it is being taken).

@@ -1,7 +1,9 @@
 //! Address assignment inside the insert transaction. Its cost does not depend on the
 //! number of devices: released addresses are reused first, then a per-network cursor
-//! moves on; each candidate costs one index lookup.
+//! moves on; each candidate costs one index lookup. Only when the cursor has run out does
+//! one read of the addresses in use look for the ones it skipped.
 
+use std::collections::HashSet;
 use std::net::IpAddr;
 
 use ferrozone_domain::error::Result;
@@ -38,12 +40,16 @@ pub(crate) async fn settle(
 
 /// The next free address of `pool`, or `Invalid { base: CIDR … is exhausted }`.
 async fn assign(tx: &mut dyn WriteTx, pool: &Pool) -> Result<IpAddr> {
-    // Locking the pool row serializes assignment per network across processes.
-    let cursor = tx.lock_pool(pool).await?;
     if let Some(addr) = reuse_released(tx, pool).await? {
         return Ok(addr);
     }
-    advance(tx, pool, cursor).await
+    if let Some(addr) = advance(tx, pool).await? {
+        return Ok(addr);
+    }
+    if let Some(addr) = reclaim(tx, pool).await? {
+        return Ok(addr);
+    }
+    Err(DomainError::invalid("base", pool.exhausted_message()))
 }
 
 /// Pops released addresses until one may be assigned. Entries that may not (from an
@@ -59,21 +65,36 @@ async fn reuse_released(tx: &mut dyn WriteTx, pool: &Pool) -> Result<Option<IpAd
     Ok(None)
 }
 
-/// Moves the cursor to the next assignable, unused address and stores the cursor after it.
-async fn advance(tx: &mut dyn WriteTx, pool: &Pool, cursor: u64) -> Result<IpAddr> {
+/// Moves the cursor to the next assignable, unused address; `None` once it ran out.
+async fn advance(tx: &mut dyn WriteTx, pool: &Pool) -> Result<Option<IpAddr>> {
     let end = pool.size().saturating_sub(1);
-    let mut offset = cursor.max(pool.first_offset());
-    while offset < end {
-        let candidate = pool.assignable(offset);
-        offset += 1;
-        let Some(addr) = candidate else { continue };
+    while let Some(offset) = tx.claim_offset(pool, end).await? {
+        let Some(addr) = pool.assignable(offset) else { continue };
         // Skips addresses a client asked for explicitly ahead of the cursor.
         if !tx.address_in_use(addr).await? {
-            tx.set_pool_offset(pool, offset).await?;
             // It may have been given explicitly, deleted and released since.
             tx.unrelease(addr).await?;
-            return Ok(addr);
+            return Ok(Some(addr));
         }
     }
-    Err(DomainError::invalid("base", pool.exhausted_message()))
+    Ok(None)
+}
+
+/// Once the cursor ran out: the first assignable address behind it that no device has.
+/// There are such addresses when inserts that claimed an offset never committed (on
+/// PostgreSQL the cursor does not move back with a rollback, and neither after a crash).
+/// One read of the addresses in use; by counting, a free address (if any) is among the
+/// first `used + 8` offsets, so the scan is bounded whatever the network's size.
+async fn reclaim(tx: &mut dyn WriteTx, pool: &Pool) -> Result<Option<IpAddr>> {
+    let used: HashSet<IpAddr> =
+        tx.used_addresses(Family::of(pool.gateway())).await?.iter().filter_map(|text| text.parse().ok()).collect();
+    let first = pool.first_offset();
+    let end = pool.size().saturating_sub(1).min(first.saturating_add(used.len() as u64 + 8));
+    for offset in first..end {
+        if let Some(addr) = pool.assignable(offset).filter(|addr| !used.contains(addr)) {
+            tx.unrelease(addr).await?;
+            return Ok(Some(addr));
+        }
+    }
+    Ok(None)
 }

@@ -54,17 +54,26 @@ fn list_query<'q>(sql: &'q str, query: &DeviceQuery) -> QueryAs<'q, Postgres, De
     q
 }
 
-/// The [`Store`] on a PostgreSQL database: one pool for reads and writes. Several
-/// processes may share the database.
+/// The [`Store`] on a PostgreSQL database. Several processes may share the database.
+///
+/// `pool` serves reads and writes. `cursors` serves only the moves of address-pool cursors
+/// (`ip_pools.next_offset`), each in a statement of its own, committed at once with
+/// `synchronous_commit` off: a cursor that waited for the insert's commit would make every
+/// insert into a network wait for the previous one's disk flush. Skipping that flush
+/// cannot hand an address out twice: a device that used a claimed offset commits later,
+/// and flushing its commit flushes the earlier cursor move with it; and the unique
+/// indexes on addresses decide in any case.
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pub(crate) pool: PgPool,
+    pub(crate) cursors: PgPool,
 }
 
 impl PgStore {
-    /// Closes the pool, waiting for connections in use to come back.
+    /// Closes the pools, waiting for connections in use to come back.
     pub async fn close(&self) {
         self.pool.close().await;
+        self.cursors.close().await;
     }
 }
 
@@ -72,7 +81,7 @@ impl PgStore {
 impl Begin for PgStore {
     async fn begin(&self) -> Result<Box<dyn Commit>> {
         let tx = self.pool.begin().await.or_db("begin a write transaction")?;
-        Ok(Box::new(PgTx::new(tx)))
+        Ok(Box::new(PgTx::new(tx, self.cursors.clone())))
     }
 }
 

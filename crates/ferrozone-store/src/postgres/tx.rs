@@ -7,21 +7,25 @@ use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
-use sqlx::{Postgres, Transaction};
+use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
-use super::{LOCK_ADMINS, LOCK_DEVICE, LOCK_POOL, LOCK_USER, POP_RELEASED};
+use super::{LOCK_ADMINS, LOCK_DEVICE, LOCK_USER, POP_RELEASED};
 use crate::errors::OrDb;
 use crate::rows::{bind_device_insert, bind_device_update, bind_user_update, DeviceRow, UserRow};
 use crate::sql;
 use crate::tx::{Commit, Family, WriteTx};
 
-/// An open write transaction; rolled back when dropped uncommitted.
-pub(super) struct PgTx(Transaction<'static, Postgres>);
+/// An open write transaction; rolled back when dropped uncommitted. `cursors` is the
+/// store's pool for address-pool cursors.
+pub(super) struct PgTx {
+    tx: Transaction<'static, Postgres>,
+    cursors: PgPool,
+}
 
 impl PgTx {
-    pub(super) fn new(tx: Transaction<'static, Postgres>) -> Self {
-        Self(tx)
+    pub(super) fn new(tx: Transaction<'static, Postgres>, cursors: PgPool) -> Self {
+        Self { tx, cursors }
     }
 }
 
@@ -34,29 +38,29 @@ fn offset_to_db(offset: u64) -> i64 {
 impl WriteTx for PgTx {
     async fn lock_user(&mut self, id: Uuid) -> Result<Option<User>> {
         let row: Option<UserRow> =
-            sqlx::query_as(LOCK_USER).bind(id).fetch_optional(&mut *self.0).await.or_db("lock a user")?;
+            sqlx::query_as(LOCK_USER).bind(id).fetch_optional(&mut *self.tx).await.or_db("lock a user")?;
         row.map(User::try_from).transpose()
     }
 
     async fn lock_admins(&mut self) -> Result<Vec<Uuid>> {
-        sqlx::query_scalar(LOCK_ADMINS).fetch_all(&mut *self.0).await.or_db("lock the admins")
+        sqlx::query_scalar(LOCK_ADMINS).fetch_all(&mut *self.tx).await.or_db("lock the admins")
     }
 
     async fn update_user(&mut self, user: &User) -> Result<()> {
         let row = UserRow::from(user);
-        bind_user_update!(sqlx::query(sql::UPDATE_USER), row).execute(&mut *self.0).await.or_db("update a user")?;
+        bind_user_update!(sqlx::query(sql::UPDATE_USER), row).execute(&mut *self.tx).await.or_db("update a user")?;
         Ok(())
     }
 
     async fn delete_user(&mut self, id: Uuid) -> Result<bool> {
-        let done = sqlx::query(sql::DELETE_USER).bind(id).execute(&mut *self.0).await.or_db("delete a user")?;
+        let done = sqlx::query(sql::DELETE_USER).bind(id).execute(&mut *self.tx).await.or_db("delete a user")?;
         Ok(done.rows_affected() > 0)
     }
 
     async fn count_devices(&mut self, user_id: Uuid) -> Result<u64> {
         let n: i64 = sqlx::query_scalar(sql::COUNT_USER_DEVICES)
             .bind(user_id)
-            .fetch_one(&mut *self.0)
+            .fetch_one(&mut *self.tx)
             .await
             .or_db("count devices")?;
         Ok(u64::try_from(n).unwrap_or(0))
@@ -64,14 +68,14 @@ impl WriteTx for PgTx {
 
     async fn lock_device(&mut self, id: Uuid) -> Result<Option<Device>> {
         let row: Option<DeviceRow> =
-            sqlx::query_as(LOCK_DEVICE).bind(id).fetch_optional(&mut *self.0).await.or_db("lock a device")?;
+            sqlx::query_as(LOCK_DEVICE).bind(id).fetch_optional(&mut *self.tx).await.or_db("lock a device")?;
         row.map(Device::try_from).transpose()
     }
 
     async fn insert_device(&mut self, device: &Device) -> Result<()> {
         let row = DeviceRow::encode(device)?;
         bind_device_insert!(sqlx::query(sql::INSERT_DEVICE), row)
-            .execute(&mut *self.0)
+            .execute(&mut *self.tx)
             .await
             .or_db("insert a device")?;
         Ok(())
@@ -80,39 +84,45 @@ impl WriteTx for PgTx {
     async fn update_device(&mut self, device: &Device) -> Result<()> {
         let row = DeviceRow::encode(device)?;
         bind_device_update!(sqlx::query(sql::UPDATE_DEVICE), row)
-            .execute(&mut *self.0)
+            .execute(&mut *self.tx)
             .await
             .or_db("update a device")?;
         Ok(())
     }
 
-    async fn lock_pool(&mut self, pool: &Pool) -> Result<u64> {
+    async fn claim_offset(&mut self, pool: &Pool, end: u64) -> Result<Option<u64>> {
+        // On the cursor pool, not in this transaction: see `PgStore::cursors`.
         let key = pool.key();
-        sqlx::query(sql::ENSURE_POOL)
-            .bind(key.clone())
-            .bind(offset_to_db(pool.first_offset()))
-            .execute(&mut *self.0)
-            .await
-            .or_db("create an address pool")?;
-        let next: i64 =
-            sqlx::query_scalar(LOCK_POOL).bind(key).fetch_one(&mut *self.0).await.or_db("lock an address pool")?;
-        Ok(u64::try_from(next).unwrap_or(0))
+        let claim = || {
+            sqlx::query_scalar::<_, i64>(sql::CLAIM_OFFSET)
+                .bind(key.clone())
+                .bind(offset_to_db(end))
+                .fetch_optional(&self.cursors)
+        };
+        let claimed = match claim().await.or_db("move an address pool cursor")? {
+            Some(offset) => Some(offset),
+            None => {
+                sqlx::query(sql::ENSURE_POOL)
+                    .bind(key.clone())
+                    .bind(offset_to_db(pool.first_offset()))
+                    .execute(&self.cursors)
+                    .await
+                    .or_db("create an address pool")?;
+                claim().await.or_db("move an address pool cursor")?
+            }
+        };
+        Ok(claimed.map(|offset| u64::try_from(offset).unwrap_or(0)))
     }
 
-    async fn set_pool_offset(&mut self, pool: &Pool, next_offset: u64) -> Result<()> {
-        sqlx::query(sql::SET_POOL_OFFSET)
-            .bind(pool.key())
-            .bind(offset_to_db(next_offset))
-            .execute(&mut *self.0)
-            .await
-            .or_db("move an address pool cursor")?;
-        Ok(())
+    async fn used_addresses(&mut self, family: Family) -> Result<Vec<String>> {
+        let sql = if family == Family::V4 { sql::USED_IPV4 } else { sql::USED_IPV6 };
+        sqlx::query_scalar(sql).fetch_all(&mut *self.tx).await.or_db("list the addresses in use")
     }
 
     async fn pop_released(&mut self, family: Family) -> Result<Option<String>> {
         sqlx::query_scalar(POP_RELEASED)
             .bind(family.code())
-            .fetch_optional(&mut *self.0)
+            .fetch_optional(&mut *self.tx)
             .await
             .or_db("reuse a released address")
     }
@@ -121,7 +131,7 @@ impl WriteTx for PgTx {
         sqlx::query(sql::UNRELEASE)
             .bind(Family::of(addr).code())
             .bind(addr.to_string())
-            .execute(&mut *self.0)
+            .execute(&mut *self.tx)
             .await
             .or_db("claim a released address")?;
         Ok(())
@@ -131,7 +141,7 @@ impl WriteTx for PgTx {
         let sql = if addr.is_ipv4() { sql::IPV4_IN_USE } else { sql::IPV6_IN_USE };
         let found: Option<i32> = sqlx::query_scalar(sql)
             .bind(addr.to_string())
-            .fetch_optional(&mut *self.0)
+            .fetch_optional(&mut *self.tx)
             .await
             .or_db("look an address up")?;
         Ok(found.is_some())
@@ -141,11 +151,11 @@ impl WriteTx for PgTx {
 #[async_trait]
 impl Commit for PgTx {
     async fn commit(self: Box<Self>) -> Result<()> {
-        self.0.commit().await.or_db("commit")
+        self.tx.commit().await.or_db("commit")
     }
 
     async fn rollback(self: Box<Self>) {
-        if let Err(error) = self.0.rollback().await {
+        if let Err(error) = self.tx.rollback().await {
             tracing::warn!(%error, "rollback failed");
         }
     }

@@ -146,22 +146,32 @@ impl WriteTx for SqliteTx<'_> {
         Ok(())
     }
 
-    async fn lock_pool(&mut self, pool: &Pool) -> Result<u64> {
+    async fn claim_offset(&mut self, pool: &Pool, end: u64) -> Result<Option<u64>> {
         let key = pool.key();
-        prepare(self.conn, sql::ENSURE_POOL)
-            .and_then(|mut stmt| stmt.execute(params![key, offset_to_db(pool.first_offset())]))
-            .or_db("create an address pool")?;
-        let next: i64 = prepare(self.conn, sql::POOL_OFFSET)
-            .and_then(|mut stmt| stmt.query_row([key], |row| row.get(0)))
-            .or_db("lock an address pool")?;
-        Ok(u64::try_from(next).unwrap_or(0))
+        let claim = |conn: &Connection| {
+            prepare(conn, sql::CLAIM_OFFSET)
+                .and_then(|mut stmt| {
+                    stmt.query_row(params![key, offset_to_db(end)], |row| row.get::<_, i64>(0)).optional()
+                })
+                .or_db("move an address pool cursor")
+        };
+        let claimed = match claim(self.conn)? {
+            Some(offset) => Some(offset),
+            None => {
+                prepare(self.conn, sql::ENSURE_POOL)
+                    .and_then(|mut stmt| stmt.execute(params![key, offset_to_db(pool.first_offset())]))
+                    .or_db("create an address pool")?;
+                claim(self.conn)?
+            }
+        };
+        Ok(claimed.map(|offset| u64::try_from(offset).unwrap_or(0)))
     }
 
-    async fn set_pool_offset(&mut self, pool: &Pool, next_offset: u64) -> Result<()> {
-        prepare(self.conn, sql::SET_POOL_OFFSET)
-            .and_then(|mut stmt| stmt.execute(params![pool.key(), offset_to_db(next_offset)]))
-            .or_db("move an address pool cursor")?;
-        Ok(())
+    async fn used_addresses(&mut self, family: Family) -> Result<Vec<String>> {
+        let sql = if family == Family::V4 { sql::USED_IPV4 } else { sql::USED_IPV6 };
+        prepare(self.conn, sql)
+            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect::<rusqlite::Result<Vec<String>>>())
+            .or_db("list the addresses in use")
     }
 
     async fn pop_released(&mut self, family: Family) -> Result<Option<String>> {

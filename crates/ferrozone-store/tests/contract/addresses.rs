@@ -172,6 +172,32 @@ async fn a_small_pool_is_exhausted_then_reused() {
 }
 
 #[tokio::test]
+async fn failed_inserts_lose_no_address() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let pools = v4_only("10.0.0.0/29", "10.0.0.1");
+    let v4_device = || {
+        let mut new = new_device(alice.id);
+        new.ipv6 = AddressRequest::None;
+        new
+    };
+    let first = db.store.insert_device(&v4_device(), &pools, 100).await.unwrap();
+    // Fails at the insert, after an address was assigned: the same public key again.
+    for _ in 0..3 {
+        let mut clash = v4_device();
+        clash.public_key.clone_from(&first.public_key);
+        assert_invalid(db.store.insert_device(&clash, &pools, 100).await, "public_key", "has already been taken");
+    }
+    let mut got: Vec<String> = vec![first.ipv4.unwrap().to_string()];
+    for _ in 0..4 {
+        got.push(db.store.insert_device(&v4_device(), &pools, 100).await.unwrap().ipv4.unwrap().to_string());
+    }
+    got.sort();
+    assert_eq!(got, ["10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.5", "10.0.0.6"], "every address is handed out");
+    assert_invalid(db.store.insert_device(&v4_device(), &pools, 100).await, "base", "CIDR 10.0.0.0/29 is exhausted");
+}
+
+#[tokio::test]
 async fn deleting_a_user_releases_its_addresses() {
     let db = db().await;
     add_user(&db, "admin@example.com", Role::Admin).await;
