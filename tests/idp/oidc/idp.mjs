@@ -81,8 +81,9 @@ class MemoryAdapter {
   }
 }
 
-const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
-const signingJwk = { ...privateKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' };
+// A fixed test-only signing key, committed beside this script: generating an RSA key at
+// start-up costs time on a busy machine and was seen to stall the start of some instances.
+const signingJwk = JSON.parse(fs.readFileSync(new URL('./signing-key.json', import.meta.url), 'utf8'));
 
 let outage = false;
 let tamper = 'none';

@@ -53,6 +53,10 @@ impl Idp {
     /// themselves; otherwise only the userinfo endpoint has it (oidc-provider's default).
     pub async fn start(clients: &[IdpClient], email_in_id_token: bool) -> Self {
         install().await;
+        // A few providers start at a time: the suite runs many tests at once on few cores,
+        // and each start is a second of CPU.
+        static STARTING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+        let _turn = STARTING.acquire().await.unwrap();
         let clients: Vec<_> = clients
             .iter()
             .map(|c| {
@@ -85,7 +89,7 @@ impl Idp {
             }
         });
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let issuer = tokio::time::timeout(Duration::from_secs(30), async {
+        let issuer = tokio::time::timeout(Duration::from_secs(120), async {
             while let Some(line) = lines.next_line().await.unwrap() {
                 if let Some(issuer) = line.strip_prefix("listening ") {
                     return issuer.to_owned();
@@ -94,7 +98,7 @@ impl Idp {
             panic!("the OIDC test provider exited before listening");
         })
         .await
-        .expect("the OIDC test provider starts within 30 s");
+        .expect("the OIDC test provider starts within 120 s");
         // Keep reading its output, so that it never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Self { issuer, child: Some(child), control: reqwest::Client::new(), _config: file }
