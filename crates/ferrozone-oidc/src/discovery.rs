@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use openidconnect::core::{CoreClient, CoreProviderMetadata};
 use openidconnect::{
-    reqwest, ClientId, ClientSecret, EndpointMaybeSet, EndpointNotSet, EndpointSet, JsonWebKeySet, RedirectUrl,
+    reqwest, ClientId, ClientSecret, EndpointMaybeSet, EndpointNotSet, EndpointSet, ErrorResponse, JsonWebKeySet,
+    RedirectUrl, RequestTokenError, UserInfoError,
 };
 
 use crate::{Oidc, Provider};
@@ -77,6 +78,32 @@ impl Oidc {
         let secret = ClientSecret::new(provider.client_secret.to_string());
         Ok(CoreClient::from_provider_metadata(metadata, ClientId::new(provider.client_id.clone()), Some(secret))
             .set_redirect_uri(redirect))
+    }
+}
+
+/// A failed token request, told without anything the answer carried: a parse error's text
+/// may quote the answer, which may hold tokens, so only its kind is said.
+pub(crate) fn describe_token_error<RE, T>(error: &RequestTokenError<RE, T>) -> String
+where
+    RE: std::error::Error + 'static,
+    T: ErrorResponse + 'static,
+{
+    match error {
+        RequestTokenError::Request(cause) => error_chain(cause),
+        RequestTokenError::Parse(..) => "an answer that is not OAuth JSON".to_owned(),
+        RequestTokenError::Other(text) => text.clone(),
+        RequestTokenError::ServerResponse(_) => "an OAuth error answer".to_owned(),
+    }
+}
+
+/// A failed userinfo request, told the same way (its claims are nobody's business here).
+pub(crate) fn describe_userinfo_error<RE: std::error::Error + 'static>(error: &UserInfoError<RE>) -> String {
+    match error {
+        UserInfoError::Request(cause) => error_chain(cause),
+        UserInfoError::Response(status, _, text) => format!("{status}: {text}"),
+        UserInfoError::ClaimsVerification(e) => e.to_string(),
+        UserInfoError::Parse(_) => "an answer that is not userinfo JSON".to_owned(),
+        _ => "an unexpected answer".to_owned(),
     }
 }
 

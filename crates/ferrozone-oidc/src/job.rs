@@ -40,7 +40,8 @@ pub struct PassReport {
     pub disabled: u32,
     /// Left for the next pass: transient failures, configuration problems, unknown providers.
     pub failed: u32,
-    /// Claimed by another process, or not due yet.
+    /// Claimed by another process, not due yet, or of a provider that failed earlier in
+    /// this pass.
     pub skipped: u32,
 }
 
@@ -79,8 +80,9 @@ impl RefreshJob {
     /// One pass over the connections last refreshed before `due_before`.
     pub async fn pass(&self, due_before: Timestamp) -> ferrozone_domain::error::Result<PassReport> {
         let mut report = PassReport::default();
-        // Providers that stayed unreachable through every retry in this pass: their other
-        // connections wait for the next pass instead of each waiting through the retries.
+        // Providers that stayed unreachable through every retry in this pass, or that refuse
+        // the client itself: their other connections wait for the next pass instead of each
+        // going through the same failure.
         let mut down = HashSet::new();
         for connection in self.domain.oidc_connections().await? {
             if connection.refreshed_at >= due_before || down.contains(&connection.provider_id) {
@@ -97,9 +99,9 @@ impl RefreshJob {
                     report.refused += 1;
                     report.disabled += u32::from(disabled);
                 }
-                Handled::Failed { provider_down } => {
+                Handled::Failed { skip_provider } => {
                     report.failed += 1;
-                    if provider_down {
+                    if skip_provider {
                         down.insert(connection.provider_id.clone());
                     }
                 }
@@ -113,7 +115,7 @@ impl RefreshJob {
         let (user_id, provider_id) = (claimed.user_id, claimed.provider_id.as_str());
         let Some(provider) = self.oidc.provider(provider_id) else {
             tracing::warn!(user.id = %user_id, provider = provider_id, "OIDC connection of a provider no longer configured: left alone");
-            return Ok(Handled::Failed { provider_down: false });
+            return Ok(Handled::Failed { skip_provider: false });
         };
         let token = self.domain.reveal_refresh_token(claimed)?;
         let mut delay = self.backoff.first_delay;
@@ -133,7 +135,8 @@ impl RefreshJob {
                 }
                 RefreshOutcome::Misconfigured { reason } => {
                     tracing::warn!(user.id = %user_id, provider = provider_id, %reason, "OIDC refresh failed: check the provider's client configuration; nobody is disabled");
-                    return Ok(Handled::Failed { provider_down: false });
+                    // The same for every user of this provider: their turn comes next pass.
+                    return Ok(Handled::Failed { skip_provider: true });
                 }
                 RefreshOutcome::Transient { reason } => {
                     let last = attempt >= self.backoff.attempts;
@@ -146,12 +149,18 @@ impl RefreshJob {
                 }
             }
         }
-        Ok(Handled::Failed { provider_down: true })
+        Ok(Handled::Failed { skip_provider: true })
     }
 }
 
 enum Handled {
     Refreshed,
-    Refused { disabled: bool },
-    Failed { provider_down: bool },
+    Refused {
+        disabled: bool,
+    },
+    /// Left for the next pass; `skip_provider`: the cause is the provider's, not this
+    /// connection's.
+    Failed {
+        skip_provider: bool,
+    },
 }

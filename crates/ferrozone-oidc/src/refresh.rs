@@ -13,7 +13,7 @@ use openidconnect::core::CoreErrorResponseType;
 use openidconnect::{OAuth2TokenResponse, RefreshToken, RequestTokenError};
 use zeroize::Zeroizing;
 
-use crate::discovery::error_chain;
+use crate::discovery::describe_token_error;
 use crate::{Oidc, Provider};
 
 /// What became of one refresh.
@@ -49,7 +49,9 @@ impl Oidc {
                     .map(|new| Zeroizing::new(new.secret().clone())),
             },
             Err(RequestTokenError::ServerResponse(answer)) => classify(answer.error()),
-            Err(other) => RefreshOutcome::Transient { reason: format!("token endpoint: {}", error_chain(&other)) },
+            Err(other) => {
+                RefreshOutcome::Transient { reason: format!("token endpoint: {}", describe_token_error(&other)) }
+            }
         }
     }
 }

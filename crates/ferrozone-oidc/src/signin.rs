@@ -9,7 +9,7 @@ use openidconnect::{
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroizing;
 
-use crate::discovery::{error_chain, DiscoveryFailed};
+use crate::discovery::{describe_token_error, describe_userinfo_error, DiscoveryFailed};
 use crate::{Oidc, Provider};
 
 /// What the callback needs and only the server may know: the nonce the ID token must carry
@@ -137,7 +137,7 @@ impl Oidc {
                 let text = format!("the token endpoint refused the code: {}", code.as_ref());
                 if transient { SignInError::Unavailable(text) } else { SignInError::Refused(text) }
             }
-            other => SignInError::Unavailable(format!("the token endpoint failed: {}", error_chain(&other))),
+            other => SignInError::Unavailable(format!("the token endpoint failed: {}", describe_token_error(&other))),
         })?;
         let id_token = tokens.id_token().ok_or_else(|| SignInError::Refused("no ID token in the answer".into()))?;
         let nonce = Nonce::new(secrets.nonce.clone());
@@ -173,7 +173,10 @@ impl Oidc {
                     .request_async(self.http())
                     .await
                     .map_err(|e| {
-                        SignInError::Unavailable(format!("the userinfo endpoint failed: {}", error_chain(&e)))
+                        SignInError::Unavailable(format!(
+                            "the userinfo endpoint failed: {}",
+                            describe_userinfo_error(&e)
+                        ))
                     })?;
                 (info.email().map(|e| e.to_string()).ok_or(SignInError::NoEmail)?, info.email_verified())
             }

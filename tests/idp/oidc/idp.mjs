@@ -16,6 +16,8 @@
 // Controls for the tests (plain HTTP, no authentication: a test IdP on loopback):
 //   POST /admin/revoke?account=EMAIL   revokes every grant and token of that account
 //   POST /admin/outage?on=1|0          every protocol endpoint answers 503 (or again works)
+//   POST /admin/token-error?code=C&status=N   the token endpoint answers every request with
+//        the OAuth error C and HTTP status N (default 400); no `code`: it works again
 //   POST /admin/tamper?mode=M          the next ID token from the token endpoint is altered:
 //        audience  (re-signed, issued to the client `other`), nonce (re-signed, another
 //        nonce), signature (payload changed, signature kept), none (stop tampering)
@@ -86,6 +88,7 @@ class MemoryAdapter {
 const signingJwk = JSON.parse(fs.readFileSync(new URL('./signing-key.json', import.meta.url), 'utf8'));
 
 let outage = false;
+let tokenError = null;
 let tamper = 'none';
 
 const server = http.createServer();
@@ -131,6 +134,11 @@ provider.use(async (ctx, next) => {
     ctx.status = 503;
     ctx.type = 'html';
     ctx.body = '<!DOCTYPE html><title>Service Unavailable</title>';
+    return;
+  }
+  if (tokenError && ctx.path === '/token') {
+    ctx.status = tokenError.status;
+    ctx.body = { error: tokenError.code };
     return;
   }
   await next();
@@ -228,6 +236,11 @@ function admin(req, res, url) {
   if (what === 'outage') {
     outage = url.searchParams.get('on') === '1';
     return send(res, 200, `outage ${outage}`);
+  }
+  if (what === 'token-error') {
+    const code = url.searchParams.get('code');
+    tokenError = code ? { code, status: Number(url.searchParams.get('status') ?? 400) } : null;
+    return send(res, 200, `token-error ${code}`);
   }
   if (what === 'tamper') {
     tamper = url.searchParams.get('mode') ?? 'none';

@@ -124,6 +124,15 @@ impl Idp {
         self.control(&format!("/admin/outage?on={}", u8::from(on))).await;
     }
 
+    /// The token endpoint answers the OAuth error `code` with `status` from now on; `None`:
+    /// it works again.
+    pub async fn token_error(&self, error: Option<(&str, u16)>) {
+        match error {
+            Some((code, status)) => self.control(&format!("/admin/token-error?code={code}&status={status}")).await,
+            None => self.control("/admin/token-error").await,
+        }
+    }
+
     /// Alters the next ID token the token endpoint gives: `audience`, `nonce`, `signature`.
     pub async fn tamper(&self, mode: &str) {
         self.control(&format!("/admin/tamper?mode={mode}")).await;

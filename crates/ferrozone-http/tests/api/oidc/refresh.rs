@@ -130,3 +130,31 @@ async fn a_refusal_of_a_token_that_a_sign_in_replaced_meanwhile_disables_nobody(
     assert!(domain.find_user("alice@example.com").await.unwrap().disabled_at.is_none());
     assert_eq!(env.pass().await, PassReport { refreshed: 1, ..PassReport::default() }, "the new token is kept");
 }
+
+#[tokio::test]
+async fn errors_about_the_client_or_the_provider_disable_nobody() {
+    let env = Env::start().await;
+    env.signed_in("auto", "alice@example.com").await;
+    env.signed_in("auto", "bob@example.com").await;
+    let errors = [
+        ("unauthorized_client", 400),
+        ("invalid_client", 401),
+        ("unsupported_grant_type", 400),
+        ("temporarily_unavailable", 503),
+        ("server_error", 500),
+    ];
+    for (code, status) in errors {
+        env.idp.token_error(Some((code, status))).await;
+        let report = env.pass().await;
+        assert_eq!((report.failed, report.skipped, report.refused), (1, 1, 0), "{code}: {report:?}");
+    }
+    for email in ["alice@example.com", "bob@example.com"] {
+        assert!(env.app.domain.find_user(email).await.unwrap().disabled_at.is_none(), "{email}");
+    }
+    assert_eq!(env.app.domain.oidc_connections().await.unwrap().len(), 2);
+
+    // An explicit invalid_grant, by contrast, is definitive.
+    env.idp.token_error(Some(("invalid_grant", 400))).await;
+    let report = env.pass().await;
+    assert_eq!((report.refused, report.disabled), (2, 2), "{report:?}");
+}

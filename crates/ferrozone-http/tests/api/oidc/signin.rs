@@ -25,6 +25,13 @@ async fn auto_create_makes_an_unprivileged_user_signed_in_with_the_provider() {
 }
 
 #[tokio::test]
+async fn the_sign_in_page_links_each_provider() {
+    let env = Env::start().await;
+    let page = env.browser().get("/sign_in").await;
+    assert!(page.body.contains("href=\"/auth/oidc/idp\"") && page.body.contains("Test IdP (open)"), "{}", page.body);
+}
+
+#[tokio::test]
 async fn without_auto_create_an_unknown_email_is_refused_and_nothing_is_created() {
     let env = Env::start().await;
     let before = env.app.counts().await;
