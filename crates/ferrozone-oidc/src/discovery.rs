@@ -17,13 +17,27 @@ use crate::{Oidc, Provider};
 pub(crate) type ReadyClient =
     CoreClient<EndpointSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointMaybeSet, EndpointMaybeSet>;
 
+/// A provider's client and the issuer its discovery document named.
+pub(crate) struct Discovered {
+    client: ReadyClient,
+    pub issuer: String,
+}
+
+impl std::ops::Deref for Discovered {
+    type Target = ReadyClient;
+
+    fn deref(&self) -> &ReadyClient {
+        &self.client
+    }
+}
+
 /// How long discovered metadata and keys are used before they are fetched again.
 const FRESH_FOR: Duration = Duration::from_secs(3600);
 
 /// The discovered clients, by provider id.
 #[derive(Default)]
 pub struct Discovery {
-    clients: Mutex<HashMap<String, (Instant, Arc<ReadyClient>)>>,
+    clients: Mutex<HashMap<String, (Instant, Arc<Discovered>)>>,
 }
 
 /// Why a provider could not be discovered: it did not answer, or answered nonsense. Both
@@ -38,7 +52,7 @@ pub struct DiscoveryFailed {
 impl Oidc {
     /// The provider's client, discovered now unless a fresh one is kept (`refetch`: fetch
     /// anyway, for keys the provider rotated since).
-    pub(crate) async fn client(&self, provider: &Provider, refetch: bool) -> Result<Arc<ReadyClient>, DiscoveryFailed> {
+    pub(crate) async fn client(&self, provider: &Provider, refetch: bool) -> Result<Arc<Discovered>, DiscoveryFailed> {
         if !refetch {
             let kept = self.discovery.clients.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some((at, client)) = kept.get(&provider.id) {
@@ -56,7 +70,7 @@ impl Oidc {
         Ok(client)
     }
 
-    async fn discover(&self, provider: &Provider) -> Result<ReadyClient, String> {
+    async fn discover(&self, provider: &Provider) -> Result<Discovered, String> {
         let response = self
             .http()
             .get(&provider.discovery_document_uri)
@@ -73,11 +87,14 @@ impl Oidc {
         let jwks = JsonWebKeySet::fetch_async(metadata.jwks_uri(), self.http())
             .await
             .map_err(|e| format!("fetching the signing keys failed: {}", error_chain(&e)))?;
+        let issuer = metadata.issuer().to_string();
         let metadata = metadata.set_jwks(jwks);
         let redirect = RedirectUrl::new(provider.redirect_uri.clone()).map_err(|e| format!("redirect_uri: {e}"))?;
         let secret = ClientSecret::new(provider.client_secret.to_string());
-        Ok(CoreClient::from_provider_metadata(metadata, ClientId::new(provider.client_id.clone()), Some(secret))
-            .set_redirect_uri(redirect))
+        let client =
+            CoreClient::from_provider_metadata(metadata, ClientId::new(provider.client_id.clone()), Some(secret))
+                .set_redirect_uri(redirect);
+        Ok(Discovered { client, issuer })
     }
 }
 

@@ -118,14 +118,20 @@ impl Oidc {
     /// Exchanges the callback's `code` (with the PKCE verifier) and validates the ID token:
     /// signature, issuer, audience (this client), expiry, nonce, and the access-token hash
     /// when there is one. The email comes from the ID token, else from the userinfo
-    /// endpoint; an `email_verified` of false refuses.
+    /// endpoint; an `email_verified` of false refuses. `iss` is the callback's `iss`
+    /// parameter (RFC 9207) when the provider sends one: it must name this provider, so that
+    /// an answer of another provider is never taken for this one's.
     pub async fn finish(
         &self,
         provider: &Provider,
         secrets: &FlowSecrets,
         code: &str,
+        iss: Option<&str>,
     ) -> Result<Identity, SignInError> {
         let client = self.client(provider, false).await?;
+        if iss.is_some_and(|iss| iss != client.issuer) {
+            return Err(SignInError::Refused("the callback's `iss` names another issuer".into()));
+        }
         let exchange = client
             .exchange_code(AuthorizationCode::new(code.to_owned()))
             .map_err(|e| SignInError::Unavailable(format!("the provider has no token endpoint: {e}")))?

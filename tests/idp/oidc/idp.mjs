@@ -20,7 +20,8 @@
 //        the OAuth error C and HTTP status N (default 400); no `code`: it works again
 //   POST /admin/tamper?mode=M          the next ID token from the token endpoint is altered:
 //        audience  (re-signed, issued to the client `other`), nonce (re-signed, another
-//        nonce), signature (payload changed, signature kept), none (stop tampering)
+//        nonce), issuer (re-signed, another issuer), expired (re-signed, expired an hour
+//        ago), signature (payload changed, signature kept), none (stop tampering)
 //
 // It runs until its stdin closes or it gets SIGTERM, so it never outlives the test.
 
@@ -160,6 +161,11 @@ async function tampered(idToken, mode) {
     claims.azp = 'other';
   } else if (mode === 'nonce') {
     claims.nonce = crypto.randomBytes(16).toString('base64url');
+  } else if (mode === 'issuer') {
+    claims.iss = 'https://impostor.example';
+  } else if (mode === 'expired') {
+    claims.iat -= 7200;
+    claims.exp = claims.iat + 3600;
   }
   const key = await jose.importJWK(signingJwk, 'RS256');
   return new jose.SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: signingJwk.kid, typ: 'JWT' }).sign(key);

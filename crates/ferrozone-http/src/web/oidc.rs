@@ -86,7 +86,8 @@ async fn callback(
     let (Some(secrets), Some(code)) = (FlowSecrets::from_bytes(&flow.secrets), params.get("code")) else {
         return Ok(clear_flow_cookie(&app, providers::unknown_flow()));
     };
-    let identity = match app.web.oidc.finish(&provider, &secrets, code).await {
+    let iss = params.get("iss").map(String::as_str);
+    let identity = match app.web.oidc.finish(&provider, &secrets, code, iss).await {
         Ok(identity) => identity,
         Err(e) => return Ok(clear_flow_cookie(&app, failed(&provider, &e))),
     };

@@ -65,11 +65,11 @@ async fn a_callback_is_refused_in_a_browser_without_the_flow_or_with_another_one
 }
 
 #[tokio::test]
-async fn id_tokens_with_a_wrong_nonce_audience_or_signature_are_refused() {
+async fn id_tokens_with_a_wrong_nonce_audience_issuer_expiry_or_signature_are_refused() {
     for email_in_id_token in [false, true] {
         let env = Env::with(email_in_id_token).await;
         env.app.user("alice@example.com", "unprivileged").await;
-        for mode in ["nonce", "audience", "signature"] {
+        for mode in ["nonce", "audience", "issuer", "expired", "signature"] {
             env.idp.tamper(mode).await;
             let browser = env.browser();
             let page = browser.sign_in("idp", "alice@example.com", "/").await;
@@ -83,6 +83,27 @@ async fn id_tokens_with_a_wrong_nonce_audience_or_signature_are_refused() {
         // Untampered, the same sign-in works: the refusals were the checks'.
         env.signed_in("idp", "alice@example.com").await;
     }
+}
+
+#[tokio::test]
+async fn a_callback_naming_another_issuer_is_refused() {
+    let env = Env::start().await;
+    env.app.user("alice@example.com", "unprivileged").await;
+    let browser = env.browser();
+    let callback = browser.callback_url("idp", "alice@example.com").await;
+    assert!(callback.query_pairs().any(|(k, v)| k == "iss" && v == env.idp.issuer), "{callback}");
+    let mut mixed_up = callback.clone();
+    let pairs: Vec<(String, String)> = callback
+        .query_pairs()
+        .map(|(k, v)| {
+            let v = if k == "iss" { "https://impostor.example".to_owned() } else { v.into_owned() };
+            (k.into_owned(), v)
+        })
+        .collect();
+    mixed_up.query_pairs_mut().clear().extend_pairs(pairs);
+    let page = browser.get(mixed_up.as_str()).await;
+    assert_eq!(page.status, StatusCode::UNAUTHORIZED, "{}", page.body);
+    signed_out(&browser).await;
 }
 
 #[tokio::test]
