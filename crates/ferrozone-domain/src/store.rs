@@ -81,6 +81,8 @@ pub trait Store: Send + Sync + 'static {
     async fn session_by_hash(&self, hash: &[u8]) -> Result<Option<(Session, User)>>;
     /// Returns whether a session was deleted.
     async fn delete_session(&self, id: Uuid) -> Result<bool>;
+    /// Deletes every session of the user; returns how many went.
+    async fn delete_user_sessions(&self, user_id: Uuid) -> Result<u64>;
     /// Deletes every session that expired at or before `now`; returns how many went.
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64>;
 

@@ -68,6 +68,7 @@ pub(crate) const SESSION_WITH_USER: &str = "SELECT s.id AS session_id, s.secret_
      u.last_signed_in_method, u.inserted_at, u.updated_at \
      FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.secret_hash = $1";
 pub(crate) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
+pub(crate) const DELETE_USER_SESSIONS: &str = "DELETE FROM sessions WHERE user_id = $1";
 pub(crate) const DELETE_EXPIRED_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <= $1";
 
 pub(crate) const UPSERT_OIDC_CONNECTION: &str = "INSERT INTO oidc_connections \

@@ -338,6 +338,12 @@ impl Store for SqliteStore {
         Ok(self.execute("delete a session", sql::DELETE_SESSION, vec![Box::new(id)]).await? > 0)
     }
 
+    async fn delete_user_sessions(&self, user_id: Uuid) -> Result<u64> {
+        let deleted =
+            self.execute("delete a user's sessions", sql::DELETE_USER_SESSIONS, vec![Box::new(user_id)]).await?;
+        Ok(deleted as u64)
+    }
+
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64> {
         let deleted =
             self.execute("delete expired sessions", sql::DELETE_EXPIRED_SESSIONS, vec![Box::new(now.micros())]).await?;

@@ -62,6 +62,8 @@ pub(crate) trait WriteTx: Send {
     async fn update_user(&mut self, user: &User) -> Result<()>;
     /// Deletes the user (its tokens and devices go with it); whether a row went.
     async fn delete_user(&mut self, id: Uuid) -> Result<bool>;
+    /// Deletes every browser session of the user.
+    async fn delete_sessions(&mut self, user_id: Uuid) -> Result<()>;
 
     async fn count_devices(&mut self, user_id: Uuid) -> Result<u64>;
     /// The device, locked.

@@ -61,6 +61,11 @@ pub enum UserCommand {
         #[arg(long)]
         email: String,
     },
+    /// End every browser session of a user (its API tokens are not touched).
+    SignOut {
+        #[arg(long)]
+        email: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -89,6 +89,26 @@ impl Domain {
         Ok(Ok(ActiveSession { id: session.id, principal, user, csrf_token: csrf_token(secret) }))
     }
 
+    /// Ends every session of the user with `email` (for the local operator); returns the
+    /// user and how many sessions ended.
+    pub async fn sign_out_everywhere(&self, email: &str) -> Result<(User, u64)> {
+        let user = if email.chars().any(char::is_control) {
+            None
+        } else {
+            self.store().user_by_email(&email_key(email)).await?
+        };
+        let user = user.ok_or(crate::DomainError::NotFound)?;
+        let ended = self.store().delete_user_sessions(user.id).await?;
+        tracing::info!(user.id = %user.id, ended, "signed out everywhere");
+        Ok((user, ended))
+    }
+
+    /// Deletes the sessions that expired by now; returns how many went. `serve` calls it
+    /// periodically, so the table does not keep sessions nobody signs back into.
+    pub async fn delete_expired_sessions(&self) -> Result<u64> {
+        self.store().delete_expired_sessions(Timestamp::now()).await
+    }
+
     /// Deletes the session with `secret`, if there is one.
     pub async fn sign_out(&self, secret: &str) -> Result<()> {
         if let Some((session, _)) = self.store().session_by_hash(&hash_session_secret(secret)).await? {

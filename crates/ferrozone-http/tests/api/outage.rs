@@ -76,6 +76,7 @@ delegate! {
         delete_token(id: Uuid) -> bool;
         record_sign_in(user_id: Uuid, method: &str, at: Timestamp) -> ();
         insert_session(session: &Session) -> ();
+        delete_user_sessions(user_id: Uuid) -> u64;
         insert_sign_in_flow(flow: &SignInFlow, now: Timestamp) -> ();
         take_sign_in_flow(state_hash: &[u8]) -> Option<SignInFlow>;
         session_by_hash(hash: &[u8]) -> Option<(Session, User)>;

@@ -27,6 +27,10 @@ pub(crate) async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdat
     }
     let Some(changed) = apply(&stored, update, now) else { return Ok(stored) };
     tx.update_user(&changed).await?;
+    // A new password signs the user out everywhere (docs/api.md section 8).
+    if update.password_hash.is_some() {
+        tx.delete_sessions(id).await?;
+    }
     Ok(changed)
 }
 

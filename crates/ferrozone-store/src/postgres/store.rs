@@ -269,6 +269,15 @@ impl Store for PgStore {
         Ok(row.map(SignInFlow::from))
     }
 
+    async fn delete_user_sessions(&self, user_id: Uuid) -> Result<u64> {
+        let done = sqlx::query(sql::DELETE_USER_SESSIONS)
+            .bind(user_id)
+            .execute(&self.pool)
+            .await
+            .or_db("delete a user's sessions")?;
+        Ok(done.rows_affected())
+    }
+
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64> {
         let done = sqlx::query(sql::DELETE_EXPIRED_SESSIONS)
             .bind(now.micros())

@@ -57,6 +57,15 @@ impl WriteTx for PgTx {
         Ok(done.rows_affected() > 0)
     }
 
+    async fn delete_sessions(&mut self, user_id: Uuid) -> Result<()> {
+        sqlx::query(sql::DELETE_USER_SESSIONS)
+            .bind(user_id)
+            .execute(&mut *self.tx)
+            .await
+            .or_db("delete a user's sessions")?;
+        Ok(())
+    }
+
     async fn count_devices(&mut self, user_id: Uuid) -> Result<u64> {
         let n: i64 = sqlx::query_scalar(sql::COUNT_USER_DEVICES)
             .bind(user_id)

@@ -68,6 +68,13 @@ impl WriteTx for SqliteTx<'_> {
         Ok(n > 0)
     }
 
+    async fn delete_sessions(&mut self, user_id: Uuid) -> Result<()> {
+        prepare(self.conn, sql::DELETE_USER_SESSIONS)
+            .and_then(|mut stmt| stmt.execute([user_id]))
+            .or_db("delete a user's sessions")?;
+        Ok(())
+    }
+
     async fn count_devices(&mut self, user_id: Uuid) -> Result<u64> {
         let n: i64 = prepare(self.conn, sql::COUNT_USER_DEVICES)
             .and_then(|mut stmt| stmt.query_row([user_id], |row| row.get(0)))

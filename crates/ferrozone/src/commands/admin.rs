@@ -42,6 +42,13 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
         }
         UserCommand::Disable { email } => set_disabled(&domain, &email, true).await?,
         UserCommand::Enable { email } => set_disabled(&domain, &email, false).await?,
+        UserCommand::SignOut { email } => {
+            let (user, ended) = domain.sign_out_everywhere(&email).await.map_err(|e| match e {
+                DomainError::NotFound => anyhow::anyhow!("no user with email {email:?}"),
+                other => explain(other),
+            })?;
+            eprintln!("ended {ended} session(s) of {} ({})", user.email, user.id);
+        }
     }
     Ok(())
 }

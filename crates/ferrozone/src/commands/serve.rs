@@ -21,6 +21,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         announce_admin(config, &token);
     }
     let _data_plane = crate::dataplane::start(config, domain.clone()).await?;
+    let _janitor = start_janitor(domain.clone());
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
@@ -60,6 +61,25 @@ impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
     }
+}
+
+/// How often expired browser sessions are deleted.
+const JANITOR_PERIOD: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Deletes expired sessions every [`JANITOR_PERIOD`] (sign-ins also do, on their way).
+/// Every process sharing a database may run it: deleting twice is harmless.
+fn start_janitor(domain: std::sync::Arc<ferrozone_domain::Domain>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(JANITOR_PERIOD);
+        loop {
+            ticks.tick().await;
+            match domain.delete_expired_sessions().await {
+                Ok(0) => {}
+                Ok(n) => tracing::debug!(deleted = n, "deleted expired sessions"),
+                Err(e) => tracing::warn!(error = %e, "deleting expired sessions failed"),
+            }
+        }
+    })
 }
 
 /// The one time the first admin's token is shown: on standard output, with how to use it.

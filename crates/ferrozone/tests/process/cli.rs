@@ -45,6 +45,10 @@ async fn user_and_token_commands() {
     assert!(list.contains("\tci\t") && !list.contains(token), "lists tokens, never secrets: {list}");
     let (_, users, _) = run(dir.path(), &["user", "list"]);
     assert!(users.contains(id.trim()) && users.contains("ops@example.com\tadmin"));
+    let (ok, _, err) = run(dir.path(), &["user", "sign-out", "--email", "OPS@example.com"]);
+    assert!(ok && err.contains("ended 0 session(s) of ops@example.com"), "{err}");
+    let (ok, _, err) = run(dir.path(), &["user", "sign-out", "--email", "ghost@example.com"]);
+    assert!(!ok && err.contains("no user with email"), "{err}");
 
     let server = Server::start(dir.path(), &[]).await;
     assert_eq!(server.printed_token(), None, "an admin exists already");

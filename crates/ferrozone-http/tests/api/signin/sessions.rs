@@ -102,3 +102,33 @@ async fn a_disabled_or_deleted_user_s_session_stops_working() {
     app.delete(&format!("/v0/users/{id}"), &app.admin).await.expect_status(StatusCode::NO_CONTENT);
     call(&mut other, Method::GET, "/v0/devices", None, None).await.expect_auth_error("unauthenticated");
 }
+
+#[tokio::test]
+async fn a_new_password_or_the_operator_signs_a_user_out_everywhere() {
+    let app = TestApp::new().await;
+    let (id, mut first) = signed_in(&app, "pat@example.com", "unprivileged").await;
+    let (_, mut kept) = signed_in(&app, "kim@example.com", "unprivileged").await;
+
+    let email_only = json!({"user": {"email": "pat@example.org"}});
+    app.patch(&format!("/v0/users/{id}"), &app.admin, email_only).await.expect_status(StatusCode::OK);
+    call(&mut first, Method::GET, "/v0/devices", None, None).await.expect_status(StatusCode::OK);
+
+    let password =
+        json!({"user": {"password": "another long password", "password_confirmation": "another long password"}});
+    app.patch(&format!("/v0/users/{id}"), &app.admin, password).await.expect_status(StatusCode::OK);
+    call(&mut first, Method::GET, "/v0/devices", None, None).await.expect_auth_error("unauthenticated");
+    call(&mut kept, Method::GET, "/v0/devices", None, None).await.expect_status(StatusCode::OK);
+
+    let (user, ended) = app.domain.sign_out_everywhere("KIM@example.com").await.unwrap();
+    assert_eq!((user.email.as_str(), ended), ("kim@example.com", 1));
+    call(&mut kept, Method::GET, "/v0/devices", None, None).await.expect_auth_error("unauthenticated");
+    assert!(app.domain.sign_out_everywhere("nobody@example.com").await.is_err());
+}
+
+#[tokio::test]
+async fn deleting_expired_sessions_keeps_live_ones() {
+    let app = TestApp::with_settings(|s| s.session_hours = 1).await;
+    let (_, mut browser) = signed_in(&app, "pat@example.com", "unprivileged").await;
+    assert_eq!(app.domain.delete_expired_sessions().await.unwrap(), 0, "a live session stays");
+    call(&mut browser, Method::GET, "/v0/devices", None, None).await.expect_status(StatusCode::OK);
+}
