@@ -126,3 +126,30 @@ impl Oidc {
         &self.http
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(redirect_uri: Option<&str>) -> OidcProviderConfig {
+        OidcProviderConfig {
+            id: "corp".into(),
+            label: "Corp".into(),
+            client_id: "client".into(),
+            client_secret: Zeroizing::new("secret".into()),
+            discovery_document_uri: "https://idp.example/.well-known/openid-configuration".into(),
+            scope: "openid email".into(),
+            redirect_uri: redirect_uri.map(str::to_owned),
+            auto_create_users: false,
+        }
+    }
+
+    #[test]
+    fn the_redirect_uri_defaults_to_firezones_callback_path() {
+        let provider = Provider::from_config(&config(None), "https://vpn.example/");
+        assert_eq!(provider.redirect_uri, "https://vpn.example/auth/oidc/corp/callback/");
+        let custom = Provider::from_config(&config(Some("https://other.example/cb")), "https://vpn.example");
+        assert_eq!(custom.redirect_uri, "https://other.example/cb");
+        assert!(!format!("{provider:?}").contains("secret"), "no secret in Debug");
+    }
+}
