@@ -42,7 +42,9 @@ impl AppState {
     pub fn with_web(domain: Arc<Domain>, settings: WebSettings) -> Self {
         let WebSettings { external_url, secure_cookies, providers } = settings;
         let external_url = external_url.trim_end_matches('/').to_owned();
-        let web = WebState { external_url, secure_cookies, providers, throttle: web::throttle::Throttle::default() };
+        let oidc = Arc::new(ferrozone_oidc::Oidc::from_configs(&providers.oidc, &external_url));
+        let throttle = web::throttle::Throttle::default();
+        let web = WebState { external_url, secure_cookies, providers, oidc, throttle };
         Self { domain, web: Arc::new(web) }
     }
 }
@@ -64,6 +66,8 @@ pub struct WebState {
     pub external_url: String,
     pub secure_cookies: bool,
     pub providers: Providers,
+    /// The OpenID Connect client of those providers (shared with the refresh job).
+    pub oidc: Arc<ferrozone_oidc::Oidc>,
     throttle: web::throttle::Throttle,
 }
 
