@@ -74,6 +74,19 @@ pub struct Session {
     pub expires_at: Timestamp,
 }
 
+/// What an OpenID Connect sign-in leaves for the refresh job: the provider's refresh token
+/// for one user, sealed with the secret key. `refreshed_at` is when a process last claimed
+/// it for a refresh (at first, the sign-in); see [`crate::store::Store::claim_oidc_connection`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OidcConnection {
+    pub user_id: Uuid,
+    pub provider_id: String,
+    pub refresh_token: Sealed,
+    pub refreshed_at: Timestamp,
+    pub inserted_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
 /// A provider sign-in in progress: the browser went to an identity provider and has not
 /// come back yet. Keyed by the SHA-256 of its random `state`; used at most once.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 
 pub mod dataplane;
 pub mod devices;
+pub mod oidc;
 pub mod providers;
 pub mod sessions;
 pub mod tokens;

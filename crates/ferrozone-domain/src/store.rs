@@ -5,10 +5,12 @@
 use async_trait::async_trait;
 use uuid::Uuid;
 
+use crate::crypto::Sealed;
 use crate::error::Result;
 use crate::ipam::Pools;
 use crate::model::{
-    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, Session, SignInFlow, StatsReport, User, UserUpdate,
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
+    UserUpdate,
 };
 use crate::time::Timestamp;
 
@@ -84,6 +86,36 @@ pub trait Store: Send + Sync + 'static {
     /// Deletes every session that expired at or before `now`; returns how many went.
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64>;
 
+    /// Stores the connection of a user to an OpenID Connect provider, replacing the refresh
+    /// token (and `refreshed_at`, `updated_at`) of one that exists; `inserted_at` stays. The
+    /// user must exist.
+    async fn upsert_oidc_connection(&self, connection: &OidcConnection) -> Result<()>;
+    /// Every OpenID Connect connection, in no order.
+    async fn list_oidc_connections(&self) -> Result<Vec<OidcConnection>>;
+    /// Claims a connection for a refresh: moves `refreshed_at` from `seen` to `now` and
+    /// returns true, unless `refreshed_at` is no longer `seen` (another process claimed it,
+    /// or a sign-in replaced it) or the connection is gone: then false, and nothing changes.
+    async fn claim_oidc_connection(
+        &self,
+        user_id: Uuid,
+        provider_id: &str,
+        seen: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool>;
+    /// Replaces the refresh token of the connection claimed at `claimed_at` (a provider that
+    /// rotates them); returns false, changing nothing, when the connection is gone or is no
+    /// longer that claim's (a sign-in replaced it meanwhile).
+    async fn rotate_oidc_refresh_token(
+        &self,
+        user_id: Uuid,
+        provider_id: &str,
+        claimed_at: Timestamp,
+        refresh_token: &Sealed,
+        now: Timestamp,
+    ) -> Result<bool>;
+    /// Deletes the connection claimed at `claimed_at`; false, deleting nothing, when it is
+    /// gone or no longer that claim's.
+    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> Result<bool>;
     /// Stores a provider sign-in in progress, and deletes those that expired by `now`.
     async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()>;
     /// Deletes the flow with this state hash and returns it (expired or not): each flow is

@@ -48,8 +48,9 @@ impl AppState {
     pub fn with_web(domain: Arc<Domain>, settings: WebSettings) -> Self {
         let WebSettings { external_url, secure_cookies, providers, saml } = settings;
         let external_url = external_url.trim_end_matches('/').to_owned();
+        let oidc = Arc::new(ferrozone_oidc::Oidc::from_configs(&providers.oidc, &external_url));
         let throttle = web::throttle::Throttle::default();
-        let web = WebState { external_url, secure_cookies, providers, saml, throttle };
+        let web = WebState { external_url, secure_cookies, providers, oidc, saml, throttle };
         Self { domain, web: Arc::new(web) }
     }
 }
@@ -73,6 +74,8 @@ pub struct WebState {
     pub external_url: String,
     pub secure_cookies: bool,
     pub providers: Providers,
+    /// The OpenID Connect client of those providers (shared with the refresh job).
+    pub oidc: Arc<ferrozone_oidc::Oidc>,
     pub saml: Arc<SamlSp>,
     throttle: web::throttle::Throttle,
 }

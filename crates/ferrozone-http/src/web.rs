@@ -4,6 +4,7 @@
 
 pub mod cookies;
 mod html;
+mod oidc;
 // The OpenID Connect and SAML routes build on these.
 #[allow(dead_code)]
 pub mod providers;
@@ -31,6 +32,7 @@ pub fn routes() -> Router<AppState> {
         .route("/", get(home))
         .route("/sign_in", get(sign_in_page).post(sign_in))
         .route("/sign_out", post(sign_out))
+        .merge(oidc::routes())
         .merge(saml::routes())
 }
 

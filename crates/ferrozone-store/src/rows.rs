@@ -8,7 +8,8 @@ use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::model::{
-    email_key, ActivePeer, ApiToken, CustomConfig, Device, PeerStats, Role, Session, SignInFlow, UseDefaults, User,
+    email_key, ActivePeer, ApiToken, CustomConfig, Device, OidcConnection, PeerStats, Role, Session, SignInFlow,
+    UseDefaults, User,
 };
 use ferrozone_domain::store::STREAM_BATCH;
 use ferrozone_domain::{DomainError, Timestamp};
@@ -144,6 +145,30 @@ impl TryFrom<SessionUserRow> for (Session, User) {
             expires_at: Timestamp::from_micros(row.expires_at),
         };
         Ok((session, User::try_from(row.user)?))
+    }
+}
+
+/// An `oidc_connections` row.
+#[derive(Debug, sqlx::FromRow)]
+pub(crate) struct OidcConnectionRow {
+    pub user_id: Uuid,
+    pub provider_id: String,
+    pub refresh_token: Vec<u8>,
+    pub refreshed_at: i64,
+    pub inserted_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<OidcConnectionRow> for OidcConnection {
+    fn from(row: OidcConnectionRow) -> Self {
+        Self {
+            user_id: row.user_id,
+            provider_id: row.provider_id,
+            refresh_token: Sealed(row.refresh_token),
+            refreshed_at: Timestamp::from_micros(row.refreshed_at),
+            inserted_at: Timestamp::from_micros(row.inserted_at),
+            updated_at: Timestamp::from_micros(row.updated_at),
+        }
     }
 }
 

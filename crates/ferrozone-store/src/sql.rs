@@ -71,6 +71,22 @@ pub(crate) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
 pub(crate) const DELETE_USER_SESSIONS: &str = "DELETE FROM sessions WHERE user_id = $1";
 pub(crate) const DELETE_EXPIRED_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <= $1";
 
+pub(crate) const UPSERT_OIDC_CONNECTION: &str = "INSERT INTO oidc_connections \
+     (user_id, provider_id, refresh_token, refreshed_at, inserted_at, updated_at) \
+     VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (user_id, provider_id) DO UPDATE SET \
+     refresh_token = excluded.refresh_token, refreshed_at = excluded.refreshed_at, \
+     updated_at = excluded.updated_at";
+pub(crate) const LIST_OIDC_CONNECTIONS: &str = "SELECT user_id, provider_id, refresh_token, refreshed_at, \
+     inserted_at, updated_at FROM oidc_connections";
+/// A compare-and-set on `refreshed_at`: of processes claiming the same connection, one wins.
+pub(crate) const CLAIM_OIDC_CONNECTION: &str = "UPDATE oidc_connections SET refreshed_at = $4 \
+     WHERE user_id = $1 AND provider_id = $2 AND refreshed_at = $3";
+/// Only while the connection is still the one claimed at `$5` (a sign-in may have replaced it).
+pub(crate) const ROTATE_OIDC_REFRESH_TOKEN: &str = "UPDATE oidc_connections SET refresh_token = $3, \
+     updated_at = $4 WHERE user_id = $1 AND provider_id = $2 AND refreshed_at = $5";
+/// Only while the connection is still the one claimed at `$3` (a sign-in may have replaced it).
+pub(crate) const DELETE_OIDC_CONNECTION: &str =
+    "DELETE FROM oidc_connections WHERE user_id = $1 AND provider_id = $2 AND refreshed_at = $3";
 pub(crate) const INSERT_SIGN_IN_FLOW: &str = "INSERT INTO sign_in_flows \
      (state_hash, provider_id, sealed, return_to, expires_at) VALUES ($1, $2, $3, $4, $5)";
 pub(crate) const DELETE_EXPIRED_SIGN_IN_FLOWS: &str = "DELETE FROM sign_in_flows WHERE expires_at <= $1";

@@ -22,10 +22,12 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use async_trait::async_trait;
+use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, Session, SignInFlow, StatsReport, User, UserUpdate,
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
+    UserUpdate,
 };
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::{DomainError, Timestamp};
@@ -346,6 +348,64 @@ impl Store for SqliteStore {
         let deleted =
             self.execute("delete expired sessions", sql::DELETE_EXPIRED_SESSIONS, vec![Box::new(now.micros())]).await?;
         Ok(deleted as u64)
+    }
+
+    async fn upsert_oidc_connection(&self, connection: &OidcConnection) -> Result<()> {
+        let c = connection;
+        let args: Args = vec![
+            Box::new(c.user_id),
+            Box::new(c.provider_id.clone()),
+            Box::new(c.refresh_token.0.clone()),
+            Box::new(c.refreshed_at.micros()),
+            Box::new(c.inserted_at.micros()),
+            Box::new(c.updated_at.micros()),
+        ];
+        self.execute("store an OIDC connection", sql::UPSERT_OIDC_CONNECTION, args).await?;
+        Ok(())
+    }
+
+    async fn list_oidc_connections(&self) -> Result<Vec<OidcConnection>> {
+        let rows = self.read_long("list OIDC connections", |conn| {
+            let mut statement = prepare(conn, sql::LIST_OIDC_CONNECTIONS)?;
+            let rows = statement.query_map([], rows::oidc_connection)?.collect::<rusqlite::Result<Vec<_>>>();
+            rows
+        });
+        Ok(rows.await?.into_iter().map(OidcConnection::from).collect())
+    }
+
+    async fn claim_oidc_connection(
+        &self,
+        user_id: Uuid,
+        provider_id: &str,
+        seen: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool> {
+        let args: Args =
+            vec![Box::new(user_id), Box::new(provider_id.to_owned()), Box::new(seen.micros()), Box::new(now.micros())];
+        Ok(self.execute("claim an OIDC connection", sql::CLAIM_OIDC_CONNECTION, args).await? > 0)
+    }
+
+    async fn rotate_oidc_refresh_token(
+        &self,
+        user_id: Uuid,
+        provider_id: &str,
+        claimed_at: Timestamp,
+        refresh_token: &Sealed,
+        now: Timestamp,
+    ) -> Result<bool> {
+        let args: Args = vec![
+            Box::new(user_id),
+            Box::new(provider_id.to_owned()),
+            Box::new(refresh_token.0.clone()),
+            Box::new(now.micros()),
+            Box::new(claimed_at.micros()),
+        ];
+        Ok(self.execute("rotate an OIDC refresh token", sql::ROTATE_OIDC_REFRESH_TOKEN, args).await? > 0)
+    }
+
+    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> Result<bool> {
+        let args: Args = vec![Box::new(user_id), Box::new(provider_id.to_owned()), Box::new(claimed_at.micros())];
+        Ok(self.execute("delete an OIDC connection", sql::DELETE_OIDC_CONNECTION, args).await? > 0)
     }
 
     async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()> {

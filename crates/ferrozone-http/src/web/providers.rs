@@ -51,8 +51,21 @@ pub async fn finish(
     email: &str,
     return_to: &str,
 ) -> Result<Response, ApiError> {
+    let outcome = app.domain.sign_in_with_provider(provider_id, email, auto_create).await?;
+    respond(app, headers, outcome, email, return_to).await
+}
+
+/// The answer to a provider sign-in that came to `outcome` (see [`finish`]), for a protocol
+/// that needs the outcome itself first (OpenID Connect keeps the user's refresh token).
+pub async fn respond(
+    app: &AppState,
+    headers: &HeaderMap,
+    outcome: ProviderSignIn,
+    email: &str,
+    return_to: &str,
+) -> Result<Response, ApiError> {
     let secure = app.web.secure_cookies;
-    let mut response = match app.domain.sign_in_with_provider(provider_id, email, auto_create).await? {
+    let mut response = match outcome {
         ProviderSignIn::SignedIn(session) => {
             if let Some(previous) = cookies::get(headers, cookies::SESSION) {
                 app.domain.sign_out(previous).await?;

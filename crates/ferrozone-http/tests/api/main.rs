@@ -8,6 +8,7 @@ mod helpers;
 mod auth;
 mod devices;
 mod logs;
+mod oidc;
 mod outage;
 mod robustness;
 mod signin;

@@ -5,9 +5,12 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use axum::http::{Method, StatusCode};
+use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{ActivePeer, DeviceUpdate, NewDevice, Session, SignInFlow, StatsReport, UserUpdate};
+use ferrozone_domain::model::{
+    ActivePeer, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, UserUpdate,
+};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery};
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
 use serde_json::json;
@@ -79,6 +82,13 @@ delegate! {
         session_by_hash(hash: &[u8]) -> Option<(Session, User)>;
         delete_session(id: Uuid) -> bool;
         delete_expired_sessions(now: Timestamp) -> u64;
+        upsert_oidc_connection(connection: &OidcConnection) -> ();
+        list_oidc_connections() -> Vec<OidcConnection>;
+        claim_oidc_connection(user_id: Uuid, provider_id: &str, seen: Timestamp, now: Timestamp) -> bool;
+        rotate_oidc_refresh_token(
+            user_id: Uuid, provider_id: &str, claimed_at: Timestamp, refresh_token: &Sealed, now: Timestamp
+        ) -> bool;
+        delete_oidc_connection(user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> bool;
         list_devices(query: &DeviceQuery) -> Vec<Device>;
         stream_devices(query: &DeviceQuery) -> DeviceBatches;
         device_by_id(id: Uuid) -> Option<Device>;

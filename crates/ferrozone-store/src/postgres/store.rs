@@ -5,10 +5,12 @@ use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, Session, SignInFlow, StatsReport, User, UserUpdate,
+    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
+    UserUpdate,
 };
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::Timestamp;
@@ -22,8 +24,8 @@ use uuid::Uuid;
 use super::tx::PgTx;
 use crate::errors::OrDb;
 use crate::rows::{
-    bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, SessionUserRow, SignInFlowRow, TokenRow,
-    TokenUserRow, UserRow,
+    bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, SessionUserRow, SignInFlowRow,
+    TokenRow, TokenUserRow, UserRow,
 };
 use crate::tx::{Begin, Commit};
 use crate::{flows, sql};
@@ -283,6 +285,76 @@ impl Store for PgStore {
             .await
             .or_db("delete expired sessions")?;
         Ok(done.rows_affected())
+    }
+
+    async fn upsert_oidc_connection(&self, connection: &OidcConnection) -> Result<()> {
+        let c = connection;
+        sqlx::query(sql::UPSERT_OIDC_CONNECTION)
+            .bind(c.user_id)
+            .bind(c.provider_id.clone())
+            .bind(c.refresh_token.0.clone())
+            .bind(c.refreshed_at.micros())
+            .bind(c.inserted_at.micros())
+            .bind(c.updated_at.micros())
+            .execute(&self.pool)
+            .await
+            .or_db("store an OIDC connection")?;
+        Ok(())
+    }
+
+    async fn list_oidc_connections(&self) -> Result<Vec<OidcConnection>> {
+        let rows: Vec<OidcConnectionRow> =
+            sqlx::query_as(sql::LIST_OIDC_CONNECTIONS).fetch_all(&self.pool).await.or_db("list OIDC connections")?;
+        Ok(rows.into_iter().map(OidcConnection::from).collect())
+    }
+
+    async fn claim_oidc_connection(
+        &self,
+        user_id: Uuid,
+        provider_id: &str,
+        seen: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool> {
+        let done = sqlx::query(sql::CLAIM_OIDC_CONNECTION)
+            .bind(user_id)
+            .bind(provider_id.to_owned())
+            .bind(seen.micros())
+            .bind(now.micros())
+            .execute(&self.pool)
+            .await
+            .or_db("claim an OIDC connection")?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn rotate_oidc_refresh_token(
+        &self,
+        user_id: Uuid,
+        provider_id: &str,
+        claimed_at: Timestamp,
+        refresh_token: &Sealed,
+        now: Timestamp,
+    ) -> Result<bool> {
+        let done = sqlx::query(sql::ROTATE_OIDC_REFRESH_TOKEN)
+            .bind(user_id)
+            .bind(provider_id.to_owned())
+            .bind(refresh_token.0.clone())
+            .bind(now.micros())
+            .bind(claimed_at.micros())
+            .execute(&self.pool)
+            .await
+            .or_db("rotate an OIDC refresh token")?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> Result<bool> {
+        let done = sqlx::query(sql::DELETE_OIDC_CONNECTION)
+            .bind(user_id)
+            .bind(provider_id.to_owned())
+            .bind(claimed_at.micros())
+            .execute(&self.pool)
+            .await
+            .or_db("delete an OIDC connection")?;
+        Ok(done.rows_affected() > 0)
     }
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {

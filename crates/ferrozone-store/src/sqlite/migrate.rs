@@ -23,6 +23,11 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "sign_in_flows",
         sql: include_str!("../../migrations/sqlite/0005_sign_in_flows.sql"),
     },
+    Migration {
+        version: 6,
+        name: "oidc_connections",
+        sql: include_str!("../../migrations/sqlite/0006_oidc_connections.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -3,7 +3,9 @@
 
 use rusqlite::Row;
 
-use crate::rows::{ActivePeerRow, DeviceRow, SessionUserRow, SignInFlowRow, TokenRow, TokenUserRow, UserRow};
+use crate::rows::{
+    ActivePeerRow, DeviceRow, OidcConnectionRow, SessionUserRow, SignInFlowRow, TokenRow, TokenUserRow, UserRow,
+};
 
 /// The columns of `select_users!`, starting at `at`.
 fn user_at(row: &Row<'_>, at: usize) -> rusqlite::Result<UserRow> {
@@ -106,4 +108,16 @@ pub(crate) fn device(row: &Row<'_>) -> rusqlite::Result<DeviceRow> {
 /// A row of [`crate::sql::ACTIVE_PEERS`].
 pub(crate) fn active_peer(row: &Row<'_>) -> rusqlite::Result<ActivePeerRow> {
     Ok(ActivePeerRow { public_key: row.get(0)?, preshared_key: row.get(1)?, ipv4: row.get(2)?, ipv6: row.get(3)? })
+}
+
+/// A row of [`crate::sql::LIST_OIDC_CONNECTIONS`].
+pub(crate) fn oidc_connection(row: &Row<'_>) -> rusqlite::Result<OidcConnectionRow> {
+    Ok(OidcConnectionRow {
+        user_id: row.get(0)?,
+        provider_id: row.get(1)?,
+        refresh_token: row.get(2)?,
+        refreshed_at: row.get(3)?,
+        inserted_at: row.get(4)?,
+        updated_at: row.get(5)?,
+    })
 }

@@ -8,6 +8,7 @@ mod cancellation;
 mod dataplane;
 mod devices;
 mod migrations;
+mod oidc;
 mod sessions;
 mod streams;
 mod support;

@@ -1,9 +1,14 @@
 //! `ferrozone serve`
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
+use ferrozone_domain::Domain;
 use ferrozone_http::{AppState, WebSettings};
+use ferrozone_oidc::job::Backoff;
+use ferrozone_oidc::RefreshJob;
 use tokio::net::TcpListener;
 
 use crate::config::Config;
@@ -28,12 +33,39 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         providers,
         saml,
     };
-    let app = ferrozone_http::app(AppState::with_web(domain, web));
+    let state = AppState::with_web(domain.clone(), web);
+    let _refresh_job = start_oidc_refresh(config, &state, domain);
+    let app = ferrozone_http::app(state);
     // The peer address reaches handlers (sign-in throttling keys on it, never on a header).
     let app = app.into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.context("serving HTTP")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Starts the OpenID Connect refresh job when an OpenID Connect provider is configured; it
+/// ends when the returned guard is dropped.
+fn start_oidc_refresh(config: &Config, state: &AppState, domain: Arc<Domain>) -> Option<AbortOnDrop> {
+    if state.web.providers.oidc.is_empty() {
+        return None;
+    }
+    let interval = Duration::from_secs(config.oidc_refresh_interval);
+    let job = RefreshJob::new(domain, state.web.oidc.clone(), config.disable_vpn_on_oidc_error, Backoff::default());
+    tracing::info!(
+        interval_secs = config.oidc_refresh_interval,
+        disable_on_refusal = config.disable_vpn_on_oidc_error,
+        "OpenID Connect refresh job started"
+    );
+    Some(AbortOnDrop(tokio::spawn(job.run(interval))))
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// How often expired browser sessions are deleted.

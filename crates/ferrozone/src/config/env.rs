@@ -29,6 +29,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("SAML_ENTITY_ID", "FERROZONE_SAML_ENTITY_ID"),
     ("SAML_KEYFILE_PATH", "FERROZONE_SAML_KEYFILE"),
     ("SAML_CERTFILE_PATH", "FERROZONE_SAML_CERTFILE"),
+    ("DISABLE_VPN_ON_OIDC_ERROR", "FERROZONE_DISABLE_VPN_ON_OIDC_ERROR"),
 ];
 
 /// Sets `FERROZONE_*` variables from the Firezone aliases and then from the config file,

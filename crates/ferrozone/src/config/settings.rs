@@ -151,6 +151,16 @@ pub struct Config {
     /// PEM certificate of that key, published in the SP metadata (alias SAML_CERTFILE_PATH).
     #[arg(long, global = true, env = "FERROZONE_SAML_CERTFILE", value_name = "FILE")]
     pub saml_certfile: Option<PathBuf>,
+    /// Seconds between two passes of the OpenID Connect refresh job (60–604800).
+    #[arg(long, global = true, env = "FERROZONE_OIDC_REFRESH_INTERVAL", default_value_t = 3600,
+          value_parser = clap::value_parser!(u64).range(60..=604_800))]
+    pub oidc_refresh_interval: u64,
+    /// Disable a user whose OpenID Connect refresh token the provider refuses for good
+    /// (`invalid_grant`), which removes its devices from the interface (alias
+    /// DISABLE_VPN_ON_OIDC_ERROR).
+    #[arg(long, global = true, env = "FERROZONE_DISABLE_VPN_ON_OIDC_ERROR", default_value_t = true,
+          action = clap::ArgAction::Set)]
+    pub disable_vpn_on_oidc_error: bool,
     /// WireGuard backend: `auto` (kernel, else userspace, else none), `kernel`, `userspace`
     /// (a supervised wireguard-go) or `none` (API only).
     #[arg(long, global = true, env = "FERROZONE_WIREGUARD_BACKEND", value_enum, default_value = "auto")]

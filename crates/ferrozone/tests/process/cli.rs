@@ -221,3 +221,24 @@ async fn bad_saml_metadata_or_a_missing_sp_key_stops_serve() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("FERROZONE_SAML_CERTFILE: reading /nonexistent/saml.crt"), "{err}");
 }
+
+#[tokio::test]
+async fn serve_starts_with_an_unreachable_oidc_provider_and_its_sign_in_is_a_503() {
+    let dir = tempfile::tempdir().unwrap();
+    let providers = r#"[{"id":"corp","label":"Corp","client_id":"c","client_secret":"a-secret-value",
+        "discovery_document_uri":"http://127.0.0.1:1/.well-known/openid-configuration","auto_create_users":false}]"#;
+    let env = [
+        ("FERROZONE_OPENID_CONNECT_PROVIDERS", providers),
+        ("FERROZONE_OIDC_REFRESH_INTERVAL", "60"),
+        ("DISABLE_VPN_ON_OIDC_ERROR", "false"),
+    ];
+    let server = Server::start(dir.path(), &env).await;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let res = client.get(format!("{}/auth/oidc/corp", server.base)).send().await.unwrap();
+    assert_eq!(res.status(), 503);
+    assert!(res.text().await.unwrap().contains("cannot be reached"));
+
+    let out = command(dir.path(), &[("FERROZONE_OIDC_REFRESH_INTERVAL", "5")]).arg("serve").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("oidc-refresh-interval"), "{err}");
+}

@@ -1,0 +1,155 @@
+//! Ferrozone's OpenID Connect client: sign-in with the authorization-code flow (state,
+//! nonce, PKCE S256) and the refresh of the tokens it leaves (docs/api.md section 8,
+//! "OpenID Connect"; docs/operations.md, "Identity providers").
+//!
+//! The protocol work (discovery, JWKS, ID-token validation, PKCE, token requests) is the
+//! `openidconnect` crate's, a certified-grade implementation, over reqwest with rustls.
+//! This crate decides what Ferrozone does with the answers: [`Oidc`] holds the configured
+//! providers and their lazily discovered metadata, [`signin`] the two halves of a sign-in,
+//! [`refresh`] one refresh and the meaning of its failures, and [`job`] the background pass
+//! over every stored connection.
+
+mod discovery;
+pub mod job;
+pub mod refresh;
+pub mod signin;
+
+use std::time::Duration;
+
+use ferrozone_domain::providers::OidcProviderConfig;
+use openidconnect::reqwest;
+use zeroize::Zeroizing;
+
+pub use discovery::Discovery;
+pub use job::{PassReport, RefreshJob};
+pub use refresh::RefreshOutcome;
+pub use signin::{FlowSecrets, Identity, SignInError};
+
+/// One configured OpenID Connect provider, as the client needs it.
+#[derive(Clone)]
+pub struct Provider {
+    /// Ferrozone's name for it: in URLs and in `last_signed_in_method`.
+    pub id: String,
+    pub client_id: String,
+    pub client_secret: Zeroizing<String>,
+    /// The provider's `…/.well-known/openid-configuration`.
+    pub discovery_document_uri: String,
+    /// Space-separated scopes; `openid` is always sent.
+    pub scope: String,
+    /// Where the provider sends the browser back: `…/auth/oidc/{id}/callback/` by default.
+    pub redirect_uri: String,
+    pub auto_create_users: bool,
+}
+
+impl Provider {
+    /// The provider as configured, its redirect URI defaulting to
+    /// `{external_url}/auth/oidc/{id}/callback/` (Firezone's default).
+    pub fn from_config(config: &OidcProviderConfig, external_url: &str) -> Self {
+        let redirect_uri = config
+            .redirect_uri
+            .clone()
+            .unwrap_or_else(|| format!("{}/auth/oidc/{}/callback/", external_url.trim_end_matches('/'), config.id));
+        Self {
+            id: config.id.clone(),
+            client_id: config.client_id.clone(),
+            client_secret: config.client_secret.clone(),
+            discovery_document_uri: config.discovery_document_uri.clone(),
+            scope: config.scope.clone(),
+            redirect_uri,
+            auto_create_users: config.auto_create_users,
+        }
+    }
+}
+
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provider")
+            .field("id", &self.id)
+            .field("client_id", &self.client_id)
+            .field("discovery_document_uri", &self.discovery_document_uri)
+            .field("redirect_uri", &self.redirect_uri)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long a request to a provider may take, connecting included.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The configured providers and one HTTP client for all of them.
+pub struct Oidc {
+    providers: Vec<Provider>,
+    http: reqwest::Client,
+    discovery: Discovery,
+}
+
+impl std::fmt::Debug for Oidc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Oidc").field("providers", &self.providers).finish_non_exhaustive()
+    }
+}
+
+impl Oidc {
+    /// Nothing is fetched here: a provider is discovered on first use, so a provider that is
+    /// down does not stop Ferrozone from starting.
+    pub fn new(providers: Vec<Provider>) -> Self {
+        let builder = || {
+            reqwest::ClientBuilder::new()
+                // Following redirects from a token endpoint would be a way to make Ferrozone
+                // send its client secret elsewhere.
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(REQUEST_TIMEOUT)
+                .connect_timeout(CONNECT_TIMEOUT)
+        };
+        // Building fails only on a proxy setting reqwest cannot read; do without proxies then.
+        let http = builder().build().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the HTTP client for identity providers ignores the proxy settings");
+            builder().no_proxy().build().unwrap_or_default()
+        });
+        Self { providers, http, discovery: Discovery::default() }
+    }
+
+    /// The configured OpenID Connect providers of `configs`.
+    pub fn from_configs(configs: &[OidcProviderConfig], external_url: &str) -> Self {
+        Self::new(configs.iter().map(|c| Provider::from_config(c, external_url)).collect())
+    }
+
+    pub fn provider(&self, id: &str) -> Option<&Provider> {
+        self.providers.iter().find(|p| p.id == id)
+    }
+
+    pub fn providers(&self) -> &[Provider] {
+        &self.providers
+    }
+
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(redirect_uri: Option<&str>) -> OidcProviderConfig {
+        OidcProviderConfig {
+            id: "corp".into(),
+            label: "Corp".into(),
+            client_id: "client".into(),
+            client_secret: Zeroizing::new("secret".into()),
+            discovery_document_uri: "https://idp.example/.well-known/openid-configuration".into(),
+            scope: "openid email".into(),
+            redirect_uri: redirect_uri.map(str::to_owned),
+            auto_create_users: false,
+        }
+    }
+
+    #[test]
+    fn the_redirect_uri_defaults_to_firezones_callback_path() {
+        let provider = Provider::from_config(&config(None), "https://vpn.example/");
+        assert_eq!(provider.redirect_uri, "https://vpn.example/auth/oidc/corp/callback/");
+        let custom = Provider::from_config(&config(Some("https://other.example/cb")), "https://vpn.example");
+        assert_eq!(custom.redirect_uri, "https://other.example/cb");
+        assert!(!format!("{provider:?}").contains("secret"), "no secret in Debug");
+    }
+}
