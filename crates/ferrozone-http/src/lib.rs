@@ -20,6 +20,7 @@ use ferrozone_domain::Domain;
 
 pub use error::ApiError;
 pub use openapi::openapi_json;
+pub use web::saml::{SamlSp, DEFAULT_ENTITY_ID as DEFAULT_SAML_ENTITY_ID};
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -35,16 +36,21 @@ impl AppState {
         let external_url = if secure_cookies { "https://localhost:13000" } else { "http://localhost:13000" };
         Self::with_web(
             domain,
-            WebSettings { external_url: external_url.to_owned(), secure_cookies, providers: Providers::default() },
+            WebSettings {
+                external_url: external_url.to_owned(),
+                secure_cookies,
+                providers: Providers::default(),
+                saml: Arc::default(),
+            },
         )
     }
 
     pub fn with_web(domain: Arc<Domain>, settings: WebSettings) -> Self {
-        let WebSettings { external_url, secure_cookies, providers } = settings;
+        let WebSettings { external_url, secure_cookies, providers, saml } = settings;
         let external_url = external_url.trim_end_matches('/').to_owned();
         let oidc = Arc::new(ferrozone_oidc::Oidc::from_configs(&providers.oidc, &external_url));
         let throttle = web::throttle::Throttle::default();
-        let web = WebState { external_url, secure_cookies, providers, oidc, throttle };
+        let web = WebState { external_url, secure_cookies, providers, oidc, saml, throttle };
         Self { domain, web: Arc::new(web) }
     }
 }
@@ -57,6 +63,8 @@ pub struct WebSettings {
     /// Give cookies the `Secure` attribute.
     pub secure_cookies: bool,
     pub providers: Providers,
+    /// The SAML service provider, checked against `providers.saml` ([`SamlSp::new`]).
+    pub saml: Arc<SamlSp>,
 }
 
 /// The web sign-in's settings and this process's sign-in throttle.
@@ -68,6 +76,7 @@ pub struct WebState {
     pub providers: Providers,
     /// The OpenID Connect client of those providers (shared with the refresh job).
     pub oidc: Arc<ferrozone_oidc::Oidc>,
+    pub saml: Arc<SamlSp>,
     throttle: web::throttle::Throttle,
 }
 

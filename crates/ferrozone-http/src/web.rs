@@ -8,6 +8,7 @@ mod oidc;
 // The OpenID Connect and SAML routes build on these.
 #[allow(dead_code)]
 pub mod providers;
+pub mod saml;
 pub mod throttle;
 
 use axum::extract::{RawQuery, State};
@@ -32,6 +33,7 @@ pub fn routes() -> Router<AppState> {
         .route("/sign_in", get(sign_in_page).post(sign_in))
         .route("/sign_out", post(sign_out))
         .merge(oidc::routes())
+        .merge(saml::routes())
 }
 
 /// The signed-in user's page, or a redirect to the sign-in page.

@@ -90,7 +90,7 @@ pub fn message(title: &str, text: &str) -> String {
     )
 }
 
-fn document(title: &str, head: &str, body: &str) -> String {
+pub fn document(title: &str, head: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{head}\

@@ -82,7 +82,8 @@ impl Env {
             oidc: vec![provider("idp", "Test IdP", false), provider("auto", "Test IdP (open)", true)],
             saml: Vec::new(),
         };
-        let web = WebSettings { external_url: base.clone(), secure_cookies: false, providers };
+        let web =
+            WebSettings { external_url: base.clone(), secure_cookies: false, providers, saml: Default::default() };
         let state = AppState::with_web(app.domain.clone(), web);
         let oidc = state.web.oidc.clone();
         let router = ferrozone_http::app(state).into_make_service_with_connect_info::<SocketAddr>();

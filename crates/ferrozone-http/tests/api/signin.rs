@@ -2,6 +2,7 @@
 //! sign-in, its refusals and redirects. Sessions calling `/v0` are in `signin/sessions.rs`.
 
 mod providers;
+mod saml;
 mod sessions;
 
 use std::net::SocketAddr;

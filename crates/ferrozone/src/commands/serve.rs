@@ -16,6 +16,7 @@ use crate::startup::open_domain;
 
 pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
+    let saml = std::sync::Arc::new(config.saml(&providers)?);
     let domain = open_domain(config).await?;
     if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
         announce_admin(config, &token);
@@ -26,8 +27,12 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
     tracing::info!(%address, "serving the API");
-    let web =
-        WebSettings { external_url: config.external_url.clone(), secure_cookies: config.secure_cookies(), providers };
+    let web = WebSettings {
+        external_url: config.external_url.clone(),
+        secure_cookies: config.secure_cookies(),
+        providers,
+        saml,
+    };
     let state = AppState::with_web(domain.clone(), web);
     let _refresh_job = start_oidc_refresh(config, &state, domain);
     let app = ferrozone_http::app(state);

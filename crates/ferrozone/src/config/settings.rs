@@ -141,6 +141,16 @@ pub struct Config {
     /// signed_assertion_in_resp, signed_envelopes_in_resp, auto_create_users} (docs/operations.md).
     #[arg(long, global = true, env = "FERROZONE_SAML_IDENTITY_PROVIDERS", value_name = "JSON")]
     pub saml_identity_providers: Option<String>,
+    /// The SAML service provider's entity id, the Audience IdPs assert (alias SAML_ENTITY_ID).
+    #[arg(long, global = true, env = "FERROZONE_SAML_ENTITY_ID", default_value = ferrozone_http::DEFAULT_SAML_ENTITY_ID)]
+    pub saml_entity_id: String,
+    /// PEM private key that signs SAML AuthnRequests of providers with `sign_requests`
+    /// (alias SAML_KEYFILE_PATH).
+    #[arg(long, global = true, env = "FERROZONE_SAML_KEYFILE", value_name = "FILE")]
+    pub saml_keyfile: Option<PathBuf>,
+    /// PEM certificate of that key, published in the SP metadata (alias SAML_CERTFILE_PATH).
+    #[arg(long, global = true, env = "FERROZONE_SAML_CERTFILE", value_name = "FILE")]
+    pub saml_certfile: Option<PathBuf>,
     /// Seconds between two passes of the OpenID Connect refresh job (60–604800).
     #[arg(long, global = true, env = "FERROZONE_OIDC_REFRESH_INTERVAL", default_value_t = 3600,
           value_parser = clap::value_parser!(u64).range(60..=604_800))]
@@ -240,6 +250,23 @@ impl Config {
             "FERROZONE_SAML_IDENTITY_PROVIDERS",
         )
         .map_err(anyhow::Error::msg)
+    }
+
+    /// The SAML service provider for `providers`: the key pair read, each IdP's metadata
+    /// checked. Every error names the setting (and the provider and field).
+    pub fn saml(&self, providers: &Providers) -> anyhow::Result<ferrozone_http::SamlSp> {
+        let read = |path: &PathBuf, name: &str| {
+            std::fs::read_to_string(path).with_context(|| format!("{name}: reading {}", path.display()))
+        };
+        let key_pair = match (&self.saml_keyfile, &self.saml_certfile) {
+            (Some(key), Some(certificate)) => {
+                Some((read(key, "FERROZONE_SAML_KEYFILE")?, read(certificate, "FERROZONE_SAML_CERTFILE")?))
+            }
+            (None, None) => None,
+            _ => bail!("FERROZONE_SAML_KEYFILE and FERROZONE_SAML_CERTFILE must be set together"),
+        };
+        let key_pair = key_pair.as_ref().map(|(key, certificate)| (key.as_str(), certificate.as_str()));
+        ferrozone_http::SamlSp::new(&self.saml_entity_id, key_pair, &providers.saml).map_err(anyhow::Error::msg)
     }
 
     /// Whether cookies get the `Secure` attribute: when users reach Ferrozone over HTTPS.

@@ -174,6 +174,55 @@ async fn a_bad_provider_stops_serve_naming_the_provider_and_the_field() {
 }
 
 #[tokio::test]
+async fn bad_saml_metadata_or_a_missing_sp_key_stops_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let unusable = r#"[{"id":"okta","metadata":"<EntityDescriptor xmlns=\"urn:oasis:names:tc:SAML:2.0:metadata\" entityID=\"e\"/>","auto_create_users":true}]"#;
+    let out = command(dir.path(), &[("SAML_IDENTITY_PROVIDERS", unusable)])
+        .arg("serve")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let expected =
+        "FERROZONE_SAML_IDENTITY_PROVIDERS: provider `okta`: `metadata`: EntityDescriptor has no IDPSSODescriptor";
+    assert!(!out.status.success() && err.contains(expected), "{err}");
+
+    let idp_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/idp/saml");
+    let cert = std::fs::read_to_string(idp_dir.join("keys/idp.crt")).unwrap();
+    let cert: String = cert.lines().filter(|l| !l.starts_with("-----")).collect();
+    let metadata = format!(
+        r#"<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="e"><IDPSSODescriptor>
+<KeyDescriptor><KeyInfo xmlns="http://www.w3.org/2000/09/xmldsig#"><X509Data><X509Certificate>{cert}</X509Certificate></X509Data></KeyInfo></KeyDescriptor>
+<SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://idp.example/sso"/>
+</IDPSSODescriptor></EntityDescriptor>"#
+    );
+    // sign_requests defaults to true, and no SP key is configured.
+    let providers = serde_json::json!([{"id": "okta", "metadata": metadata, "auto_create_users": true}]).to_string();
+    let out = command(dir.path(), &[("SAML_IDENTITY_PROVIDERS", &providers)])
+        .arg("serve")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("provider `okta`: `sign_requests` is true but no SP key"), "{err}");
+
+    // The Firezone names of the key files; both are needed, and must be readable.
+    let key = idp_dir.join("keys/sp.key");
+    let env = [("SAML_IDENTITY_PROVIDERS", providers.as_str()), ("SAML_KEYFILE_PATH", key.to_str().unwrap())];
+    let out = command(dir.path(), &env).arg("serve").stdin(Stdio::null()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("must be set together"), "{err}");
+    let env = [
+        ("SAML_IDENTITY_PROVIDERS", providers.as_str()),
+        ("SAML_KEYFILE_PATH", key.to_str().unwrap()),
+        ("SAML_CERTFILE_PATH", "/nonexistent/saml.crt"),
+    ];
+    let out = command(dir.path(), &env).arg("serve").stdin(Stdio::null()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("FERROZONE_SAML_CERTFILE: reading /nonexistent/saml.crt"), "{err}");
+}
+
+#[tokio::test]
 async fn serve_starts_with_an_unreachable_oidc_provider_and_its_sign_in_is_a_503() {
     let dir = tempfile::tempdir().unwrap();
     let providers = r#"[{"id":"corp","label":"Corp","client_id":"c","client_secret":"a-secret-value",

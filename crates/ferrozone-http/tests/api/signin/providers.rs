@@ -87,7 +87,12 @@ async fn the_sign_in_page_links_every_provider_with_the_return_path() {
                        "auto_create_users": false}]);
     let saml = json!([{"id": "okta", "label": "Okta", "metadata": "<md/>", "auto_create_users": true}]);
     let providers = Providers::parse(Some(&oidc.to_string()), "O", Some(&saml.to_string()), "S").unwrap();
-    let web = WebSettings { external_url: "https://vpn.example/".into(), secure_cookies: true, providers };
+    let web = WebSettings {
+        external_url: "https://vpn.example/".into(),
+        secure_cookies: true,
+        providers,
+        saml: Default::default(),
+    };
     let mut browser = Browser::on(ferrozone_http::app(AppState::with_web(app.domain.clone(), web)), "192.0.2.1:1");
 
     let html = text(browser.get("/sign_in?return_to=/devices%3Fa%3D1").await.expect_status(StatusCode::OK));

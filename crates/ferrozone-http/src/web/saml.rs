@@ -1,0 +1,302 @@
+//! SAML 2.0 sign-in (docs/api.md section 8, "SAML"), SP-initiated, on the paths Firezone
+//! 0.x used so that IdP configurations keep working:
+//!
+//! - `GET /auth/saml/{id}` (the sign-in page's link) and `GET /auth/saml/auth/signin/{id}`:
+//!   start a flow and send the browser to the IdP with an AuthnRequest (HTTP-Redirect, or a
+//!   page whose form posts it when the IdP takes HTTP-POST only);
+//! - `POST /auth/saml/sp/consume/{id}`: the assertion consumer service (HTTP-POST);
+//! - `GET /auth/saml/finish/{id}?state=…`: where the consumer sends the browser on;
+//! - `GET /auth/saml/sp/metadata/{id}`: the SP metadata to import into the IdP (signed with
+//!   the SP key when `sign_metadata` and a key pair is configured).
+//!
+//! The IdP posts the response cross-site, so the browser's `SameSite=Lax` flow cookie is not
+//! sent to the consumer. The consumer therefore takes the flow by its RelayState (one-time:
+//! a replayed response finds none), verifies the response against the request id the flow
+//! kept, and stores the verified email in a second one-time flow that remembers the first
+//! flow's state; it then redirects (303) to the finish URL, a same-site top-level GET that
+//! does carry the flow cookie. Only there, and only when that cookie holds the first flow's
+//! state, is the session created: a response cannot sign in a browser that did not start
+//! the flow.
+
+use std::collections::HashMap;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use chrono::Utc;
+use ferrozone_domain::providers::SamlProviderConfig;
+use ferrozone_saml::{
+    decode_post_response, new_request_id, sign_metadata, sp_metadata, verify_response, AuthnRequest, Expected,
+    IdpMetadata, Outgoing, SpKeyPair,
+};
+
+use super::{cookies, html, providers, redirect, same_secret};
+use crate::error::ApiError;
+use crate::extract::FormFields;
+use crate::AppState;
+
+/// Ferrozone's SP entity id unless `FERROZONE_SAML_ENTITY_ID` says otherwise: Firezone
+/// 0.x's default, so IdPs configured for it keep working.
+pub const DEFAULT_ENTITY_ID: &str = "urn:firezone.dev:firezone-app";
+
+/// The SAML service provider: its entity id, its key pair (for signing requests) and each
+/// configured IdP's parsed metadata.
+#[derive(Debug)]
+pub struct SamlSp {
+    entity_id: String,
+    keys: Option<SpKeyPair>,
+    idps: HashMap<String, IdpMetadata>,
+}
+
+impl Default for SamlSp {
+    fn default() -> Self {
+        Self { entity_id: DEFAULT_ENTITY_ID.to_owned(), keys: None, idps: HashMap::new() }
+    }
+}
+
+impl SamlSp {
+    /// Checks the SAML configuration: `key_pair` is the PEM texts of the SP key and its
+    /// certificate; each provider's metadata must parse (entity id, an HTTP-Redirect SSO
+    /// URL, a signing certificate), and a provider that signs requests needs the key pair.
+    /// Errors name the setting, the provider and the field.
+    pub fn new(
+        entity_id: &str,
+        key_pair: Option<(&str, &str)>,
+        providers: &[SamlProviderConfig],
+    ) -> Result<Self, String> {
+        let entity_id = entity_id.trim();
+        if entity_id.is_empty() {
+            return Err("FERROZONE_SAML_ENTITY_ID: must not be empty".into());
+        }
+        let keys = key_pair
+            .map(|(key, certificate)| SpKeyPair::from_pem(key, certificate))
+            .transpose()
+            .map_err(|e| format!("FERROZONE_SAML_KEYFILE / FERROZONE_SAML_CERTFILE: {e}"))?;
+        let mut idps = HashMap::new();
+        for provider in providers {
+            let name = format!("FERROZONE_SAML_IDENTITY_PROVIDERS: provider `{}`", provider.id);
+            let metadata = IdpMetadata::parse(&provider.metadata).map_err(|e| match e {
+                ferrozone_saml::Error::Metadata(m) => format!("{name}: `metadata`: {m}"),
+                other => format!("{name}: `metadata`: {other}"),
+            })?;
+            if provider.sign_requests && keys.is_none() {
+                return Err(format!(
+                    "{name}: `sign_requests` is true but no SP key is configured \
+                     (set FERROZONE_SAML_KEYFILE and FERROZONE_SAML_CERTFILE)"
+                ));
+            }
+            idps.insert(provider.id.clone(), metadata);
+        }
+        Ok(Self { entity_id: entity_id.to_owned(), keys, idps })
+    }
+}
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/auth/saml/{id}", get(start))
+        .route("/auth/saml/auth/signin/{id}", get(start))
+        .route("/auth/saml/sp/consume/{id}", post(consume))
+        .route("/auth/saml/finish/{id}", get(finish))
+        .route("/auth/saml/sp/metadata/{id}", get(metadata))
+}
+
+/// What the first flow remembers: the AuthnRequest's id.
+const START: &str = "saml-start";
+/// What the second flow remembers: the first flow's state (the browser's flow cookie) and
+/// the verified email.
+const FINISH: &str = "saml-finish";
+
+/// The provider `id` with its parsed metadata, if both exist.
+fn provider<'a>(app: &'a AppState, id: &str) -> Option<(&'a SamlProviderConfig, &'a IdpMetadata)> {
+    let config = app.web.providers.saml(id)?;
+    Some((config, app.web.saml.idps.get(id)?))
+}
+
+fn unknown_provider() -> Response {
+    html::response(StatusCode::NOT_FOUND, html::message("Unknown sign-in provider", "No such SAML provider here."))
+}
+
+/// The URL of this provider's SAML endpoints, as Firezone 0.x meant `base_url`: the
+/// provider's `base_url` (the public URL of `/auth/saml`), else `{external URL}/auth/saml`.
+fn saml_base(app: &AppState, config: &SamlProviderConfig) -> String {
+    match config.base_url.as_deref() {
+        Some(base) => base.trim_end_matches('/').to_owned(),
+        None => format!("{}/auth/saml", app.web.external_url),
+    }
+}
+
+fn acs_url(app: &AppState, config: &SamlProviderConfig) -> String {
+    format!("{}/sp/consume/{}", saml_base(app, config), config.id)
+}
+
+fn query_value(query: Option<&str>, name: &str) -> String {
+    form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default()
+}
+
+/// Starts a flow and sends the browser to the IdP.
+async fn start(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let Some((config, idp)) = provider(&app, &id) else {
+        return Ok(unknown_provider());
+    };
+    let request_id = new_request_id();
+    let secrets = format!("{START}\n{request_id}");
+    let started =
+        providers::begin(&app, &config.id, secrets.as_bytes(), &query_value(query.as_deref(), "return_to")).await?;
+    let signer = if config.sign_requests { app.web.saml.keys.as_ref() } else { None };
+    let request = AuthnRequest::new(
+        request_id,
+        idp,
+        &app.web.saml.entity_id,
+        &acs_url(&app, config),
+        &started.state,
+        Utc::now(),
+        signer,
+    );
+    let mut response = match request.outgoing {
+        Outgoing::Redirect(url) => {
+            let Ok(location) = HeaderValue::from_str(&url) else {
+                return Ok(unusable_sso_url());
+            };
+            let mut response = html::response(StatusCode::SEE_OTHER, String::new());
+            response.headers_mut().insert(header::LOCATION, location);
+            response
+        }
+        Outgoing::Post { url, fields } => match post_page(&config.label, &url, &fields) {
+            Some(response) => response,
+            None => return Ok(unusable_sso_url()),
+        },
+    };
+    response.headers_mut().append(header::SET_COOKIE, started.cookie);
+    Ok(response)
+}
+
+fn unusable_sso_url() -> Response {
+    providers::refused("Sign-in unavailable", "The identity provider's sign-in URL is not usable.")
+}
+
+/// For an IdP that takes requests by HTTP-POST only: a page whose form posts the request
+/// there. Pages run no scripts, so the person presses the button; the page's CSP lets its
+/// form post to the IdP's origin only.
+fn post_page(label: &str, url: &str, fields: &[(String, String)]) -> Option<Response> {
+    let (scheme, rest) = url.split_once("://")?;
+    let origin = format!("{scheme}://{}", rest.split(['/', '?', '#']).next()?);
+    // A URL with characters a policy cannot hold is refused rather than the policy loosened.
+    if origin.contains([' ', ';', ',', '\'', '"']) {
+        return None;
+    }
+    let inputs: String = fields
+        .iter()
+        .map(|(name, value)| {
+            format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">\n", html::escape(name), html::escape(value))
+        })
+        .collect();
+    let body = format!(
+        "<h1>Sign in with {label}</h1>\n<form method=\"post\" action=\"{url}\">\n{inputs}\
+         <button type=\"submit\">Continue to {label}</button>\n</form>\n",
+        label = html::escape(label),
+        url = html::escape(url),
+    );
+    let mut response = html::response(StatusCode::OK, html::document("Sign in", "", &body));
+    let csp = format!("default-src 'none'; form-action {origin}; frame-ancestors 'none'; base-uri 'none'");
+    response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_str(&csp).ok()?);
+    Some(response)
+}
+
+/// The assertion consumer service: verifies the IdP's response to the flow's request.
+async fn consume(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    FormFields(fields): FormFields,
+) -> Result<Response, ApiError> {
+    let Some((config, idp)) = provider(&app, &id) else {
+        return Ok(unknown_provider());
+    };
+    let relay_state = fields.get("RelayState").map(String::as_str).unwrap_or_default();
+    // IdP-initiated sign-in (no flow) is not supported: it cannot be bound to a request.
+    let Some(flow) = app.domain.take_sign_in_flow(&config.id, relay_state).await? else {
+        tracing::info!(provider = %config.id, "SAML response without a pending flow (replayed, expired or unsolicited)");
+        return Ok(providers::unknown_flow());
+    };
+    let secrets = String::from_utf8_lossy(&flow.secrets).into_owned();
+    let Some(request_id) = secrets.strip_prefix(START).and_then(|rest| rest.strip_prefix('\n')) else {
+        return Ok(providers::unknown_flow());
+    };
+    let acs = acs_url(&app, config);
+    let expected = Expected {
+        idp,
+        sp_entity_id: &app.web.saml.entity_id,
+        acs_url: &acs,
+        request_id,
+        require_signed_assertion: config.signed_assertion_in_resp,
+        require_signed_response: config.signed_envelopes_in_resp,
+        now: Utc::now(),
+    };
+    let verified = decode_post_response(fields.get("SAMLResponse").map(String::as_str).unwrap_or_default())
+        .and_then(|xml| verify_response(&xml, &expected));
+    let verified = match verified {
+        Ok(verified) => verified,
+        Err(e) => {
+            tracing::warn!(provider = %config.id, error = %e, "SAML sign-in refused");
+            return Ok(providers::refused(
+                "Sign-in refused",
+                "The identity provider's answer could not be verified. Please sign in again.",
+            ));
+        }
+    };
+    let secrets = format!("{FINISH}\n{relay_state}\n{}", verified.email);
+    let state = app.domain.begin_sign_in_flow(&config.id, secrets.as_bytes(), &flow.return_to).await?;
+    let query = form_urlencoded::Serializer::new(String::new()).append_pair("state", &state).finish();
+    Ok(redirect(&format!("/auth/saml/finish/{}?{query}", config.id)))
+}
+
+/// Creates the session, in the browser that started the flow only.
+async fn finish(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let Some((config, _)) = provider(&app, &id) else {
+        return Ok(unknown_provider());
+    };
+    let state = query_value(query.as_deref(), "state");
+    let Some(flow) = app.domain.take_sign_in_flow(&config.id, &state).await? else {
+        return Ok(providers::unknown_flow());
+    };
+    let secrets = String::from_utf8_lossy(&flow.secrets).into_owned();
+    let mut parts = secrets.splitn(3, '\n');
+    let (Some(FINISH), Some(started), Some(email)) = (parts.next(), parts.next(), parts.next()) else {
+        return Ok(providers::unknown_flow());
+    };
+    if !same_secret(cookies::get(&headers, cookies::FLOW), started) {
+        tracing::info!(provider = %config.id, "SAML sign-in finished in a browser that did not start it");
+        return Ok(providers::unknown_flow());
+    }
+    providers::finish(&app, &headers, &config.id, config.auto_create_users, email, &flow.return_to).await
+}
+
+/// The SP metadata for this provider's IdP to import.
+async fn metadata(State(app): State<AppState>, Path(id): Path<String>) -> Response {
+    let Some((config, _)) = provider(&app, &id) else {
+        return unknown_provider();
+    };
+    let signing = if config.sign_requests { app.web.saml.keys.as_ref() } else { None };
+    let mut xml =
+        sp_metadata(&app.web.saml.entity_id, &acs_url(&app, config), signing, config.signed_assertion_in_resp);
+    // Signed when asked to and a key pair is configured (it is optional without sign_requests).
+    if let Some(pair) = app.web.saml.keys.as_ref().filter(|_| config.sign_metadata) {
+        xml = sign_metadata(&xml, pair);
+    }
+    let mut response = Response::new(axum::body::Body::from(xml));
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/samlmetadata+xml"));
+    response
+}
