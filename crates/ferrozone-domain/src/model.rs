@@ -45,6 +45,23 @@ pub struct User {
     pub updated_at: Timestamp,
 }
 
+impl User {
+    /// A user created now: a fresh id, never signed in, not disabled.
+    pub fn new(email: String, role: Role, password_hash: Option<String>, now: Timestamp) -> Self {
+        User {
+            id: Uuid::now_v7(),
+            email,
+            role,
+            password_hash,
+            disabled_at: None,
+            last_signed_in_at: None,
+            last_signed_in_method: None,
+            inserted_at: now,
+            updated_at: now,
+        }
+    }
+}
+
 /// The form of an email that uniqueness and look-ups use: emails match case-insensitively.
 pub fn email_key(email: &str) -> String {
     email.trim().to_lowercase()

@@ -140,17 +140,7 @@ async fn main() -> anyhow::Result<()> {
 /// One user with `n` devices, addresses assigned from large networks.
 async fn seed(store: &Arc<dyn Store>, cipher: &Cipher, n: usize) -> anyhow::Result<()> {
     let now = Timestamp::now();
-    let user = User {
-        id: uuid::Uuid::now_v7(),
-        email: "bench@example.com".into(),
-        role: Role::Admin,
-        password_hash: None,
-        disabled_at: None,
-        last_signed_in_at: None,
-        last_signed_in_method: None,
-        inserted_at: now,
-        updated_at: now,
-    };
+    let user = User::new("bench@example.com".into(), Role::Admin, None, now);
     store.insert_user(&user).await?;
     let pools = Pools {
         v4: Some(Pool::new("10.0.0.0/8".parse()?, "10.0.0.1".parse()?).map_err(anyhow::Error::msg)?),

@@ -6,7 +6,6 @@
 //! [`Domain::sign_in_with_provider`] only with an email the provider proved.
 
 use serde_json::{Map, Value};
-use uuid::Uuid;
 use zeroize::Zeroizing;
 
 use super::sessions::NewSession;
@@ -72,17 +71,7 @@ impl Domain {
             return Ok(None);
         };
         let now = Timestamp::now();
-        let user = User {
-            id: Uuid::now_v7(),
-            email: input.email,
-            role: model::Role::Unprivileged,
-            password_hash: None,
-            disabled_at: None,
-            last_signed_in_at: None,
-            last_signed_in_method: None,
-            inserted_at: now,
-            updated_at: now,
-        };
+        let user = User::new(input.email, model::Role::Unprivileged, None, now);
         match self.store().insert_user(&user).await {
             Ok(()) => {
                 tracing::info!(user.id = %user.id, "user created by a provider sign-in");

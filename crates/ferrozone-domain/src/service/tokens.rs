@@ -123,17 +123,7 @@ impl Domain {
                 self.store().update_user(user.id, &promote, now).await?;
             }
             None => {
-                let user = User {
-                    id: Uuid::now_v7(),
-                    email: email.trim().to_owned(),
-                    role: Role::Admin,
-                    password_hash: None,
-                    disabled_at: None,
-                    last_signed_in_at: None,
-                    last_signed_in_method: None,
-                    inserted_at: now,
-                    updated_at: now,
-                };
+                let user = User::new(email.trim().to_owned(), Role::Admin, None, now);
                 match self.store().insert_user(&user).await {
                     Ok(()) => {}
                     Err(DomainError::Invalid(_)) => return Ok(None),

@@ -40,17 +40,7 @@ impl Domain {
             None => None,
         };
         let now = Timestamp::now();
-        let user = User {
-            id: Uuid::now_v7(),
-            email: input.email,
-            role: input.role,
-            password_hash,
-            disabled_at: None,
-            last_signed_in_at: None,
-            last_signed_in_method: None,
-            inserted_at: now,
-            updated_at: now,
-        };
+        let user = User::new(input.email, input.role, password_hash, now);
         self.store().insert_user(&user).await?;
         tracing::info!(user.id = %user.id, role = user.role.as_str(), "user created");
         Ok(user)

@@ -33,7 +33,7 @@ async fn start(
     Path(provider_id): Path<String>,
     Query(params): Params,
 ) -> Result<Response, ApiError> {
-    let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(unknown_provider()) };
+    let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
     // Discover before storing a flow: a provider that is down gets a clear page here.
     if let Err(e) = app.web.oidc.ready(&provider).await {
         return Ok(failed(&provider, &e));
@@ -63,7 +63,7 @@ async fn callback(
     headers: HeaderMap,
     Query(params): Params,
 ) -> Result<Response, ApiError> {
-    let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(unknown_provider()) };
+    let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
     let state = params.get("state").map(String::as_str).unwrap_or_default();
     // Taken here (if this browser holds it), the flow can never be used again, whatever follows.
     let flow = providers::take(&app, &headers, &provider.id, state).await?;
@@ -146,8 +146,4 @@ fn clear_flow_cookie(app: &AppState, mut response: Response) -> Response {
     let cookie = cookies::clear(cookies::FLOW, cookies::FLOW_PATH, app.web.secure_cookies);
     response.headers_mut().append(header::SET_COOKIE, cookie);
     response
-}
-
-fn unknown_provider() -> Response {
-    html::response(StatusCode::NOT_FOUND, html::message("Unknown sign-in provider", "No such sign-in provider."))
 }

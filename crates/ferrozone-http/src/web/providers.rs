@@ -96,6 +96,11 @@ pub fn refused(title: &str, text: &str) -> Response {
     html::response(StatusCode::FORBIDDEN, html::message(title, text))
 }
 
+/// The page for a provider id that is not configured (404).
+pub fn unknown_provider() -> Response {
+    html::response(StatusCode::NOT_FOUND, html::message("Unknown sign-in provider", "No such sign-in provider."))
+}
+
 /// The page for a provider sign-in that came back without a usable flow: never started
 /// here, already used, expired, or started in another browser.
 pub fn unknown_flow() -> Response {

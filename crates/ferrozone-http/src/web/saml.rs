@@ -114,10 +114,6 @@ fn provider<'a>(app: &'a AppState, id: &str) -> Option<(&'a SamlProviderConfig, 
     Some((config, app.web.saml.idps.get(id)?))
 }
 
-fn unknown_provider() -> Response {
-    html::response(StatusCode::NOT_FOUND, html::message("Unknown sign-in provider", "No such SAML provider here."))
-}
-
 /// The URL of this provider's SAML endpoints, as Firezone 0.x meant `base_url`: the
 /// provider's `base_url` (the public URL of `/auth/saml`), else `{external URL}/auth/saml`.
 fn saml_base(app: &AppState, config: &SamlProviderConfig) -> String {
@@ -145,7 +141,7 @@ async fn start(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let Some((config, idp)) = provider(&app, &id) else {
-        return Ok(unknown_provider());
+        return Ok(providers::unknown_provider());
     };
     let request_id = new_request_id();
     let secrets = format!("{START}\n{request_id}");
@@ -218,7 +214,7 @@ async fn consume(
     FormFields(fields): FormFields,
 ) -> Result<Response, ApiError> {
     let Some((config, idp)) = provider(&app, &id) else {
-        return Ok(unknown_provider());
+        return Ok(providers::unknown_provider());
     };
     let relay_state = fields.get("RelayState").map(String::as_str).unwrap_or_default();
     // IdP-initiated sign-in (no flow) is not supported: it cannot be bound to a request.
@@ -266,7 +262,7 @@ async fn finish(
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let Some((config, _)) = provider(&app, &id) else {
-        return Ok(unknown_provider());
+        return Ok(providers::unknown_provider());
     };
     let state = query_value(query.as_deref(), "state");
     let Some(flow) = app.domain.take_sign_in_flow(&config.id, &state).await? else {
@@ -287,7 +283,7 @@ async fn finish(
 /// The SP metadata for this provider's IdP to import.
 async fn metadata(State(app): State<AppState>, Path(id): Path<String>) -> Response {
     let Some((config, _)) = provider(&app, &id) else {
-        return unknown_provider();
+        return providers::unknown_provider();
     };
     let signing = if config.sign_requests { app.web.saml.keys.as_ref() } else { None };
     let mut xml =

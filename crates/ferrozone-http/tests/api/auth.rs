@@ -165,17 +165,7 @@ async fn a_disabled_users_token_is_refused() {
     let app = TestApp::new().await;
     for (email, role) in [("off@example.com", Role::Unprivileged), ("off-admin@example.com", Role::Admin)] {
         let now = Timestamp::now();
-        let user = User {
-            id: Uuid::now_v7(),
-            email: email.into(),
-            role,
-            password_hash: None,
-            disabled_at: Some(now),
-            last_signed_in_at: None,
-            last_signed_in_method: None,
-            inserted_at: now,
-            updated_at: now,
-        };
+        let user = User { disabled_at: Some(now), ..User::new(email.into(), role, None, now) };
         app.domain.store().insert_user(&user).await.expect("user stored");
         let token = app.token(email).await;
         app.device(&user.id.to_string()).await;

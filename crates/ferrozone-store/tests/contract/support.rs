@@ -23,18 +23,7 @@ pub fn cipher() -> &'static Cipher {
 }
 
 pub fn user(email: &str, role: Role) -> User {
-    let now = Timestamp::now();
-    User {
-        id: Uuid::now_v7(),
-        email: email.to_owned(),
-        role,
-        password_hash: None,
-        disabled_at: None,
-        last_signed_in_at: None,
-        last_signed_in_method: None,
-        inserted_at: now,
-        updated_at: now,
-    }
+    User::new(email.to_owned(), role, None, Timestamp::now())
 }
 
 /// Inserts a user and returns it.
