@@ -5,8 +5,6 @@
 pub mod cookies;
 mod html;
 mod oidc;
-// The OpenID Connect and SAML routes build on these.
-#[allow(dead_code)]
 pub mod providers;
 pub mod saml;
 pub mod throttle;
@@ -48,10 +46,7 @@ async fn home(State(app): State<AppState>, headers: HeaderMap) -> Result<Respons
 }
 
 async fn sign_in_page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
-    let return_to = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-        .find(|(key, _)| key == "return_to")
-        .map(|(_, value)| value.into_owned())
-        .unwrap_or_default();
+    let return_to = query_value(query.as_deref(), "return_to");
     form(&app, StatusCode::OK, "", local_path(&return_to), None)
 }
 
@@ -131,6 +126,14 @@ fn form(app: &AppState, status: StatusCode, email: &str, return_to: &str, error:
         cookies::set(cookies::SIGN_IN_FORM, &token, "/sign_in", cookies::FORM_TOKEN_SECS, app.web.secure_cookies);
     response.headers_mut().append(header::SET_COOKIE, cookie);
     response
+}
+
+/// The value of parameter `name` in a raw query string, or `""`.
+pub(crate) fn query_value(query: Option<&str>, name: &str) -> String {
+    form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+        .unwrap_or_default()
 }
 
 /// Links that start a sign-in with each configured provider, carrying `return_to`.

@@ -12,7 +12,7 @@ use super::sessions::NewSession;
 use super::Domain;
 use crate::crypto::{hash_session_secret, random_secret, Sealed};
 use crate::error::{DomainError, Result};
-use crate::model::{self, email_key, User};
+use crate::model::{self, User};
 use crate::time::Timestamp;
 use crate::validate::user as rules;
 
@@ -55,11 +55,7 @@ impl Domain {
     }
 
     async fn user_for_provider(&self, email: &str, auto_create: bool) -> Result<Option<User>> {
-        if email.chars().any(char::is_control) || email.trim().is_empty() {
-            return Ok(None);
-        }
-        let key = email_key(email);
-        if let Some(user) = self.store().user_by_email(&key).await? {
+        if let Some(user) = self.user_with_email(email).await? {
             return Ok(Some(user));
         }
         if !auto_create {
@@ -78,7 +74,7 @@ impl Domain {
                 Ok(Some(user))
             }
             // Another sign-in of the same email created it first: use that one.
-            Err(DomainError::Invalid(_)) => self.store().user_by_email(&key).await,
+            Err(DomainError::Invalid(_)) => self.user_with_email(email).await,
             Err(e) => Err(e),
         }
     }

@@ -9,7 +9,7 @@ use super::tokens::Refusal;
 use super::{blocking, Domain, Principal};
 use crate::crypto::{csrf_token, hash_session_secret, random_secret, verify_password_or_dummy};
 use crate::error::Result;
-use crate::model::{email_key, Session, User};
+use crate::model::{Session, User};
 use crate::time::Timestamp;
 
 /// The `last_signed_in_method` of a password sign-in.
@@ -37,11 +37,7 @@ impl Domain {
     /// `None`, and costs the same: one argon2 verification, against a dummy hash when there
     /// is no real one.
     pub async fn sign_in_with_password(&self, email: &str, password: &str) -> Result<Option<NewSession>> {
-        let user = if email.chars().any(char::is_control) || email.trim().is_empty() {
-            None
-        } else {
-            self.store().user_by_email(&email_key(email)).await?
-        };
+        let user = self.user_with_email(email).await?;
         let phc = user.as_ref().and_then(|u| u.password_hash.clone());
         let password = Zeroizing::new(password.to_owned());
         let verified = blocking(move || verify_password_or_dummy(&password, phc.as_deref())).await?;
@@ -92,12 +88,7 @@ impl Domain {
     /// Ends every session of the user with `email` (for the local operator); returns the
     /// user and how many sessions ended.
     pub async fn sign_out_everywhere(&self, email: &str) -> Result<(User, u64)> {
-        let user = if email.chars().any(char::is_control) {
-            None
-        } else {
-            self.store().user_by_email(&email_key(email)).await?
-        };
-        let user = user.ok_or(crate::DomainError::NotFound)?;
+        let user = self.user_with_email(email).await?.ok_or(crate::DomainError::NotFound)?;
         let ended = self.store().delete_user_sessions(user.id).await?;
         tracing::info!(user.id = %user.id, ended, "signed out everywhere");
         Ok((user, ended))

@@ -73,7 +73,7 @@ impl Domain {
         name: Option<&str>,
         days: Option<u32>,
     ) -> Result<(ApiToken, Zeroizing<String>)> {
-        let user = self.store().user_by_email(&email_key(email)).await?.ok_or(DomainError::NotFound)?;
+        let user = self.user_with_email(email).await?.ok_or(DomainError::NotFound)?;
         let max = self.settings().token_max_days;
         let days = days.unwrap_or(self.settings().token_days.min(max));
         if days == 0 || days > max {
@@ -96,7 +96,7 @@ impl Domain {
     }
 
     pub async fn list_tokens(&self, email: &str) -> Result<Vec<ApiToken>> {
-        let user = self.store().user_by_email(&email_key(email)).await?.ok_or(DomainError::NotFound)?;
+        let user = self.user_with_email(email).await?.ok_or(DomainError::NotFound)?;
         self.store().list_tokens(user.id).await
     }
 

@@ -25,11 +25,18 @@ impl Domain {
     pub async fn find_user(&self, key: &str) -> Result<User> {
         let found = match Uuid::parse_str(key) {
             Ok(id) => self.store().user_by_id(id).await?,
-            // No stored email has a control character (and PostgreSQL text cannot hold NUL).
-            Err(_) if key.chars().any(char::is_control) => None,
-            Err(_) => self.store().user_by_email(&email_key(key)).await?,
+            Err(_) => self.user_with_email(key).await?,
         };
         found.ok_or(DomainError::NotFound)
+    }
+
+    /// The user with `email`, matched case-insensitively, if any. An email with a control
+    /// character matches nobody: no stored email has one (and PostgreSQL text cannot hold NUL).
+    pub async fn user_with_email(&self, email: &str) -> Result<Option<User>> {
+        if email.chars().any(char::is_control) || email.trim().is_empty() {
+            return Ok(None);
+        }
+        self.store().user_by_email(&email_key(email)).await
     }
 
     pub async fn create_user(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<User> {
@@ -67,13 +74,7 @@ impl Domain {
     /// a disabled user's tokens are refused. Returns the user and whether anything changed;
     /// disabling a disabled user keeps its original `disabled_at`.
     pub async fn set_user_disabled(&self, email: &str, disabled: bool) -> Result<(User, bool)> {
-        // No stored email has a control character (and PostgreSQL text cannot hold NUL).
-        let found = if email.chars().any(char::is_control) {
-            None
-        } else {
-            self.store().user_by_email(&email_key(email)).await?
-        };
-        let target = found.ok_or(DomainError::NotFound)?;
+        let target = self.user_with_email(email).await?.ok_or(DomainError::NotFound)?;
         if target.disabled_at.is_some() == disabled {
             return Ok((target, false));
         }

@@ -45,14 +45,10 @@ async fn start(
         Ok(url) => url,
         Err(e) => return Ok(failed(&provider, &e)),
     };
-    let mut response = html::response(StatusCode::SEE_OTHER, String::new());
-    let headers = response.headers_mut();
-    match HeaderValue::from_str(&url) {
-        Ok(location) => headers.insert(header::LOCATION, location),
-        Err(_) => return Ok(failed(&provider, &SignInError::Refused("an invalid authorization URL".into()))),
-    };
-    headers.append(header::SET_COOKIE, started.cookie);
-    Ok(response)
+    match providers::to_provider(&url, started.cookie) {
+        Some(response) => Ok(response),
+        None => Ok(failed(&provider, &SignInError::Refused("an invalid authorization URL".into()))),
+    }
 }
 
 /// Where the provider sends the browser back: the flow must be this browser's and still

@@ -96,6 +96,16 @@ pub fn refused(title: &str, text: &str) -> Response {
     html::response(StatusCode::FORBIDDEN, html::message(title, text))
 }
 
+/// 303 See Other to the identity provider at `url`, carrying `cookie` (the flow's);
+/// `None` when `url` cannot be a `Location` header.
+pub fn to_provider(url: &str, cookie: HeaderValue) -> Option<Response> {
+    let location = HeaderValue::from_str(url).ok()?;
+    let mut response = html::response(StatusCode::SEE_OTHER, String::new());
+    response.headers_mut().insert(header::LOCATION, location);
+    response.headers_mut().append(header::SET_COOKIE, cookie);
+    Some(response)
+}
+
 /// The page for a provider id that is not configured (404).
 pub fn unknown_provider() -> Response {
     html::response(StatusCode::NOT_FOUND, html::message("Unknown sign-in provider", "No such sign-in provider."))

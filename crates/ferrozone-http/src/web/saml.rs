@@ -32,7 +32,7 @@ use ferrozone_saml::{
     IdpMetadata, Outgoing, SpKeyPair,
 };
 
-use super::{cookies, html, providers, redirect, same_secret};
+use super::{cookies, html, providers, query_value, redirect, same_secret};
 use crate::error::ApiError;
 use crate::extract::FormFields;
 use crate::AppState;
@@ -127,13 +127,6 @@ fn acs_url(app: &AppState, config: &SamlProviderConfig) -> String {
     format!("{}/sp/consume/{}", saml_base(app, config), config.id)
 }
 
-fn query_value(query: Option<&str>, name: &str) -> String {
-    form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.into_owned())
-        .unwrap_or_default()
-}
-
 /// Starts a flow and sends the browser to the IdP.
 async fn start(
     State(app): State<AppState>,
@@ -157,22 +150,14 @@ async fn start(
         Utc::now(),
         signer,
     );
-    let mut response = match request.outgoing {
-        Outgoing::Redirect(url) => {
-            let Ok(location) = HeaderValue::from_str(&url) else {
-                return Ok(unusable_sso_url());
-            };
-            let mut response = html::response(StatusCode::SEE_OTHER, String::new());
-            response.headers_mut().insert(header::LOCATION, location);
+    let response = match request.outgoing {
+        Outgoing::Redirect(url) => providers::to_provider(&url, started.cookie),
+        Outgoing::Post { url, fields } => post_page(&config.label, &url, &fields).map(|mut response| {
+            response.headers_mut().append(header::SET_COOKIE, started.cookie);
             response
-        }
-        Outgoing::Post { url, fields } => match post_page(&config.label, &url, &fields) {
-            Some(response) => response,
-            None => return Ok(unusable_sso_url()),
-        },
+        }),
     };
-    response.headers_mut().append(header::SET_COOKIE, started.cookie);
-    Ok(response)
+    Ok(response.unwrap_or_else(unusable_sso_url))
 }
 
 fn unusable_sso_url() -> Response {
