@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Timelike, Utc};
 use serde::{Serialize, Serializer};
 
 /// Microseconds since the Unix epoch, UTC. Stored as a plain integer by every backend.
@@ -38,10 +38,23 @@ impl Timestamp {
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match DateTime::<Utc>::from_timestamp_micros(self.0) {
-            Some(t) => write!(f, "{}", t.format("%Y-%m-%dT%H:%M:%S%.6fZ")),
-            None => write!(f, "invalid-timestamp({})", self.0),
-        }
+        // Written field by field: a format string (`%Y-%m-%d…`) would be parsed again on
+        // every call, and every API response renders two or more timestamps.
+        let Some(t) = DateTime::<Utc>::from_timestamp_micros(self.0) else {
+            return write!(f, "invalid-timestamp({})", self.0);
+        };
+        let (date, time) = (t.date_naive(), t.time());
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
+            date.year(),
+            date.month(),
+            date.day(),
+            time.hour(),
+            time.minute(),
+            time.second(),
+            time.nanosecond() / 1000
+        )
     }
 }
 
@@ -59,6 +72,15 @@ mod tests {
     fn renders_six_fraction_digits_and_z() {
         assert_eq!(Timestamp::from_micros(0).to_string(), "1970-01-01T00:00:00.000000Z");
         assert_eq!(Timestamp::from_micros(1_795_000_000_123_456).to_string(), "2026-11-18T11:06:40.123456Z");
+    }
+
+    #[test]
+    fn renders_as_chrono_does() {
+        let samples = [-1, 1, 999_999, 951_782_400_000_000, 4_102_444_799_999_999, 253_402_300_799_999_999];
+        for micros in samples {
+            let chrono = DateTime::<Utc>::from_timestamp_micros(micros).unwrap().format("%Y-%m-%dT%H:%M:%S%.6fZ");
+            assert_eq!(Timestamp::from_micros(micros).to_string(), chrono.to_string(), "{micros}");
+        }
     }
 
     #[test]

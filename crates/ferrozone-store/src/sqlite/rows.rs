@@ -1,6 +1,7 @@
 //! Reading the shared row types ([`crate::rows`]) from SQLite result rows, by position: the
 //! column order of the `select_*!` macros in [`crate::sql`].
 
+use rusqlite::types::ValueRef;
 use rusqlite::Row;
 
 use crate::rows::{
@@ -77,31 +78,47 @@ pub(crate) fn token(row: &Row<'_>) -> rusqlite::Result<TokenRow> {
 
 /// The columns of `select_devices!`.
 pub(crate) fn device(row: &Row<'_>) -> rusqlite::Result<DeviceRow> {
+    device_at(row, 0)
+}
+
+/// A row of [`crate::sql::TOKEN_AND_DEVICE`]: the token with its owner, and the device
+/// when the join found one.
+pub(crate) fn token_and_device(row: &Row<'_>) -> rusqlite::Result<(TokenUserRow, Option<DeviceRow>)> {
+    let at = crate::sql::TOKEN_AND_DEVICE_DEVICE_AT;
+    let device = match row.get_ref(at)? {
+        ValueRef::Null => None,
+        _ => Some(device_at(row, at)?),
+    };
+    Ok((token_with_user(row)?, device))
+}
+
+/// The columns of `select_devices!`, starting at `at`.
+fn device_at(row: &Row<'_>, at: usize) -> rusqlite::Result<DeviceRow> {
     Ok(DeviceRow {
-        id: row.get(0)?,
-        user_id: row.get(1)?,
-        name: row.get(2)?,
-        description: row.get(3)?,
-        public_key: row.get(4)?,
-        preshared_key: row.get(5)?,
-        ipv4: row.get(6)?,
-        ipv6: row.get(7)?,
-        allowed_ips: row.get(8)?,
-        dns: row.get(9)?,
-        endpoint: row.get(10)?,
-        mtu: row.get(11)?,
-        persistent_keepalive: row.get(12)?,
-        use_default_allowed_ips: row.get(13)?,
-        use_default_dns: row.get(14)?,
-        use_default_endpoint: row.get(15)?,
-        use_default_mtu: row.get(16)?,
-        use_default_persistent_keepalive: row.get(17)?,
-        latest_handshake: row.get(18)?,
-        remote_ip: row.get(19)?,
-        rx_bytes: row.get(20)?,
-        tx_bytes: row.get(21)?,
-        inserted_at: row.get(22)?,
-        updated_at: row.get(23)?,
+        id: row.get(at)?,
+        user_id: row.get(at + 1)?,
+        name: row.get(at + 2)?,
+        description: row.get(at + 3)?,
+        public_key: row.get(at + 4)?,
+        preshared_key: row.get(at + 5)?,
+        ipv4: row.get(at + 6)?,
+        ipv6: row.get(at + 7)?,
+        allowed_ips: row.get(at + 8)?,
+        dns: row.get(at + 9)?,
+        endpoint: row.get(at + 10)?,
+        mtu: row.get(at + 11)?,
+        persistent_keepalive: row.get(at + 12)?,
+        use_default_allowed_ips: row.get(at + 13)?,
+        use_default_dns: row.get(at + 14)?,
+        use_default_endpoint: row.get(at + 15)?,
+        use_default_mtu: row.get(at + 16)?,
+        use_default_persistent_keepalive: row.get(at + 17)?,
+        latest_handshake: row.get(at + 18)?,
+        remote_ip: row.get(at + 19)?,
+        rx_bytes: row.get(at + 20)?,
+        tx_bytes: row.get(at + 21)?,
+        inserted_at: row.get(at + 22)?,
+        updated_at: row.get(at + 23)?,
     })
 }
 
