@@ -110,6 +110,15 @@ def main():
     for r in rows:
         if r["errors"]:
             w(f"\n{r['name']} at {r['at']:,}: first error: `{r['first']}`")
+    first = find(rows, "livez", 0, conns)
+    last = find(rows, "livez", sizes[-1], conns) if sizes[-1] != 0 else None
+    if first and last:
+        drift = (last["rate"] / first["rate"] - 1) * 100
+        w("")
+        w(
+            f"livez at the start {first['rate']:,.0f} req/s, at the end {last['rate']:,.0f} "
+            f"({drift:+.0f}%): how far the machine itself drifted during the run."
+        )
     w("")
     w("Size: devices stored when the workload started. requests/s of create: devices created")
     w("per second. p50/p99: wrk's latency histogram. RSS: server RSS after the workload; peak")
