@@ -111,7 +111,7 @@ def main():
         if r["errors"]:
             w(f"\n{r['name']} at {r['at']:,}: first error: `{r['first']}`")
     first = find(rows, "livez", 0, conns)
-    last = find(rows, "livez", sizes[-1], conns) if sizes[-1] != 0 else None
+    last = find(rows, "livez", sizes[-1], conns)
     if first and last:
         drift = (last["rate"] / first["rate"] - 1) * 100
         w("")

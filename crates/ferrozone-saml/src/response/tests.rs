@@ -26,17 +26,22 @@ fn at(time: &str) -> DateTime<Utc> {
 /// Issued 17:15:09–10; the assertions live 300 s.
 const NOW: &str = "2026-11-23T17:15:30Z";
 
-fn check(xml: &str, edit: impl FnOnce(&mut Expected<'_>)) -> Result<Verified, Error> {
-    let idp = idp();
-    let mut expected = Expected {
-        idp: &idp,
+/// What the SP expects of the fixtures' responses from `idp`, at [`NOW`].
+fn expected(idp: &IdpMetadata) -> Expected<'_> {
+    Expected {
+        idp,
         sp_entity_id: "urn:firezone.dev:firezone-app",
         acs_url: "https://vpn.example/auth/saml/sp/consume/test",
         request_id: "_fz0123",
         require_signed_assertion: true,
         require_signed_response: false,
         now: at(NOW),
-    };
+    }
+}
+
+fn check(xml: &str, edit: impl FnOnce(&mut Expected<'_>)) -> Result<Verified, Error> {
+    let idp = idp();
+    let mut expected = expected(&idp);
     edit(&mut expected);
     verify_response(xml, &expected)
 }
@@ -121,16 +126,7 @@ fn checks_audience_recipient_issuer_and_request() {
     refused_with(check(ASSERTION_SIGNED, |e| e.acs_url = "https://vpn.example/other"), "Destination");
     refused_with(check(ASSERTION_SIGNED, |e| e.request_id = "_fzother"), "InResponseTo");
     let other_idp = IdpMetadata { entity_id: "https://other.example".into(), ..idp() };
-    let expected = Expected {
-        idp: &other_idp,
-        sp_entity_id: "urn:firezone.dev:firezone-app",
-        acs_url: "https://vpn.example/auth/saml/sp/consume/test",
-        request_id: "_fz0123",
-        require_signed_assertion: true,
-        require_signed_response: false,
-        now: at(NOW),
-    };
-    refused_with(verify_response(ASSERTION_SIGNED, &expected), "Issuer");
+    refused_with(verify_response(ASSERTION_SIGNED, &expected(&other_idp)), "Issuer");
 }
 
 #[test]
@@ -208,29 +204,18 @@ fn refuses_sha1_and_other_algorithms() {
 fn takes_the_email_from_an_attribute_when_the_name_id_is_not_one() {
     // Unsigned edits are fine here: the check under test is after verification.
     let idp = idp();
-    let expected = Expected {
-        idp: &idp,
-        sp_entity_id: "urn:firezone.dev:firezone-app",
-        acs_url: "https://vpn.example/auth/saml/sp/consume/test",
-        request_id: "_fz0123",
-        require_signed_assertion: true,
-        require_signed_response: false,
-        now: at(NOW),
+    let expected = expected(&idp);
+    // The assertion's own checks, without the response around it.
+    let check_in = |xml: &str| {
+        let doc = xml::parse(xml).unwrap();
+        let assertion = doc.descendants().find(|n| is(*n, NS_ASSERTION, "Assertion")).unwrap();
+        check_assertion(assertion, &expected)
     };
-    let doc = xml::parse(ASSERTION_SIGNED).unwrap();
-    let assertion = doc.descendants().find(|n| is(*n, NS_ASSERTION, "Assertion")).unwrap();
-    assert_eq!(check_assertion(assertion, &expected).unwrap().email, "alice@example.com");
+    assert_eq!(check_in(ASSERTION_SIGNED).unwrap().email, "alice@example.com");
     let persistent = ASSERTION_SIGNED
         .replace("nameid-format:emailAddress\">alice@example.com", "nameid-format:persistent\">u-123")
         .replace("Name=\"email\"", "Name=\"mail\"");
-    let doc = xml::parse(&persistent).unwrap();
-    let assertion = doc.descendants().find(|n| is(*n, NS_ASSERTION, "Assertion")).unwrap();
-    assert_eq!(
-        check_assertion(assertion, &expected).unwrap(),
-        Verified { email: "alice@example.com".into(), name_id: "u-123".into() }
-    );
+    assert_eq!(check_in(&persistent).unwrap(), Verified { email: "alice@example.com".into(), name_id: "u-123".into() });
     let no_email = persistent.replace("Name=\"mail\"", "Name=\"name\"");
-    let doc = xml::parse(&no_email).unwrap();
-    let assertion = doc.descendants().find(|n| is(*n, NS_ASSERTION, "Assertion")).unwrap();
-    assert!(check_assertion(assertion, &expected).is_err());
+    assert!(check_in(&no_email).is_err());
 }
