@@ -27,6 +27,7 @@ use std::time::Duration;
 use anyhow::bail;
 use ferrozone_domain::Store;
 
+mod coalesce;
 mod errors;
 mod flows;
 pub mod postgres;

@@ -11,6 +11,7 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use crate::sql::{select_devices, select_users};
 use crate::{Redacted, StoreOptions};
 
+mod point_reads;
 mod store;
 mod tx;
 
@@ -62,7 +63,8 @@ impl PgStore {
             .acquire_timeout(options.acquire_timeout)
             .test_before_acquire(false)
             .connect_lazy_with(connect.options([("synchronous_commit", "off")]));
-        Ok(Self { pool, cursors })
+        let point_reads = point_reads::start(pool.clone());
+        Ok(Self { pool, cursors, point_reads })
     }
 
     /// Applies the pending migrations (under an advisory lock, so concurrent starts are safe).

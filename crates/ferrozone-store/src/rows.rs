@@ -92,6 +92,19 @@ impl From<TokenRow> for ApiToken {
     }
 }
 
+/// A token with its owner (if the token exists) and a device (if it exists and the token
+/// does): the answer of [`ferrozone_domain::Store::token_and_device`].
+pub(crate) type TokenAndDevice = (Option<(ApiToken, User)>, Option<Device>);
+
+/// What [`PointReads`] is asked: a token hash and a device id.
+pub(crate) type Question = (Vec<u8>, Uuid);
+
+/// The queue of token-and-device reads, answered in batches by each backend.
+pub(crate) type PointReads = crate::coalesce::Coalescer<Question, TokenAndDevice>;
+
+/// What a failed token-and-device read says it was doing.
+pub(crate) const CONTEXT: &str = "load a token and a device";
+
 /// A row of [`crate::sql::TOKEN_WITH_USER`]: a token and its owner.
 #[derive(Debug, sqlx::FromRow)]
 pub(crate) struct TokenUserRow {

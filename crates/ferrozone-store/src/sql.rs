@@ -51,23 +51,35 @@ pub(crate) const TOKEN_WITH_USER: &str = "SELECT t.id AS token_id, t.name AS tok
      u.id, u.email, u.email_key, u.role, u.password_hash, u.disabled_at, u.last_signed_in_at, \
      u.last_signed_in_method, u.inserted_at, u.updated_at \
      FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1";
-/// [`TOKEN_WITH_USER`] with the device `$2` left-joined; its columns come after the
-/// token's and the user's 16, under prefixed names (read by position). One statement is one snapshot: the token and
-/// the device are read as of the same moment.
-pub(crate) const TOKEN_AND_DEVICE: &str = "SELECT t.id AS token_id, t.name AS token_name, \
-     t.token_hash, t.inserted_at AS token_inserted_at, t.expires_at, t.last_used_at, \
-     u.id, u.email, u.email_key, u.role, u.password_hash, u.disabled_at, u.last_signed_in_at, \
-     u.last_signed_in_method, u.inserted_at, u.updated_at, \
-     d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.description AS d_description, \
-     d.public_key AS d_public_key, d.preshared_key AS d_preshared_key, d.ipv4 AS d_ipv4, \
-     d.ipv6 AS d_ipv6, d.allowed_ips AS d_allowed_ips, d.dns AS d_dns, d.endpoint AS d_endpoint, \
-     d.mtu AS d_mtu, d.persistent_keepalive AS d_persistent_keepalive, \
-     d.use_default_allowed_ips AS d_uda, d.use_default_dns AS d_udd, d.use_default_endpoint AS d_ude, \
-     d.use_default_mtu AS d_udm, d.use_default_persistent_keepalive AS d_udp, \
-     d.latest_handshake AS d_latest_handshake, d.remote_ip AS d_remote_ip, d.rx_bytes AS d_rx_bytes, \
-     d.tx_bytes AS d_tx_bytes, d.inserted_at AS d_inserted_at, d.updated_at AS d_updated_at \
-     FROM api_tokens t JOIN users u ON u.id = t.user_id LEFT JOIN devices d ON d.id = $2 \
-     WHERE t.token_hash = $1";
+/// The columns of [`TOKEN_AND_DEVICE`], as a literal for `concat!`: the token's and the
+/// user's 16 as in [`TOKEN_WITH_USER`], then the device's (of `d`) under prefixed names, read
+/// by position from [`TOKEN_AND_DEVICE_DEVICE_AT`].
+macro_rules! token_and_device_columns {
+    () => {
+        "SELECT t.id AS token_id, t.name AS token_name, \
+         t.token_hash, t.inserted_at AS token_inserted_at, t.expires_at, t.last_used_at, \
+         u.id, u.email, u.email_key, u.role, u.password_hash, u.disabled_at, u.last_signed_in_at, \
+         u.last_signed_in_method, u.inserted_at, u.updated_at, \
+         d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.description AS d_description, \
+         d.public_key AS d_public_key, d.preshared_key AS d_preshared_key, d.ipv4 AS d_ipv4, \
+         d.ipv6 AS d_ipv6, d.allowed_ips AS d_allowed_ips, d.dns AS d_dns, d.endpoint AS d_endpoint, \
+         d.mtu AS d_mtu, d.persistent_keepalive AS d_persistent_keepalive, \
+         d.use_default_allowed_ips AS d_uda, d.use_default_dns AS d_udd, d.use_default_endpoint AS d_ude, \
+         d.use_default_mtu AS d_udm, d.use_default_persistent_keepalive AS d_udp, \
+         d.latest_handshake AS d_latest_handshake, d.remote_ip AS d_remote_ip, d.rx_bytes AS d_rx_bytes, \
+         d.tx_bytes AS d_tx_bytes, d.inserted_at AS d_inserted_at, d.updated_at AS d_updated_at"
+    };
+}
+
+pub(crate) use token_and_device_columns;
+
+/// [`TOKEN_WITH_USER`] with the device `$2` left-joined. One statement is one snapshot: the
+/// token and the device are read as of the same moment.
+pub(crate) const TOKEN_AND_DEVICE: &str = concat!(
+    token_and_device_columns!(),
+    " FROM api_tokens t JOIN users u ON u.id = t.user_id LEFT JOIN devices d ON d.id = $2 \
+     WHERE t.token_hash = $1"
+);
 pub(crate) const TOKEN_AND_DEVICE_DEVICE_AT: usize = 16;
 pub(crate) const LIST_TOKENS: &str = "SELECT id, user_id, name, token_hash, inserted_at, expires_at, \
      last_used_at FROM api_tokens WHERE user_id = $1 ORDER BY inserted_at, id";

@@ -6,13 +6,16 @@
 //!   (the CLI) waits for the write lock (`busy_timeout`) instead of failing halfway.
 //! - Reads run on the calling thread, on a pooled read-only connection: a point read is a
 //!   few microseconds of SQLite, with no hand-off to another thread. Thanks to WAL they never
-//!   wait for the writer. Reads of unbounded size (lists) move to a blocking thread.
+//!   wait for the writer. Reads of unbounded size (lists) move to a blocking thread. The
+//!   hot read of an authenticated `GET` of one device goes to a reader task instead, which
+//!   answers the ones waiting at one moment in one read transaction ([`crate::coalesce`]).
 //!
 //! Row locks are not needed: a write transaction holds the whole database.
 
 mod conn;
 mod errors;
 mod migrate;
+mod point_reads;
 mod rows;
 mod tx;
 mod writer;
@@ -39,7 +42,7 @@ use self::conn::Location;
 use self::errors::OrDb;
 use self::tx::SqliteTx;
 use self::writer::Writer;
-use crate::rows::{decode_all, Batcher, UserRow};
+use crate::rows::{decode_all, Batcher, PointReads, TokenAndDevice, UserRow};
 use crate::{flows, sql, StoreOptions, Synchronous};
 
 pub use self::migrate::{Migration, MIGRATIONS};
@@ -48,6 +51,8 @@ pub use self::migrate::{Migration, MIGRATIONS};
 #[derive(Clone)]
 pub struct SqliteStore {
     inner: Arc<Inner>,
+    /// [`Store::token_and_device`], many in one read transaction (see [`crate::coalesce`]).
+    point_reads: PointReads,
 }
 
 struct Inner {
@@ -89,7 +94,9 @@ impl SqliteStore {
         let max_idle = usize::try_from(options.max_connections.max(1)).unwrap_or(1);
         let inner =
             Inner { location, synchronous, idle: Mutex::new(Vec::new()), max_idle, closed: false.into(), writer };
-        Ok(Self { inner: Arc::new(inner) })
+        let inner = Arc::new(inner);
+        let point_reads = point_reads::start(inner.clone());
+        Ok(Self { inner, point_reads })
     }
 
     /// Applies the pending migrations, on a connection of their own (each migration is a
@@ -176,6 +183,11 @@ impl Inner {
             None => self.location.open(self.synchronous, false).or_db(context)?,
         };
         let result = read(&conn).or_db(context);
+        if !conn.is_autocommit() {
+            // A read that failed inside its transaction: this connection would go on
+            // reading that old snapshot.
+            return result;
+        }
         let mut idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if idle.len() < self.max_idle && !self.closed.load(Ordering::Acquire) {
             idle.push(conn);
@@ -490,14 +502,11 @@ impl Store for SqliteStore {
         row?.map(Device::try_from).transpose()
     }
 
-    /// One statement, so one read transaction: starting and ending a WAL read transaction
-    /// (its shared-memory and file locks) is a good part of the cost of a point read.
-    async fn token_and_device(&self, hash: &[u8], id: Uuid) -> Result<(Option<(ApiToken, User)>, Option<Device>)> {
-        let row = self.read("load a token and a device", |conn| {
-            prepare(conn, sql::TOKEN_AND_DEVICE)?.query_row(params![hash, id], rows::token_and_device).optional()
-        })?;
-        let Some((token, device)) = row else { return Ok((None, None)) };
-        Ok((Some(<(ApiToken, User)>::try_from(token)?), device.map(Device::try_from).transpose()?))
+    /// Queued to the reader task, which answers the reads waiting at one moment in one read
+    /// transaction: starting and ending one (its shared-memory and file locks) is a good part
+    /// of the cost of a point read.
+    async fn token_and_device(&self, hash: &[u8], id: Uuid) -> Result<TokenAndDevice> {
+        self.point_reads.ask((hash.to_vec(), id), crate::rows::CONTEXT).await
     }
 
     async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {

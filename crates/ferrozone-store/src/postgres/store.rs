@@ -17,15 +17,15 @@ use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
 use sqlx::postgres::{PgArguments, PgListener, PgRow};
 use sqlx::query::QueryAs;
-use sqlx::{FromRow, PgPool, Postgres, Row};
+use sqlx::{PgPool, Postgres, Row};
 use tokio::sync::{mpsc, Notify};
 use uuid::Uuid;
 
 use super::tx::PgTx;
 use crate::errors::OrDb;
 use crate::rows::{
-    bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, SessionUserRow, SignInFlowRow,
-    TokenRow, TokenUserRow, UserRow,
+    self, bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads,
+    SessionUserRow, SignInFlowRow, TokenRow, TokenUserRow, UserRow,
 };
 use crate::tx::{Begin, Commit};
 use crate::{flows, sql};
@@ -67,6 +67,8 @@ fn list_query<'q>(sql: &'q str, query: &DeviceQuery) -> QueryAs<'q, Postgres, De
 pub struct PgStore {
     pub(crate) pool: PgPool,
     pub(crate) cursors: PgPool,
+    /// [`Store::token_and_device`], many in one statement ([`crate::coalesce`]).
+    pub(crate) point_reads: PointReads,
 }
 
 impl PgStore {
@@ -174,18 +176,9 @@ impl Store for PgStore {
         row.map(<(ApiToken, User)>::try_from).transpose()
     }
 
-    /// One statement, one round trip: the token with its owner, and the device joined on.
+    /// One statement, one round trip, shared with the other reads of this kind waiting then.
     async fn token_and_device(&self, hash: &[u8], id: Uuid) -> Result<(Option<(ApiToken, User)>, Option<Device>)> {
-        let row = sqlx::query(sql::TOKEN_AND_DEVICE)
-            .bind(hash.to_vec())
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await
-            .or_db("load a token and a device")?;
-        let Some(row) = row else { return Ok((None, None)) };
-        let token = TokenUserRow::from_row(&row).or_db("load a token and a device")?;
-        let device = device_at(&row, sql::TOKEN_AND_DEVICE_DEVICE_AT).or_db("load a token and a device")?;
-        Ok((Some(<(ApiToken, User)>::try_from(token)?), device.map(Device::try_from).transpose()?))
+        self.point_reads.ask((hash.to_vec(), id), rows::CONTEXT).await
     }
 
     async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>> {
@@ -450,9 +443,9 @@ impl Store for PgStore {
     }
 }
 
-/// The device columns of [`sql::TOKEN_AND_DEVICE`] from position `at`; `None` when the join
+/// The device columns of [`sql::token_and_device_columns`] from position `at`; `None` when the join
 /// found no device.
-fn device_at(row: &PgRow, at: usize) -> sqlx::Result<Option<DeviceRow>> {
+pub(super) fn device_at(row: &PgRow, at: usize) -> sqlx::Result<Option<DeviceRow>> {
     let Some(id) = row.try_get::<Option<Uuid>, _>(at)? else { return Ok(None) };
     Ok(Some(DeviceRow {
         id,

@@ -79,3 +79,31 @@ async fn a_token_and_a_device_read_together_are_what_each_read_returns() {
     db.store.delete_device(device.id).await.unwrap();
     assert_eq!(db.store.token_and_device(&[4; 32], device.id).await.unwrap().1, None);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_token_and_device_reads_at_once_each_get_their_own_answer() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    db.store.insert_token(&token(alice.id, "a", &[4; 32], Timestamp::now())).await.unwrap();
+    db.store.insert_token(&token(bob.id, "b", &[6; 32], Timestamp::now())).await.unwrap();
+    let mut ids = vec![Uuid::now_v7()];
+    for owner in [alice.id, bob.id, bob.id] {
+        ids.push(db.store.insert_device(&new_device(owner), &pools(), 10).await.unwrap().id);
+    }
+    let hashes = [[4u8; 32], [5; 32], [6; 32]];
+    // Every pair many times over, all at once: a backend that gathers concurrent reads into
+    // one statement must still give each its own answer, the one a lone read gives.
+    let pairs: Vec<([u8; 32], Uuid)> =
+        (0..300).map(|i| (hashes[i % hashes.len()], ids[(i / hashes.len()) % ids.len()])).collect();
+    let reads = pairs.iter().map(|&(hash, id)| {
+        let store = db.store.clone();
+        tokio::spawn(async move { store.token_and_device(&hash, id).await.unwrap() })
+    });
+    let together = futures_util::future::join_all(reads).await;
+    for ((hash, id), answer) in pairs.iter().zip(together) {
+        let token = db.store.token_by_hash(hash).await.unwrap();
+        let device = if token.is_some() { db.store.device_by_id(*id).await.unwrap() } else { None };
+        assert_eq!(answer.unwrap(), (token, device), "token {:?}, device {id}", hash[0]);
+    }
+}
