@@ -8,7 +8,7 @@ use anyhow::Context;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-use crate::sql::{select_devices, select_users};
+use crate::sql::{select_devices, select_users, user_columns};
 use crate::{Redacted, StoreOptions};
 
 mod point_reads;
@@ -25,6 +25,10 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 // row is locked by a device insert).
 /// [`crate::sql::USER_BY_ID`], locking the row.
 const LOCK_USER: &str = concat!(select_users!(), " WHERE id = $1 FOR NO KEY UPDATE");
+/// [`LOCK_USER`] with the user's device count (kept by the triggers of migration 0002, which
+/// update the row, so a concurrent insert holds the same lock), read as the lock returns it.
+const LOCK_OWNER: &str =
+    concat!("SELECT ", user_columns!(), ", device_count FROM users WHERE id = $1 FOR NO KEY UPDATE");
 /// [`crate::sql::ADMIN_IDS`], locking the rows in id order.
 const LOCK_ADMINS: &str = "SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR NO KEY UPDATE";
 /// [`crate::sql::DEVICE_BY_ID`], locking the row.
@@ -34,6 +38,15 @@ const LOCK_DEVICE: &str = concat!(select_devices!(), " WHERE id = $1 FOR NO KEY 
 const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND address = \
      (SELECT address FROM ip_released WHERE family = $1 ORDER BY address LIMIT 1 \
      FOR UPDATE SKIP LOCKED) RETURNING address";
+
+/// [`crate::tx::WriteTx::take_if_free`] of an IPv4 address: `$1` leaves the released list
+/// (a data-modifying `WITH` runs whatever the query reads) and the answer says whether no
+/// device has it.
+const TAKE_IPV4_IF_FREE: &str = "WITH taken AS (DELETE FROM ip_released WHERE family = 4 AND address = $1) \
+     SELECT NOT EXISTS (SELECT 1 FROM devices WHERE ipv4 = $1)";
+/// [`TAKE_IPV4_IF_FREE`] for IPv6.
+const TAKE_IPV6_IF_FREE: &str = "WITH taken AS (DELETE FROM ip_released WHERE family = 6 AND address = $1) \
+     SELECT NOT EXISTS (SELECT 1 FROM devices WHERE ipv6 = $1)";
 
 /// Connections of the address-cursor pool (see [`PgStore`]): each claim is one short
 /// statement, so two serve any number of concurrent inserts.

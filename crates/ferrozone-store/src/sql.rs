@@ -5,11 +5,18 @@
 
 use ferrozone_domain::store::DeviceQuery;
 
+/// The user columns, as a literal for `concat!`.
+macro_rules! user_columns {
+    () => {
+        "id, email, email_key, role, password_hash, disabled_at, last_signed_in_at, \
+         last_signed_in_method, inserted_at, updated_at"
+    };
+}
+
 /// `SELECT <user columns> FROM users`, as a literal for `concat!`.
 macro_rules! select_users {
     () => {
-        "SELECT id, email, email_key, role, password_hash, disabled_at, last_signed_in_at, \
-         last_signed_in_method, inserted_at, updated_at FROM users"
+        concat!("SELECT ", user_columns!(), " FROM users")
     };
 }
 
@@ -23,7 +30,7 @@ macro_rules! select_devices {
     };
 }
 
-pub(crate) use {select_devices, select_users};
+pub(crate) use {select_devices, select_users, user_columns};
 
 pub(crate) const PING: &str = "SELECT 1";
 

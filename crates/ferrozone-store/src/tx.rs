@@ -87,6 +87,26 @@ pub(crate) trait WriteTx: Send {
     async fn unrelease(&mut self, addr: IpAddr) -> Result<()>;
     /// Whether a device has `addr`.
     async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool>;
+
+    /// The user, locked, with the number of devices it has then: a count that no other
+    /// transaction can change before this one ends. PostgreSQL reads both with one
+    /// statement: a row lock returns the row as the transaction that held it left it.
+    async fn lock_owner(&mut self, id: Uuid) -> Result<Option<(User, u64)>> {
+        let Some(user) = self.lock_user(id).await? else { return Ok(None) };
+        let count = self.count_devices(id).await?;
+        Ok(Some((user, count)))
+    }
+
+    /// Takes `addr` for a new device unless a device has it: true, and `addr` leaves the
+    /// released addresses; false when it is in use (a released entry for it is stale then,
+    /// and a backend may drop it all the same). PostgreSQL does both in one statement.
+    async fn take_if_free(&mut self, addr: IpAddr) -> Result<bool> {
+        if self.address_in_use(addr).await? {
+            return Ok(false);
+        }
+        self.unrelease(addr).await?;
+        Ok(true)
+    }
 }
 
 /// A write transaction its holder ends: PostgreSQL's. (SQLite's writer ends its own.)

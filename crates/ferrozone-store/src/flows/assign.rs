@@ -70,10 +70,9 @@ async fn advance(tx: &mut dyn WriteTx, pool: &Pool) -> Result<Option<IpAddr>> {
     let end = pool.size().saturating_sub(1);
     while let Some(offset) = tx.claim_offset(pool, end).await? {
         let Some(addr) = pool.assignable(offset) else { continue };
-        // Skips addresses a client asked for explicitly ahead of the cursor.
-        if !tx.address_in_use(addr).await? {
-            // It may have been given explicitly, deleted and released since.
-            tx.unrelease(addr).await?;
+        // Skips addresses a client asked for explicitly ahead of the cursor. A free one
+        // may have been given explicitly, deleted and released since: it leaves that list.
+        if tx.take_if_free(addr).await? {
             return Ok(Some(addr));
         }
     }

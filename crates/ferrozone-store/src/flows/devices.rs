@@ -50,11 +50,11 @@ pub(crate) async fn insert_in(
     pools: &Pools,
     max_devices: u32,
 ) -> Result<Device> {
-    // The owner's row lock serializes this user's inserts: the count below stays true.
-    if tx.lock_user(new.user_id).await?.is_none() {
+    // The owner's row lock serializes this user's inserts: its count stays true.
+    let Some((_, count)) = tx.lock_owner(new.user_id).await? else {
         return Err(DomainError::invalid("user_id", "does not exist"));
-    }
-    if tx.count_devices(new.user_id).await? >= u64::from(max_devices) {
+    };
+    if count >= u64::from(max_devices) {
         return Err(DomainError::invalid("base", LIMIT_REACHED));
     }
     let ipv4 = settle(tx, widen(&new.ipv4), pools.v4.as_ref(), "IPv4").await?;

@@ -7,10 +7,10 @@ use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::{FromRow, PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
-use super::{LOCK_ADMINS, LOCK_DEVICE, LOCK_USER, POP_RELEASED};
+use super::{LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_USER, POP_RELEASED, TAKE_IPV4_IF_FREE, TAKE_IPV6_IF_FREE};
 use crate::errors::OrDb;
 use crate::rows::{bind_device_insert, bind_device_update, bind_user_update, DeviceRow, UserRow};
 use crate::sql;
@@ -154,6 +154,19 @@ impl WriteTx for PgTx {
             .await
             .or_db("look an address up")?;
         Ok(found.is_some())
+    }
+
+    async fn lock_owner(&mut self, id: Uuid) -> Result<Option<(User, u64)>> {
+        let row = sqlx::query(LOCK_OWNER).bind(id).fetch_optional(&mut *self.tx).await.or_db("lock a user")?;
+        let Some(row) = row else { return Ok(None) };
+        let user = UserRow::from_row(&row).or_db("lock a user")?;
+        let count: i64 = row.try_get("device_count").or_db("lock a user")?;
+        Ok(Some((User::try_from(user)?, u64::try_from(count).unwrap_or(0))))
+    }
+
+    async fn take_if_free(&mut self, addr: IpAddr) -> Result<bool> {
+        let sql = if addr.is_ipv4() { TAKE_IPV4_IF_FREE } else { TAKE_IPV6_IF_FREE };
+        sqlx::query_scalar(sql).bind(addr.to_string()).fetch_one(&mut *self.tx).await.or_db("take an address")
     }
 }
 
