@@ -26,9 +26,15 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 /// [`crate::sql::USER_BY_ID`], locking the row.
 const LOCK_USER: &str = concat!(select_users!(), " WHERE id = $1 FOR NO KEY UPDATE");
 /// [`LOCK_USER`] with the user's device count (kept by the triggers of migration 0002, which
-/// update the row, so a concurrent insert holds the same lock), read as the lock returns it.
-const LOCK_OWNER: &str =
-    concat!("SELECT ", user_columns!(), ", device_count FROM users WHERE id = $1 FOR NO KEY UPDATE");
+/// update the row, so a concurrent insert holds the same lock), read as the lock returns it;
+/// and whether any address of each family was released (see [`tx::PgTx`]).
+const LOCK_OWNER: &str = concat!(
+    "SELECT ",
+    user_columns!(),
+    ", device_count, EXISTS (SELECT 1 FROM ip_released WHERE family = 4) AS released_v4, \
+     EXISTS (SELECT 1 FROM ip_released WHERE family = 6) AS released_v6 \
+     FROM users WHERE id = $1 FOR NO KEY UPDATE"
+);
 /// [`crate::sql::ADMIN_IDS`], locking the rows in id order.
 const LOCK_ADMINS: &str = "SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR NO KEY UPDATE";
 /// [`crate::sql::DEVICE_BY_ID`], locking the row.

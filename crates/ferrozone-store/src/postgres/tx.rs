@@ -18,14 +18,21 @@ use crate::tx::{Commit, Family, WriteTx};
 
 /// An open write transaction; rolled back when dropped uncommitted. `cursors` is the
 /// store's pool for address-pool cursors.
+///
+/// `released` is what [`WriteTx::lock_owner`] saw of the released addresses (IPv4, IPv6):
+/// a family with none then is not asked again by [`WriteTx::pop_released`], which saves a
+/// create two round trips in the usual case. An address released after that look takes the
+/// cursor's next one instead; the exhaustion scan ([`WriteTx::used_addresses`]) still finds
+/// it, so no network is reported full while it has a free address.
 pub(super) struct PgTx {
     tx: Transaction<'static, Postgres>,
     cursors: PgPool,
+    released: Option<[bool; 2]>,
 }
 
 impl PgTx {
     pub(super) fn new(tx: Transaction<'static, Postgres>, cursors: PgPool) -> Self {
-        Self { tx, cursors }
+        Self { tx, cursors, released: None }
     }
 }
 
@@ -129,6 +136,10 @@ impl WriteTx for PgTx {
     }
 
     async fn pop_released(&mut self, family: Family) -> Result<Option<String>> {
+        let index = usize::from(family == Family::V6);
+        if self.released.is_some_and(|seen| !seen[index]) {
+            return Ok(None);
+        }
         sqlx::query_scalar(POP_RELEASED)
             .bind(family.code())
             .fetch_optional(&mut *self.tx)
@@ -161,6 +172,9 @@ impl WriteTx for PgTx {
         let Some(row) = row else { return Ok(None) };
         let user = UserRow::from_row(&row).or_db("lock a user")?;
         let count: i64 = row.try_get("device_count").or_db("lock a user")?;
+        let released = [row.try_get("released_v4"), row.try_get("released_v6")];
+        let [v4, v6] = released.map(|seen| seen.or_db("lock a user"));
+        self.released = Some([v4?, v6?]);
         Ok(Some((User::try_from(user)?, u64::try_from(count).unwrap_or(0))))
     }
 
