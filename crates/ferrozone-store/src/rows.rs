@@ -105,6 +105,11 @@ pub(crate) type PointReads = crate::coalesce::Coalescer<Question, TokenAndDevice
 /// What a failed token-and-device read says it was doing.
 pub(crate) const CONTEXT: &str = "load a token and a device";
 
+/// The answer of a token-and-device read whose token was found, from its rows.
+pub(crate) fn token_and_device(token: TokenUserRow, device: Option<DeviceRow>) -> Result<TokenAndDevice> {
+    Ok((Some(<(ApiToken, User)>::try_from(token)?), device.map(Device::try_from).transpose()?))
+}
+
 /// A row of [`crate::sql::TOKEN_WITH_USER`]: a token and its owner.
 #[derive(Debug, sqlx::FromRow)]
 pub(crate) struct TokenUserRow {

@@ -53,21 +53,32 @@ pub(crate) const DELETE_USER: &str = "DELETE FROM users WHERE id = $1";
 pub(crate) const INSERT_TOKEN: &str = "INSERT INTO api_tokens \
      (id, user_id, name, token_hash, inserted_at, expires_at, last_used_at) \
      VALUES ($1, $2, $3, $4, $5, $6, $7)";
-pub(crate) const TOKEN_WITH_USER: &str = "SELECT t.id AS token_id, t.name AS token_name, \
-     t.token_hash, t.inserted_at AS token_inserted_at, t.expires_at, t.last_used_at, \
-     u.id, u.email, u.email_key, u.role, u.password_hash, u.disabled_at, u.last_signed_in_at, \
-     u.last_signed_in_method, u.inserted_at, u.updated_at \
-     FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1";
+
+/// The token's and its owner's 16 columns (of `t` and `u`), as a literal for `concat!`.
+macro_rules! token_user_columns {
+    () => {
+        "t.id AS token_id, t.name AS token_name, \
+         t.token_hash, t.inserted_at AS token_inserted_at, t.expires_at, t.last_used_at, \
+         u.id, u.email, u.email_key, u.role, u.password_hash, u.disabled_at, u.last_signed_in_at, \
+         u.last_signed_in_method, u.inserted_at, u.updated_at"
+    };
+}
+
+pub(crate) const TOKEN_WITH_USER: &str = concat!(
+    "SELECT ",
+    token_user_columns!(),
+    " FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1"
+);
+
 /// The columns of [`TOKEN_AND_DEVICE`], as a literal for `concat!`: the token's and the
 /// user's 16 as in [`TOKEN_WITH_USER`], then the device's (of `d`) under prefixed names, read
 /// by position from [`TOKEN_AND_DEVICE_DEVICE_AT`].
 macro_rules! token_and_device_columns {
     () => {
-        "SELECT t.id AS token_id, t.name AS token_name, \
-         t.token_hash, t.inserted_at AS token_inserted_at, t.expires_at, t.last_used_at, \
-         u.id, u.email, u.email_key, u.role, u.password_hash, u.disabled_at, u.last_signed_in_at, \
-         u.last_signed_in_method, u.inserted_at, u.updated_at, \
-         d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.description AS d_description, \
+        concat!(
+            "SELECT ",
+            $crate::sql::token_user_columns!(),
+            ", d.id AS d_id, d.user_id AS d_user_id, d.name AS d_name, d.description AS d_description, \
          d.public_key AS d_public_key, d.preshared_key AS d_preshared_key, d.ipv4 AS d_ipv4, \
          d.ipv6 AS d_ipv6, d.allowed_ips AS d_allowed_ips, d.dns AS d_dns, d.endpoint AS d_endpoint, \
          d.mtu AS d_mtu, d.persistent_keepalive AS d_persistent_keepalive, \
@@ -75,10 +86,11 @@ macro_rules! token_and_device_columns {
          d.use_default_mtu AS d_udm, d.use_default_persistent_keepalive AS d_udp, \
          d.latest_handshake AS d_latest_handshake, d.remote_ip AS d_remote_ip, d.rx_bytes AS d_rx_bytes, \
          d.tx_bytes AS d_tx_bytes, d.inserted_at AS d_inserted_at, d.updated_at AS d_updated_at"
+        )
     };
 }
 
-pub(crate) use token_and_device_columns;
+pub(crate) use {token_and_device_columns, token_user_columns};
 
 /// [`TOKEN_WITH_USER`] with the device `$2` left-joined. One statement is one snapshot: the
 /// token and the device are read as of the same moment.

@@ -2,7 +2,6 @@
 //! the reads waiting at one moment answered by one statement (see [`crate::coalesce`]).
 
 use ferrozone_domain::error::Result;
-use ferrozone_domain::model::{ApiToken, Device, User};
 use sqlx::postgres::PgRow;
 use sqlx::{FromRow, PgPool, Row};
 use uuid::Uuid;
@@ -10,7 +9,7 @@ use uuid::Uuid;
 use super::store::device_at;
 use crate::coalesce::{fail_all, Coalescer};
 use crate::errors::{db_error, OrDb};
-use crate::rows::{PointReads, Question, TokenAndDevice, TokenUserRow, CONTEXT};
+use crate::rows::{token_and_device, PointReads, Question, TokenAndDevice, TokenUserRow, CONTEXT};
 use crate::sql::{self, token_and_device_columns};
 
 /// [`sql::TOKEN_AND_DEVICE`] for many `(token hash, device id)` pairs. `n` is a question's
@@ -55,5 +54,5 @@ async fn read_batch(pool: &PgPool, batch: &[Question]) -> sqlx::Result<Vec<Resul
 fn decode(row: &PgRow) -> Result<TokenAndDevice> {
     let token = TokenUserRow::from_row(row).or_db(CONTEXT)?;
     let device = device_at(row, sql::TOKEN_AND_DEVICE_DEVICE_AT).or_db(CONTEXT)?;
-    Ok((Some(<(ApiToken, User)>::try_from(token)?), device.map(Device::try_from).transpose()?))
+    token_and_device(token, device)
 }

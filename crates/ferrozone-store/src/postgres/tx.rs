@@ -170,11 +170,12 @@ impl WriteTx for PgTx {
     async fn lock_owner(&mut self, id: Uuid) -> Result<Option<(User, u64)>> {
         let row = sqlx::query(LOCK_OWNER).bind(id).fetch_optional(&mut *self.tx).await.or_db("lock a user")?;
         let Some(row) = row else { return Ok(None) };
-        let user = UserRow::from_row(&row).or_db("lock a user")?;
-        let count: i64 = row.try_get("device_count").or_db("lock a user")?;
-        let released = [row.try_get("released_v4"), row.try_get("released_v6")];
-        let [v4, v6] = released.map(|seen| seen.or_db("lock a user"));
-        self.released = Some([v4?, v6?]);
+        let decoded = (|| -> sqlx::Result<(UserRow, i64, [bool; 2])> {
+            let released = [row.try_get("released_v4")?, row.try_get("released_v6")?];
+            Ok((UserRow::from_row(&row)?, row.try_get("device_count")?, released))
+        })();
+        let (user, count, released) = decoded.or_db("lock a user")?;
+        self.released = Some(released);
         Ok(Some((User::try_from(user)?, u64::try_from(count).unwrap_or(0))))
     }
 

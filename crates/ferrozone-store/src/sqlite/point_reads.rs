@@ -5,13 +5,12 @@
 use std::sync::Arc;
 
 use ferrozone_domain::error::Result;
-use ferrozone_domain::model::{ApiToken, Device, User};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::errors::OrDb;
 use super::{prepare, rows, Inner};
 use crate::coalesce::{fail_all, Coalescer};
-use crate::rows::{DeviceRow, PointReads, Question, TokenAndDevice, TokenUserRow, CONTEXT};
+use crate::rows::{token_and_device, DeviceRow, PointReads, Question, TokenAndDevice, TokenUserRow, CONTEXT};
 use crate::sql;
 
 /// Starts the reader task, reading through `inner`'s read connections. It reads on the
@@ -51,5 +50,5 @@ fn read_batch(conn: &Connection, batch: &[Question]) -> rusqlite::Result<Vec<rus
 /// One question's answer from its row.
 fn decode(row: rusqlite::Result<Found>) -> Result<TokenAndDevice> {
     let Some((token, device)) = row.or_db(CONTEXT)? else { return Ok((None, None)) };
-    Ok((Some(<(ApiToken, User)>::try_from(token)?), device.map(Device::try_from).transpose()?))
+    token_and_device(token, device)
 }
