@@ -150,12 +150,19 @@ pub(crate) const ACTIVE_PEERS: &str = "SELECT d.public_key, d.preshared_key, d.i
 pub(crate) const DEVICE_BY_ID: &str = concat!(select_devices!(), " WHERE id = $1");
 /// The owner's device count, kept by the `devices_count*` triggers.
 pub(crate) const COUNT_USER_DEVICES: &str = "SELECT device_count FROM users WHERE id = $1";
-pub(crate) const INSERT_DEVICE: &str = "INSERT INTO devices (id, user_id, name, description, \
-     public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, \
-     use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, \
-     use_default_persistent_keepalive, latest_handshake, remote_ip, rx_bytes, tx_bytes, \
-     inserted_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-     $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)";
+/// A device's insert, `$1`–`$24` (a macro, so that a backend can put a `WITH` before it).
+macro_rules! insert_device {
+    () => {
+        "INSERT INTO devices (id, user_id, name, description, \
+         public_key, preshared_key, ipv4, ipv6, allowed_ips, dns, endpoint, mtu, persistent_keepalive, \
+         use_default_allowed_ips, use_default_dns, use_default_endpoint, use_default_mtu, \
+         use_default_persistent_keepalive, latest_handshake, remote_ip, rx_bytes, tx_bytes, \
+         inserted_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+         $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)"
+    };
+}
+pub(crate) use insert_device;
+pub(crate) const INSERT_DEVICE: &str = insert_device!();
 /// Writes the editable columns; the data plane's statistics are left alone.
 pub(crate) const UPDATE_DEVICE: &str = "UPDATE devices SET name = $2, description = $3, \
      public_key = $4, preshared_key = $5, ipv4 = $6, ipv6 = $7, allowed_ips = $8, dns = $9, \

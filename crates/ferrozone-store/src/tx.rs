@@ -97,9 +97,14 @@ pub(crate) trait WriteTx: Send {
         Ok(Some((user, count)))
     }
 
-    /// Takes `addr` for a new device unless a device has it: true, and `addr` leaves the
-    /// released addresses; false when it is in use (a released entry for it is stale then,
-    /// and a backend may drop it all the same). PostgreSQL does both in one statement.
+    /// Takes `addr` for the device this transaction inserts unless a device has it: true,
+    /// and `addr` leaves the released addresses; false when it is in use (a released entry
+    /// for it is stale then, and a backend may drop it all the same).
+    ///
+    /// A backend may answer true without looking and leave both to the insert: its unique
+    /// index fails it when `addr` was taken ("has already been taken", an address race that
+    /// [`crate::flows`] retries once [`Self::look_before_taking`]). PostgreSQL does, which
+    /// saves a round trip per address; after that call it looks, in one statement.
     async fn take_if_free(&mut self, addr: IpAddr) -> Result<bool> {
         if self.address_in_use(addr).await? {
             return Ok(false);
@@ -107,6 +112,10 @@ pub(crate) trait WriteTx: Send {
         self.unrelease(addr).await?;
         Ok(true)
     }
+
+    /// From now on [`Self::take_if_free`] looks before it answers: called when an insert is
+    /// retried because an address it was given turned out to be taken.
+    fn look_before_taking(&mut self) {}
 }
 
 /// A write transaction its holder ends: PostgreSQL's. (SQLite's writer ends its own.)

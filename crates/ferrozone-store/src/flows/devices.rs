@@ -13,15 +13,18 @@ use crate::tx::{finish, Begin, WriteTx};
 
 const LIMIT_REACHED: &str = "Maximum device limit reached. Remove an existing device before creating a new one.";
 
-/// Attempts of an insert whose assigned address was claimed concurrently. Only PostgreSQL
-/// can lose that race (a concurrent explicit claim); SQLite serializes writers.
-const ATTEMPTS: u32 = 3;
+/// Attempts of an insert whose assigned address turned out to be taken. Only PostgreSQL can
+/// lose that race: to a concurrent explicit claim, or to a device that had the cursor's
+/// address when [`WriteTx::take_if_free`] did not look (the first attempt only; retries
+/// look, and three of them ride out concurrent claims). SQLite serializes writers and
+/// always looks.
+const ATTEMPTS: u32 = 4;
 
 /// Inserts `new` with its addresses, within the owner's device limit.
 pub(crate) async fn insert_device(db: &dyn Begin, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
     let mut attempt = 1;
     loop {
-        match insert_once(db, new, pools, max_devices).await {
+        match insert_once(db, new, pools, max_devices, attempt > 1).await {
             Err(err) if attempt < ATTEMPTS && lost_address_race(&err, new) => {
                 tracing::debug!(device.id = %new.id, attempt, "assigned address was taken concurrently; retrying");
                 attempt += 1;
@@ -38,8 +41,18 @@ fn lost_address_race(err: &DomainError, new: &NewDevice) -> bool {
         || (errors.has("ipv6") && new.ipv6 == AddressRequest::Assign)
 }
 
-async fn insert_once(db: &dyn Begin, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+/// One transaction of an insert; `careful`: it retries one that lost an address.
+async fn insert_once(
+    db: &dyn Begin,
+    new: &NewDevice,
+    pools: &Pools,
+    max_devices: u32,
+    careful: bool,
+) -> Result<Device> {
     let mut tx = db.begin().await?;
+    if careful {
+        tx.look_before_taking();
+    }
     let result = insert_in(tx.as_mut(), new, pools, max_devices).await;
     finish(tx, result).await
 }

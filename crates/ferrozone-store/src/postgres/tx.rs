@@ -10,7 +10,10 @@ use ferrozone_domain::model::{Device, User};
 use sqlx::{FromRow, PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
-use super::{LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_USER, POP_RELEASED, TAKE_IPV4_IF_FREE, TAKE_IPV6_IF_FREE};
+use super::{
+    INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_USER, POP_RELEASED, TAKE_IPV4_IF_FREE,
+    TAKE_IPV6_IF_FREE,
+};
 use crate::errors::OrDb;
 use crate::rows::{bind_device_insert, bind_device_update, bind_user_update, DeviceRow, UserRow};
 use crate::sql;
@@ -24,16 +27,28 @@ use crate::tx::{Commit, Family, WriteTx};
 /// create two round trips in the usual case. An address released after that look takes the
 /// cursor's next one instead; the exhaustion scan ([`WriteTx::used_addresses`]) still finds
 /// it, so no network is reported full while it has a free address.
+///
+/// `unchecked` holds the addresses (IPv4, IPv6) that [`WriteTx::take_if_free`] handed out
+/// without a look: the device's insert takes them out of the released list, and its unique
+/// indexes decide whether they were free, which saves a create two round trips. A taken one
+/// fails the insert; the flow then retries with [`WriteTx::look_before_taking`] (`careful`).
 pub(super) struct PgTx {
     tx: Transaction<'static, Postgres>,
     cursors: PgPool,
     released: Option<[bool; 2]>,
+    unchecked: [Option<String>; 2],
+    careful: bool,
 }
 
 impl PgTx {
     pub(super) fn new(tx: Transaction<'static, Postgres>, cursors: PgPool) -> Self {
-        Self { tx, cursors, released: None }
+        Self { tx, cursors, released: None, unchecked: [None, None], careful: false }
     }
+}
+
+/// The index of `family` in the per-family arrays of [`PgTx`].
+fn slot(family: Family) -> usize {
+    usize::from(family == Family::V6)
 }
 
 /// Pool cursors are stored as signed 64-bit integers; pools never exceed 2^62 offsets.
@@ -90,7 +105,10 @@ impl WriteTx for PgTx {
 
     async fn insert_device(&mut self, device: &Device) -> Result<()> {
         let row = DeviceRow::encode(device)?;
-        bind_device_insert!(sqlx::query(sql::INSERT_DEVICE), row)
+        let [v4, v6] = std::mem::take(&mut self.unchecked);
+        bind_device_insert!(sqlx::query(INSERT_DEVICE_TAKING), row)
+            .bind(v4)
+            .bind(v6)
             .execute(&mut *self.tx)
             .await
             .or_db("insert a device")?;
@@ -136,8 +154,7 @@ impl WriteTx for PgTx {
     }
 
     async fn pop_released(&mut self, family: Family) -> Result<Option<String>> {
-        let index = usize::from(family == Family::V6);
-        if self.released.is_some_and(|seen| !seen[index]) {
+        if self.released.is_some_and(|seen| !seen[slot(family)]) {
             return Ok(None);
         }
         sqlx::query_scalar(POP_RELEASED)
@@ -180,8 +197,16 @@ impl WriteTx for PgTx {
     }
 
     async fn take_if_free(&mut self, addr: IpAddr) -> Result<bool> {
+        if !self.careful {
+            self.unchecked[slot(Family::of(addr))] = Some(addr.to_string());
+            return Ok(true);
+        }
         let sql = if addr.is_ipv4() { TAKE_IPV4_IF_FREE } else { TAKE_IPV6_IF_FREE };
         sqlx::query_scalar(sql).bind(addr.to_string()).fetch_one(&mut *self.tx).await.or_db("take an address")
+    }
+
+    fn look_before_taking(&mut self) {
+        self.careful = true;
     }
 }
 

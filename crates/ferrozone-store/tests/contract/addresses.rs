@@ -47,6 +47,27 @@ async fn concurrent_inserts_get_distinct_addresses() {
     // The cursor hands out the first 50 assignable addresses.
     let expected: HashSet<_> = (2..52).map(|i| std::net::Ipv4Addr::new(10, 3, 2, i)).collect();
     assert_eq!(v4, expected);
+    let expected: HashSet<_> = (2..52).map(|i| std::net::Ipv6Addr::new(0xfd00, 0, 0, 0, 0, 3, 2, i)).collect();
+    assert_eq!(v6, expected);
+}
+
+#[tokio::test]
+async fn each_family_takes_its_own_cursors_next_address() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    // Three IPv4-only inserts put the IPv4 cursor three ahead of the IPv6 one.
+    for _ in 0..3 {
+        let mut new = new_device(alice.id);
+        new.ipv6 = AddressRequest::None;
+        db.store.insert_device(&new, &pools(), 100).await.unwrap();
+    }
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        let device = db.store.insert_device(&new_device(alice.id), &pools(), 100).await.unwrap();
+        got.push((device.ipv4.unwrap().to_string(), device.ipv6.unwrap().to_string()));
+    }
+    let expected = [("10.3.2.5", "fd00::3:2:2"), ("10.3.2.6", "fd00::3:2:3"), ("10.3.2.7", "fd00::3:2:4")];
+    assert_eq!(got, expected.map(|(a, b)| (a.to_owned(), b.to_owned())));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
