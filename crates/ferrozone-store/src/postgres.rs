@@ -62,8 +62,9 @@ macro_rules! take_if_free {
 const TAKE_IPV4_IF_FREE: &str = take_if_free!(4, "ipv4");
 const TAKE_IPV6_IF_FREE: &str = take_if_free!(6, "ipv6");
 /// [`crate::sql::INSERT_DEVICE`] that also takes the addresses that
-/// [`crate::tx::WriteTx::take_if_free`] handed out unchecked (`$25` IPv4, `$26` IPv6, either NULL) out of the released list. The
-/// devices' unique indexes decide whether they were free: a taken one fails the insert.
+/// [`crate::tx::WriteTx::take_if_free`] handed out unchecked (`$25` IPv4, `$26` IPv6, either
+/// NULL) out of the released list. The devices' unique indexes decide whether they were
+/// free: a taken one fails the insert.
 const INSERT_DEVICE_TAKING: &str = concat!(
     "WITH taken AS (DELETE FROM ip_released WHERE (family = 4 AND address = $25) \
      OR (family = 6 AND address = $26)) ",

@@ -103,8 +103,9 @@ pub(crate) trait WriteTx: Send {
     ///
     /// A backend may answer true without looking and leave both to the insert: its unique
     /// index fails it when `addr` was taken ("has already been taken", an address race that
-    /// [`crate::flows`] retries once [`Self::look_before_taking`]). PostgreSQL does, which
-    /// saves a round trip per address; after that call it looks, in one statement.
+    /// [`crate::flows`] retries, calling [`Self::look_before_taking`] first). PostgreSQL
+    /// does, which saves a round trip per address; after that call it looks, in one
+    /// statement.
     async fn take_if_free(&mut self, addr: IpAddr) -> Result<bool> {
         if self.address_in_use(addr).await? {
             return Ok(false);
