@@ -45,22 +45,6 @@ const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND addres
      (SELECT address FROM ip_released WHERE family = $1 ORDER BY address LIMIT 1 \
      FOR UPDATE SKIP LOCKED) RETURNING address";
 
-/// [`crate::tx::WriteTx::take_if_free`] of an address of one family (its `ip_released`
-/// code and its `devices` column): `$1` leaves the released list (a data-modifying `WITH`
-/// runs whatever the query reads) and the answer says whether no device has it.
-macro_rules! take_if_free {
-    ($family:literal, $column:literal) => {
-        concat!(
-            "WITH taken AS (DELETE FROM ip_released WHERE family = ",
-            $family,
-            " AND address = $1) SELECT NOT EXISTS (SELECT 1 FROM devices WHERE ",
-            $column,
-            " = $1)"
-        )
-    };
-}
-const TAKE_IPV4_IF_FREE: &str = take_if_free!(4, "ipv4");
-const TAKE_IPV6_IF_FREE: &str = take_if_free!(6, "ipv6");
 /// [`crate::sql::INSERT_DEVICE`] that also takes the addresses that
 /// [`crate::tx::WriteTx::take_if_free`] handed out unchecked (`$25` IPv4, `$26` IPv6, either
 /// NULL) out of the released list. The devices' unique indexes decide whether they were

@@ -104,19 +104,24 @@ pub(crate) trait WriteTx: Send {
     /// A backend may answer true without looking and leave both to the insert: its unique
     /// index fails it when `addr` was taken ("has already been taken", an address race that
     /// [`crate::flows`] retries, calling [`Self::look_before_taking`] first). PostgreSQL
-    /// does, which saves a round trip per address; after that call it looks, in one
-    /// statement.
+    /// does, which saves two round trips per address; after that call it looks.
     async fn take_if_free(&mut self, addr: IpAddr) -> Result<bool> {
-        if self.address_in_use(addr).await? {
-            return Ok(false);
-        }
-        self.unrelease(addr).await?;
-        Ok(true)
+        look_and_take(self, addr).await
     }
 
     /// From now on [`Self::take_if_free`] looks before it answers: called when an insert is
     /// retried because an address it was given turned out to be taken.
     fn look_before_taking(&mut self) {}
+}
+
+/// [`WriteTx::take_if_free`] that looks first: whether a device has `addr`, and if none
+/// does, `addr` leaves the released addresses.
+pub(crate) async fn look_and_take<T: WriteTx + ?Sized>(tx: &mut T, addr: IpAddr) -> Result<bool> {
+    if tx.address_in_use(addr).await? {
+        return Ok(false);
+    }
+    tx.unrelease(addr).await?;
+    Ok(true)
 }
 
 /// A write transaction its holder ends: PostgreSQL's. (SQLite's writer ends its own.)

@@ -26,7 +26,7 @@ pub(crate) async fn insert_device(db: &dyn Begin, new: &NewDevice, pools: &Pools
     loop {
         match insert_once(db, new, pools, max_devices, attempt > 1).await {
             Err(err) if attempt < ATTEMPTS && lost_address_race(&err, new) => {
-                tracing::debug!(device.id = %new.id, attempt, "assigned address was taken concurrently; retrying");
+                tracing::debug!(device.id = %new.id, attempt, "an assigned address was taken; retrying, looking first");
                 attempt += 1;
             }
             result => return result,

@@ -10,14 +10,11 @@ use ferrozone_domain::model::{Device, User};
 use sqlx::{FromRow, PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
-use super::{
-    INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_USER, POP_RELEASED, TAKE_IPV4_IF_FREE,
-    TAKE_IPV6_IF_FREE,
-};
+use super::{INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_USER, POP_RELEASED};
 use crate::errors::OrDb;
 use crate::rows::{bind_device_insert, bind_device_update, bind_user_update, DeviceRow, UserRow};
 use crate::sql;
-use crate::tx::{Commit, Family, WriteTx};
+use crate::tx::{look_and_take, Commit, Family, WriteTx};
 
 /// An open write transaction; rolled back when dropped uncommitted. `cursors` is the
 /// store's pool for address-pool cursors.
@@ -201,8 +198,7 @@ impl WriteTx for PgTx {
             self.unchecked[slot(Family::of(addr))] = Some(addr.to_string());
             return Ok(true);
         }
-        let sql = if addr.is_ipv4() { TAKE_IPV4_IF_FREE } else { TAKE_IPV6_IF_FREE };
-        sqlx::query_scalar(sql).bind(addr.to_string()).fetch_one(&mut *self.tx).await.or_db("take an address")
+        look_and_take(self, addr).await
     }
 
     fn look_before_taking(&mut self) {
