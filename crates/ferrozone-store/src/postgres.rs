@@ -82,8 +82,14 @@ impl PgStore {
             .max_connections(CURSOR_CONNECTIONS)
             .acquire_timeout(options.acquire_timeout)
             .test_before_acquire(false)
-            .connect_lazy_with(connect.options([("synchronous_commit", "off")]));
-        let point_reads = point_reads::start(pool.clone());
+            .connect_lazy_with(connect.clone().options([("synchronous_commit", "off")]));
+        // One connection: the point reader runs one statement at a time.
+        let reader = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(options.acquire_timeout)
+            .test_before_acquire(false)
+            .connect_lazy_with(point_reads::connect_options(connect));
+        let point_reads = point_reads::start(reader);
         Ok(Self { pool, cursors, point_reads })
     }
 
