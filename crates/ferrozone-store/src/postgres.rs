@@ -89,8 +89,8 @@ impl PgStore {
             .acquire_timeout(options.acquire_timeout)
             .test_before_acquire(false)
             .connect_lazy_with(point_reads::connect_options(connect));
-        let point_reads = point_reads::start(reader);
-        Ok(Self { pool, cursors, point_reads })
+        let point_reads = point_reads::start(reader.clone());
+        Ok(Self { pool, cursors, reader, point_reads })
     }
 
     /// Applies the pending migrations (under an advisory lock, so concurrent starts are safe).

@@ -62,11 +62,13 @@ fn list_query<'q>(sql: &'q str, query: &DeviceQuery) -> QueryAs<'q, Postgres, De
 /// insert into a network wait for the previous one's disk flush. Skipping that flush
 /// cannot hand an address out twice: a device that used a claimed offset commits later,
 /// and flushing its commit flushes the earlier cursor move with it; and the unique
-/// indexes on addresses decide in any case.
+/// indexes on addresses decide in any case. `reader` is the one connection of the point
+/// reader, whose planner only probes indexes (see `point_reads`).
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pub(crate) pool: PgPool,
     pub(crate) cursors: PgPool,
+    pub(crate) reader: PgPool,
     /// [`Store::token_and_device`], many in one statement ([`crate::coalesce`]).
     pub(crate) point_reads: PointReads,
 }
@@ -76,6 +78,7 @@ impl PgStore {
     pub async fn close(&self) {
         self.pool.close().await;
         self.cursors.close().await;
+        self.reader.close().await;
     }
 }
 
