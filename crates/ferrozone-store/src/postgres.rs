@@ -59,6 +59,17 @@ const INSERT_DEVICE_TAKING: &str = concat!(
 /// statement, so two serve any number of concurrent inserts.
 const CURSOR_CONNECTIONS: u32 = 2;
 
+/// The settings every pool of a [`PgStore`] shares, for a pool of `max_connections`.
+fn pool_options(max_connections: u32, options: &StoreOptions) -> PgPoolOptions {
+    PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(options.acquire_timeout)
+        // No ping before every use of a pooled connection: that doubled the round trips of a
+        // point read. A connection that died while idle fails its next statement instead
+        // (503, and the pool replaces it).
+        .test_before_acquire(false)
+}
+
 impl PgStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/database`,
     /// with libpq-style parameters such as `sslmode` or `options`).
@@ -68,27 +79,14 @@ impl PgStore {
             // The locking scheme assumes READ COMMITTED, whatever the server's default is.
             // (A space in a startup option must be escaped with a backslash.)
             .options([("default_transaction_isolation", r"read\ committed")]);
-        let pool = PgPoolOptions::new()
-            .max_connections(options.max_connections.max(1))
-            .acquire_timeout(options.acquire_timeout)
-            // No ping before every use of a pooled connection: that doubled the round trips
-            // of a point read. A connection that died while idle fails its next statement
-            // instead (503, and the pool replaces it).
-            .test_before_acquire(false)
+        let pool = pool_options(options.max_connections.max(1), options)
             .connect_with(connect.clone())
             .await
             .with_context(|| format!("cannot connect to {}", Redacted(url)))?;
-        let cursors = PgPoolOptions::new()
-            .max_connections(CURSOR_CONNECTIONS)
-            .acquire_timeout(options.acquire_timeout)
-            .test_before_acquire(false)
+        let cursors = pool_options(CURSOR_CONNECTIONS, options)
             .connect_lazy_with(connect.clone().options([("synchronous_commit", "off")]));
         // One connection: the point reader runs one statement at a time.
-        let reader = PgPoolOptions::new()
-            .max_connections(1)
-            .acquire_timeout(options.acquire_timeout)
-            .test_before_acquire(false)
-            .connect_lazy_with(point_reads::connect_options(connect));
+        let reader = pool_options(1, options).connect_lazy_with(point_reads::connect_options(connect));
         let point_reads = point_reads::start(reader.clone());
         Ok(Self { pool, cursors, reader, point_reads })
     }
