@@ -129,6 +129,11 @@ def main():
     sqlite = backend == "sqlite"
     lines = []
 
+    def ratio_text(ratio, limit):
+        """Two decimals, or three where two would print the limit itself for a miss or a pass
+        by a hair (8.11 / 6.23 is 1.302, not 1.30)."""
+        return f"{ratio:.3f}" if f"{ratio:.2f}" == f"{limit:.2f}" and ratio != limit else f"{ratio:.2f}"
+
     def target(label, value, limit, ok, shown, na=False):
         if value is None:
             result = "not measured"
@@ -150,7 +155,7 @@ def main():
             ratio,
             f"≥ {floor:.2f}",
             ratio >= floor,
-            f"{ratio:.2f} ({get_mid['rate']:,.0f} / {livez['rate']:,.0f})",
+            f"{ratio_text(ratio, floor)} ({get_mid['rate']:,.0f} / {livez['rate']:,.0f})",
         )
     floor = 2500 if sqlite else 1000
     for r in rows:
@@ -172,7 +177,7 @@ def main():
                 ratio,
                 f"≤ {limit}",
                 ratio <= limit,
-                f"{ratio:.2f} ({ms(b['p50'])} / {ms(a['p50'])})",
+                f"{ratio_text(ratio, limit)} ({ms(b['p50'])} / {ms(a['p50'])})",
             )
     idle = int(one["idle_rss_kb"])
     target("idle RSS, fresh start", idle, "≤ 25 MB", idle <= 25 * MB, mb(idle))
