@@ -20,6 +20,7 @@ use ferrozone_domain::Domain;
 
 pub use error::ApiError;
 pub use openapi::openapi_json;
+pub use routes::health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane};
 pub use web::saml::{SamlSp, DEFAULT_ENTITY_ID as DEFAULT_SAML_ENTITY_ID};
 
 /// What every handler can reach.
@@ -27,6 +28,8 @@ pub use web::saml::{SamlSp, DEFAULT_ENTITY_ID as DEFAULT_SAML_ENTITY_ID};
 pub struct AppState {
     pub domain: Arc<Domain>,
     pub web: Arc<WebState>,
+    /// What `/healthz` reports of the WireGuard data plane.
+    pub data_plane: Arc<dyn DataPlaneProbe>,
 }
 
 impl AppState {
@@ -51,7 +54,13 @@ impl AppState {
         let oidc = Arc::new(ferrozone_oidc::Oidc::from_configs(&providers.oidc, &external_url));
         let throttle = web::throttle::Throttle::default();
         let web = WebState { external_url, secure_cookies, providers, oidc, saml, throttle };
-        Self { domain, web: Arc::new(web) }
+        Self { domain, web: Arc::new(web), data_plane: Arc::new(routes::health::NoDataPlane) }
+    }
+
+    /// Reports `probe`'s data plane on `/healthz`.
+    #[must_use]
+    pub fn with_data_plane(self, probe: Arc<dyn DataPlaneProbe>) -> Self {
+        Self { data_plane: probe, ..self }
     }
 }
 

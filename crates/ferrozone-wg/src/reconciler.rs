@@ -11,9 +11,9 @@
 //! ([`WireGuard::generation`]); hand-made changes are repaired by the next timed pass.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 
 use crate::diff::{diff, Changes};
 use crate::peer::Peer;
@@ -25,17 +25,32 @@ const LOGGED_PEERS: usize = 32;
 /// How long to wait before trying again after a failed pass.
 const RETRY: Duration = Duration::from_secs(1);
 
+/// How the passes went, for health reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReconcileStatus {
+    /// When a pass last succeeded; `None` before the first success.
+    pub last_success: Option<SystemTime>,
+    /// Whether the latest pass failed.
+    pub last_failed: bool,
+}
+
 pub struct Reconciler {
     source: Arc<dyn PeerSource>,
     interface: Arc<dyn WireGuard>,
     /// The peers the last successful pass left on the interface, with the interface's
     /// generation at the time.
     applied: Option<(u64, Vec<Peer>)>,
+    status: watch::Sender<ReconcileStatus>,
 }
 
 impl Reconciler {
     pub fn new(source: Arc<dyn PeerSource>, interface: Arc<dyn WireGuard>) -> Self {
-        Self { source, interface, applied: None }
+        Self { source, interface, applied: None, status: watch::Sender::new(ReconcileStatus::default()) }
+    }
+
+    /// Follows the outcome of every pass.
+    pub fn status(&self) -> watch::Receiver<ReconcileStatus> {
+        self.status.subscribe()
     }
 
     /// One full pass, reading the interface: returns what it changed.
@@ -43,9 +58,21 @@ impl Reconciler {
         self.pass(true).await
     }
 
-    /// One pass; `read_interface: false` uses what the last pass applied when that is
-    /// still known to be what the interface holds.
+    /// One pass, its outcome recorded in [`Self::status`].
     async fn pass(&mut self, read_interface: bool) -> anyhow::Result<Changes> {
+        let result = self.try_pass(read_interface).await;
+        self.status.send_modify(|status| {
+            status.last_failed = result.is_err();
+            if result.is_ok() {
+                status.last_success = Some(SystemTime::now());
+            }
+        });
+        result
+    }
+
+    /// `read_interface: false` uses what the last pass applied when that is still known to
+    /// be what the interface holds.
+    async fn try_pass(&mut self, read_interface: bool) -> anyhow::Result<Changes> {
         let started = std::time::Instant::now();
         let generation = self.interface.generation();
         let known = self.applied.take().filter(|(at, _)| !read_interface && *at == generation);
@@ -108,6 +135,7 @@ impl Reconciler {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Mutex;
 
     use async_trait::async_trait;
@@ -117,12 +145,14 @@ mod tests {
     use crate::memory::MemoryInterface;
     use crate::peer::{ObservedPeer, Peer, PeerStats};
 
+    /// The peers that should be; the database is unreachable while `.1` is set.
     #[derive(Default)]
-    struct Desired(Mutex<Vec<Peer>>);
+    struct Desired(Mutex<Vec<Peer>>, AtomicBool);
 
     #[async_trait]
     impl PeerSource for Desired {
         async fn desired_peers(&self) -> anyhow::Result<Vec<Peer>> {
+            anyhow::ensure!(!self.1.load(Ordering::Relaxed), "the database is unreachable");
             Ok(self.0.lock().unwrap().clone())
         }
         async fn record_stats(&self, _: &[(Key, PeerStats)]) -> anyhow::Result<()> {
@@ -212,6 +242,27 @@ mod tests {
         // A full pass reads the interface and removes the stranger.
         let changes = reconciler.pass(true).await.unwrap();
         assert_eq!(changes, Changes { upsert: vec![], remove: vec![Key([9; 32])] });
+    }
+
+    #[tokio::test]
+    async fn the_status_follows_each_pass() {
+        let (source, _interface, mut reconciler) = setup();
+        let status = reconciler.status();
+        assert_eq!(*status.borrow(), ReconcileStatus::default());
+        *source.0.lock().unwrap() = vec![peer(1)];
+        reconciler.reconcile().await.unwrap();
+        let first = *status.borrow();
+        assert!(first.last_success.is_some() && !first.last_failed, "{first:?}");
+
+        source.1.store(true, Ordering::Relaxed);
+        reconciler.reconcile().await.unwrap_err();
+        let failed = *status.borrow();
+        assert_eq!(failed, ReconcileStatus { last_success: first.last_success, last_failed: true });
+
+        source.1.store(false, Ordering::Relaxed);
+        reconciler.reconcile().await.unwrap();
+        let repaired = *status.borrow();
+        assert!(!repaired.last_failed && repaired.last_success >= first.last_success, "{repaired:?}");
     }
 
     #[tokio::test]

@@ -10,45 +10,90 @@ use anyhow::Context;
 use async_trait::async_trait;
 use ferrozone_domain::model::StatsReport;
 use ferrozone_domain::{Domain, Timestamp};
+use ferrozone_http::{DataPlaneHealth, DataPlaneProbe, NoDataPlane};
 use ferrozone_wg::kernel::Kernel;
 use ferrozone_wg::memory::MemoryInterface;
-use ferrozone_wg::reconciler::Reconciler;
+use ferrozone_wg::reconciler::{ReconcileStatus, Reconciler};
 use ferrozone_wg::stats::StatsCollector;
 use ferrozone_wg::userspace::Userspace;
 use ferrozone_wg::{InterfaceConfig, Key, Peer, PeerSource, PeerStats, WireGuard};
 use ipnet::IpNet;
-use tokio::task::JoinSet;
 use zeroize::Zeroizing;
 
 use crate::config::{Config, WireguardBackend};
+use crate::supervisor::Supervisor;
 
 /// How often the reconciler runs without a trigger, to repair drift.
 const REPAIR_INTERVAL: Duration = Duration::from_secs(30);
 
-/// The running data plane; dropping it stops the loops (and a wireguard-go child with them).
-pub struct DataPlane {
-    _tasks: JoinSet<()>,
-}
+/// The first and the longest wait before watching the database for changes again.
+const WATCH_RETRY: Duration = Duration::from_secs(1);
+const WATCH_RETRY_MAX: Duration = Duration::from_secs(30);
 
-/// Starts the backend `config` asks for and the loops that keep it in line with the database.
-pub async fn start(config: &Config, domain: Arc<Domain>) -> anyhow::Result<DataPlane> {
+/// Starts the backend `config` asks for and, under `tasks`, the loops that keep it in line
+/// with the database. The backend lives as long as those loops (a wireguard-go child with it).
+pub async fn start(
+    config: &Config,
+    domain: Arc<Domain>,
+    tasks: &mut Supervisor,
+) -> anyhow::Result<Arc<dyn DataPlaneProbe>> {
     let changes = domain.peer_changes();
     let interface = open_backend(config, &domain, changes.clone()).await?;
-    let source: Arc<dyn PeerSource> = Arc::new(DomainPeers { domain: domain.clone(), keys: Mutex::default() });
-    let mut tasks = JoinSet::new();
-    if interface.kind() != "none" {
-        let watcher = domain.clone();
-        let notify = changes.clone();
-        tasks.spawn(async move {
-            if let Err(e) = watcher.store().watch_peer_changes(notify).await {
-                tracing::warn!(error = %e, "watching the database for peer changes stopped");
-            }
-        });
-        tasks.spawn(Reconciler::new(source.clone(), interface.clone()).run(changes, REPAIR_INTERVAL));
-        let collector = StatsCollector::new(source, interface.clone());
-        tasks.spawn(collector.run(Duration::from_secs(config.stats_interval)));
+    if interface.kind() == "none" {
+        return Ok(Arc::new(NoDataPlane));
     }
-    Ok(DataPlane { _tasks: tasks })
+    let source: Arc<dyn PeerSource> = Arc::new(DomainPeers { domain: domain.clone(), keys: Mutex::default() });
+    tasks.spawn("peer change watcher", watch_peer_changes(domain, changes.clone()));
+    let reconciler = Reconciler::new(source.clone(), interface.clone());
+    let probe = Probe { backend: interface.kind(), status: reconciler.status() };
+    tasks.spawn("reconciler", forever(reconciler.run(changes, REPAIR_INTERVAL)));
+    let collector = StatsCollector::new(source, interface);
+    tasks.spawn("statistics", forever(collector.run(Duration::from_secs(config.stats_interval))));
+    Ok(Arc::new(probe))
+}
+
+/// A loop that never ends by design: if it does, the supervisor hears of it.
+async fn forever(task: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+    task.await;
+    Ok(())
+}
+
+/// Wakes the reconciler on every committed change, also those of other processes sharing
+/// the database. A lost watch (the database restarted) is retried: meanwhile the
+/// reconciler's timed passes keep the interface in line.
+async fn watch_peer_changes(domain: Arc<Domain>, changes: Arc<tokio::sync::Notify>) -> anyhow::Result<()> {
+    let mut wait = WATCH_RETRY;
+    loop {
+        let started = tokio::time::Instant::now();
+        match domain.store().watch_peer_changes(changes.clone()).await {
+            Ok(()) => anyhow::bail!("the database was closed"),
+            Err(e) => {
+                tracing::warn!(error = %e, retry_secs = wait.as_secs(), "watching the database for peer changes failed")
+            }
+        }
+        changes.notify_one();
+        // A watch that held for a while starts over from the shortest wait.
+        wait = if started.elapsed() > WATCH_RETRY_MAX { WATCH_RETRY } else { wait };
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(WATCH_RETRY_MAX);
+    }
+}
+
+/// The reconciler's outcome, for `/healthz`.
+struct Probe {
+    backend: &'static str,
+    status: tokio::sync::watch::Receiver<ReconcileStatus>,
+}
+
+impl DataPlaneProbe for Probe {
+    fn health(&self) -> DataPlaneHealth {
+        let status = *self.status.borrow();
+        DataPlaneHealth {
+            backend: self.backend,
+            last_reconcile: status.last_success,
+            last_reconcile_failed: status.last_failed,
+        }
+    }
 }
 
 async fn open_backend(

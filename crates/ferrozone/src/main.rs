@@ -6,6 +6,7 @@ mod config;
 mod dataplane;
 mod secret;
 mod startup;
+mod supervisor;
 mod telemetry;
 
 use std::collections::BTreeSet;

@@ -13,7 +13,11 @@ use tokio::net::TcpListener;
 
 use crate::config::Config;
 use crate::startup::open_domain;
+use crate::supervisor::Supervisor;
 
+/// Serves until SIGTERM or SIGINT (then `Ok`), or until one of its tasks ends unexpectedly
+/// (then an error naming it): the HTTP server, the data plane's loops, the session janitor
+/// and the OpenID Connect refresh job run under one [`Supervisor`].
 pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
     let saml = std::sync::Arc::new(config.saml(&providers)?);
@@ -21,8 +25,10 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
         announce_admin(config, &token);
     }
-    let _data_plane = crate::dataplane::start(config, domain.clone()).await?;
-    let _janitor = start_janitor(domain.clone());
+    let signal = shutdown_signal()?;
+    let mut tasks = Supervisor::default();
+    let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
+    tasks.spawn("session janitor", janitor(domain.clone()));
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
@@ -33,19 +39,28 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         providers,
         saml,
     };
-    let state = AppState::with_web(domain.clone(), web);
-    let _refresh_job = start_oidc_refresh(config, &state, domain);
+    let state = AppState::with_web(domain.clone(), web).with_data_plane(data_plane);
+    if let Some(job) = oidc_refresh(config, &state, domain.clone()) {
+        tasks.spawn("OpenID Connect refresh job", job);
+    }
     let app = ferrozone_http::app(state);
     // The peer address reaches handlers (sign-in throttling keys on it, never on a header).
     let app = app.into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.context("serving HTTP")?;
+    let stopping = tasks.stopping();
+    tasks.spawn_draining("HTTP server", async move {
+        axum::serve(listener, app).with_graceful_shutdown(stopping).await.context("serving HTTP")
+    });
+    let outcome = tasks.run(signal, Duration::from_secs(config.shutdown_timeout)).await;
     tracing::info!("stopped");
-    Ok(())
+    outcome
 }
 
-/// Starts the OpenID Connect refresh job when an OpenID Connect provider is configured; it
-/// ends when the returned guard is dropped.
-fn start_oidc_refresh(config: &Config, state: &AppState, domain: Arc<Domain>) -> Option<AbortOnDrop> {
+/// The OpenID Connect refresh job, when an OpenID Connect provider is configured.
+fn oidc_refresh(
+    config: &Config,
+    state: &AppState,
+    domain: Arc<Domain>,
+) -> Option<impl std::future::Future<Output = anyhow::Result<()>>> {
     if state.web.providers.oidc.is_empty() {
         return None;
     }
@@ -56,16 +71,10 @@ fn start_oidc_refresh(config: &Config, state: &AppState, domain: Arc<Domain>) ->
         disable_on_refusal = config.disable_vpn_on_oidc_error,
         "OpenID Connect refresh job started"
     );
-    Some(AbortOnDrop(tokio::spawn(job.run(interval))))
-}
-
-/// Aborts its task when dropped.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+    Some(async move {
+        job.run(interval).await;
+        Ok(())
+    })
 }
 
 /// How often expired browser sessions are deleted.
@@ -73,18 +82,16 @@ const JANITOR_PERIOD: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Deletes expired sessions every [`JANITOR_PERIOD`] (sign-ins also do, on their way).
 /// Every process sharing a database may run it: deleting twice is harmless.
-fn start_janitor(domain: std::sync::Arc<ferrozone_domain::Domain>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(JANITOR_PERIOD);
-        loop {
-            ticks.tick().await;
-            match domain.delete_expired_sessions().await {
-                Ok(0) => {}
-                Ok(n) => tracing::debug!(deleted = n, "deleted expired sessions"),
-                Err(e) => tracing::warn!(error = %e, "deleting expired sessions failed"),
-            }
+async fn janitor(domain: Arc<Domain>) -> anyhow::Result<()> {
+    let mut ticks = tokio::time::interval(JANITOR_PERIOD);
+    loop {
+        ticks.tick().await;
+        match domain.delete_expired_sessions().await {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(deleted = n, "deleted expired sessions"),
+            Err(e) => tracing::warn!(error = %e, "deleting expired sessions failed"),
         }
-    })
+    }
 }
 
 /// The one time the first admin's token is shown: on standard output, with how to use it.
@@ -95,24 +102,25 @@ fn announce_admin(config: &Config, token: &str) {
     println!("Use it as: curl -H \"Authorization: Bearer {token}\" {base}/v0/users");
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Listens for SIGTERM and SIGINT from now on (before the first request is served, so no
+/// signal meets the default action); the future resolves on the first.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+        let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+        Ok(async move {
+            tokio::select! {
+                _ = terminate.recv() => {},
+                _ = interrupt.recv() => {},
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = terminate => {},
+            tracing::info!("shutting down");
+        })
     }
-    tracing::info!("shutting down");
+    #[cfg(not(unix))]
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    })
 }

@@ -46,6 +46,11 @@ pub struct Config {
     /// Address the HTTP API listens on.
     #[arg(long, global = true, env = "FERROZONE_LISTEN", default_value = "127.0.0.1:13000")]
     pub listen: String,
+    /// Seconds `serve` waits, on SIGTERM or SIGINT, for requests in flight to finish
+    /// before it closes the connections left and exits.
+    #[arg(long, global = true, env = "FERROZONE_SHUTDOWN_TIMEOUT", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub shutdown_timeout: u64,
     /// Directory for the SQLite database and the generated secret key.
     #[arg(long, global = true, env = "FERROZONE_DATA_DIR", default_value = "./data")]
     pub data_dir: PathBuf,

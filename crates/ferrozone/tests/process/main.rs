@@ -6,4 +6,6 @@ mod harness;
 
 mod cli;
 mod durability;
+mod postgres_restart;
 mod shared_postgres;
+mod supervision;

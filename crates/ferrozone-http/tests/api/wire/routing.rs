@@ -88,7 +88,9 @@ async fn head_answers_like_get_without_a_body() {
 #[tokio::test]
 async fn health_and_openapi_need_no_token() {
     let app = TestApp::new().await;
-    app.raw(Method::GET, "/healthz", &[], Vec::new()).await.expect(StatusCode::OK, json!({"status": "ok"}));
+    let data_plane = json!({"backend": "none", "last_reconcile_at": null, "last_reconcile_failed": false});
+    let healthy = json!({"status": "ok", "database": "ok", "data_plane": data_plane});
+    app.raw(Method::GET, "/healthz", &[], Vec::new()).await.expect(StatusCode::OK, healthy);
     let res = app.raw(Method::GET, "/v0/openapi.json", &[], Vec::new()).await;
     res.expect_status(StatusCode::OK);
     assert!(res.body["openapi"].as_str().is_some_and(|v| v.starts_with("3.1")), "{}", res.body["openapi"]);
