@@ -32,8 +32,10 @@ pub async fn open_domain(config: &Config) -> anyhow::Result<Arc<Domain>> {
 }
 
 /// The data directory holds the database and the secret key: only its owner may read it.
+/// An existing one is left as it is, with a warning if others may enter it.
 pub fn create_data_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     if dir.exists() {
+        warn_if_shared(dir);
         return Ok(());
     }
     let mut builder = std::fs::DirBuilder::new();
@@ -41,4 +43,22 @@ pub fn create_data_dir(dir: &std::path::Path) -> anyhow::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
     builder.create(dir).with_context(|| format!("creating the data directory {}", dir.display()))
+}
+
+/// Warns when the group or others have any access to `dir`.
+fn warn_if_shared(dir: &std::path::Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let Ok(metadata) = std::fs::metadata(dir) else { return };
+        let mode = metadata.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            tracing::warn!(
+                directory = %dir.display(),
+                mode = format!("{mode:03o}"),
+                "the data directory is open to other users; it holds the database and the secret key: \
+                 make it its owner's alone (chmod 700)"
+            );
+        }
+    }
 }

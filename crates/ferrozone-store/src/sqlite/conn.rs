@@ -59,14 +59,16 @@ impl Location {
         matches!(self, Location::Memory(_))
     }
 
-    /// Creates the directories a database file needs.
+    /// Creates the directories a database file needs, and the file itself readable by its
+    /// owner only: SQLite would create it with mode 0644, and gives its `-wal` and `-shm`
+    /// files the database file's mode.
     pub(crate) fn prepare(&self) -> anyhow::Result<()> {
         let Location::File(file) = self else { return Ok(()) };
-        match file.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create the database directory {}", dir.display())),
-            _ => Ok(()),
+        if let Some(dir) = file.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the database directory {}", dir.display()))?;
         }
+        create_private(file).with_context(|| format!("cannot create the database file {}", file.display()))
     }
 
     /// Opens a connection with the store's settings. `writer`: the one connection that writes
@@ -111,6 +113,20 @@ impl Location {
     }
 }
 
+/// Creates an empty file with mode 0600 unless `path` exists (an empty file is an empty
+/// database to SQLite).
+fn create_private(path: &std::path::Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 fn file_flags(create: bool) -> OpenFlags {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if create {
@@ -134,6 +150,26 @@ mod tests {
         assert_ne!(Location::parse("sqlite::memory:").unwrap(), Location::parse("sqlite::memory:").unwrap());
         for bad in ["sqlite://", "sqlite://x.db?cache=shared", "postgres://x"] {
             assert!(Location::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// In an existing, shared directory too: the database, its `-wal` and its `-shm` are
+    /// the owner's alone, whatever the umask lets through.
+    #[cfg(unix)]
+    #[test]
+    fn database_files_are_created_readable_by_their_owner_only() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let location = Location::File(dir.path().join("ferrozone.db"));
+        location.prepare().unwrap();
+        let writer = location.open(Synchronous::Full, true).unwrap();
+        writer.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);").unwrap();
+        let reader = location.open(Synchronous::Full, false).unwrap();
+        assert_eq!(reader.query_row("SELECT x FROM t", [], |row| row.get::<_, i64>(0)).unwrap(), 1);
+        for name in ["ferrozone.db", "ferrozone.db-wal", "ferrozone.db-shm"] {
+            let mode = std::fs::metadata(dir.path().join(name)).unwrap().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{name}: {mode:o}");
         }
     }
 }

@@ -6,6 +6,7 @@ mod harness;
 
 mod cli;
 mod durability;
+mod files;
 mod postgres_restart;
 mod shared_postgres;
 mod supervision;
