@@ -37,7 +37,8 @@ impl Modify for BearerAuth {
 /// The API routes with their finished document, as JSON.
 pub fn api() -> (axum::Router<AppState>, Value) {
     let (router, doc) = crate::routes::api().split_for_parts();
-    let mut doc = serde_json::to_value(&doc).unwrap_or_else(|e| json!({"error": e.to_string()}));
+    // utoipa's document is plain data (strings, maps, numbers): it always serialises.
+    let mut doc = serde_json::to_value(&doc).expect("the OpenAPI document serialises to JSON");
     link_created(&mut doc);
     (router, doc)
 }
@@ -60,9 +61,9 @@ fn link_created(doc: &mut Value) {
     }
 }
 
-/// Serves the document, rendered once.
+/// Serves the document, rendered once (when the application is built, at start-up).
 pub fn routes(doc: &Value) -> Router<AppState> {
-    let body = axum::body::Bytes::from(serde_json::to_vec(doc).unwrap_or_default());
+    let body = render(doc);
     Router::new().route(
         "/v0/openapi.json",
         get(move || {
@@ -72,8 +73,38 @@ pub fn routes(doc: &Value) -> Router<AppState> {
     )
 }
 
+/// The document's body. It cannot fail for a `Value` (its keys are strings): should it
+/// ever, start-up stops here rather than serve an empty or error body with a 200.
+fn render(doc: &impl serde::Serialize) -> axum::body::Bytes {
+    axum::body::Bytes::from(serde_json::to_vec(doc).expect("the OpenAPI document renders as JSON"))
+}
+
 /// The document as pretty JSON, for `ferrozone openapi`.
 pub fn openapi_json() -> String {
     let (_, doc) = api();
-    serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    serde_json::to_string_pretty(&doc).expect("the OpenAPI document renders as JSON")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document that cannot be written as JSON (a map with a non-string key).
+    fn unwritable() -> std::collections::HashMap<(u8, u8), u8> {
+        std::collections::HashMap::from([((1, 2), 3)])
+    }
+
+    #[test]
+    #[should_panic(expected = "the OpenAPI document renders as JSON")]
+    fn a_document_that_cannot_render_stops_start_up() {
+        render(&unwritable());
+    }
+
+    #[test]
+    fn the_served_body_is_the_document() {
+        let (_, doc) = api();
+        let served: Value = serde_json::from_slice(&render(&doc)).expect("JSON");
+        assert_eq!(served, doc);
+        assert!(served.get("error").is_none() && served["openapi"].as_str().is_some_and(|v| v.starts_with("3.1")));
+    }
 }
