@@ -29,3 +29,72 @@ async fn sigterm_and_sigint_stop_the_server_with_status_0() {
         assert!(status.success(), "SIG{signal}: {status}");
     }
 }
+
+/// A provider that accepts connections and answers nothing until told to: each request it
+/// reads is announced, and dropping `release` closes every connection it holds.
+struct StalledProvider {
+    url: String,
+    arrived: std::sync::mpsc::Receiver<()>,
+    release: Option<std::sync::mpsc::Sender<()>>,
+}
+
+impl StalledProvider {
+    fn start() -> Self {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/.well-known/openid-configuration", listener.local_addr().unwrap());
+        let (arrived_tx, arrived) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming() {
+                let mut stream = stream.unwrap();
+                let mut buf = [0u8; 1024];
+                let _ = std::io::Read::read(&mut stream, &mut buf);
+                held.push(stream);
+                if arrived_tx.send(()).is_err() {
+                    break;
+                }
+                // Holds every connection until released (the sender dropped).
+                if released.recv().is_err() {
+                    break;
+                }
+            }
+        });
+        Self { url, arrived, release: Some(release) }
+    }
+}
+
+/// SIGTERM while a request is in flight: the server stops accepting connections, finishes
+/// that request, then exits with status 0.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_the_request_in_flight() {
+    let mut provider = StalledProvider::start();
+    let providers = format!(
+        r#"[{{"id":"corp","label":"Corp","client_id":"c","client_secret":"a-secret-value",
+        "discovery_document_uri":"{}","auto_create_users":false}}]"#,
+        provider.url
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path(), &[("FERROZONE_OPENID_CONNECT_PROVIDERS", &providers)]).await;
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let in_flight = tokio::spawn(client.get(format!("{}/auth/oidc/corp", server.base)).send());
+    // The sign-in waits on the provider's discovery document: the request is in flight.
+    tokio::task::block_in_place(|| provider.arrived.recv()).unwrap();
+
+    let pid = server.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-s", "TERM", &pid]).status().unwrap().success());
+    let address = server.base.trim_start_matches("http://").to_owned();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(&address).await.is_ok() {
+        assert!(std::time::Instant::now() < deadline, "the server still accepts connections after SIGTERM");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(!in_flight.is_finished(), "the request in flight waits for the provider");
+
+    provider.release.take();
+    let answered = in_flight.await.unwrap().expect("the request in flight is answered");
+    assert_eq!(answered.status(), 503, "the provider failed: a 503 page");
+    let status = tokio::task::block_in_place(|| server.child.wait()).unwrap();
+    assert!(status.success(), "{status}");
+}
