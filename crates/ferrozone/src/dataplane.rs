@@ -18,6 +18,7 @@ use ferrozone_wg::stats::StatsCollector;
 use ferrozone_wg::userspace::Userspace;
 use ferrozone_wg::{InterfaceConfig, Key, Peer, PeerSource, PeerStats, WireGuard};
 use ipnet::IpNet;
+use tokio::sync::Notify;
 use zeroize::Zeroizing;
 
 use crate::config::{Config, WireguardBackend};
@@ -61,21 +62,35 @@ async fn forever(task: impl std::future::Future<Output = ()>) -> anyhow::Result<
 /// Wakes the reconciler on every committed change, also those of other processes sharing
 /// the database. A lost watch (the database restarted) is retried: meanwhile the
 /// reconciler's timed passes keep the interface in line.
-async fn watch_peer_changes(domain: Arc<Domain>, changes: Arc<tokio::sync::Notify>) -> anyhow::Result<()> {
-    let mut wait = WATCH_RETRY;
+async fn watch_peer_changes(domain: Arc<Domain>, changes: Arc<Notify>) -> anyhow::Result<()> {
+    let watch = || domain.store().watch_peer_changes(changes.clone());
+    retry_watch(watch, &changes, (WATCH_RETRY, WATCH_RETRY_MAX)).await
+}
+
+/// Runs `watch` again after each failure, waiting `first`, then twice as long each time up
+/// to `max` (from `first` again after a watch that held longer than `max`), and wakes the
+/// reconciler each time: changes made meanwhile were not heard. Ends only when `watch`
+/// returns (the database was closed).
+async fn retry_watch<W, F, E>(mut watch: W, changes: &Notify, (first, max): (Duration, Duration)) -> anyhow::Result<()>
+where
+    W: FnMut() -> F,
+    F: std::future::Future<Output = Result<(), E>>,
+    E: std::fmt::Display,
+{
+    let mut wait = first;
     loop {
         let started = tokio::time::Instant::now();
-        match domain.store().watch_peer_changes(changes.clone()).await {
-            Ok(()) => anyhow::bail!("the database was closed"),
-            Err(e) => {
-                tracing::warn!(error = %e, retry_secs = wait.as_secs(), "watching the database for peer changes failed")
+        if let Err(e) = watch().await {
+            if started.elapsed() > max {
+                wait = first;
             }
+            tracing::warn!(error = %e, retry_ms = wait.as_millis(), "watching the database for peer changes failed");
+        } else {
+            anyhow::bail!("the database was closed");
         }
         changes.notify_one();
-        // A watch that held for a while starts over from the shortest wait.
-        wait = if started.elapsed() > WATCH_RETRY_MAX { WATCH_RETRY } else { wait };
         tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(WATCH_RETRY_MAX);
+        wait = (wait * 2).min(max);
     }
 }
 
@@ -96,11 +111,7 @@ impl DataPlaneProbe for Probe {
     }
 }
 
-async fn open_backend(
-    config: &Config,
-    domain: &Domain,
-    changes: Arc<tokio::sync::Notify>,
-) -> anyhow::Result<Arc<dyn WireGuard>> {
+async fn open_backend(config: &Config, domain: &Domain, changes: Arc<Notify>) -> anyhow::Result<Arc<dyn WireGuard>> {
     let name = &config.wireguard_interface;
     let chosen = match config.wireguard_backend {
         WireguardBackend::None => None,
@@ -114,7 +125,7 @@ async fn open_backend(
 }
 
 /// Kernel, else userspace, else none; says which and why.
-async fn auto(config: &Config, domain: &Domain, changes: Arc<tokio::sync::Notify>) -> Option<Arc<dyn WireGuard>> {
+async fn auto(config: &Config, domain: &Domain, changes: Arc<Notify>) -> Option<Arc<dyn WireGuard>> {
     let kernel_error = match kernel(config, domain).await {
         Ok(backend) => return Some(backend),
         Err(e) => format!("{e:#}"),
@@ -137,11 +148,7 @@ async fn kernel(config: &Config, domain: &Domain) -> anyhow::Result<Arc<dyn Wire
     Ok(Arc::new(Kernel::start(interface_config(config, domain)?).await?))
 }
 
-async fn userspace(
-    config: &Config,
-    domain: &Domain,
-    changes: Arc<tokio::sync::Notify>,
-) -> anyhow::Result<Arc<dyn WireGuard>> {
+async fn userspace(config: &Config, domain: &Domain, changes: Arc<Notify>) -> anyhow::Result<Arc<dyn WireGuard>> {
     let interface = interface_config(config, domain)?;
     let backend = Userspace::start(&config.wireguard_go, interface, changes).await?;
     Ok(Arc::new(backend))
@@ -208,4 +215,33 @@ fn report(key: &Key, stats: &PeerStats) -> Option<StatsReport> {
         rx_bytes: i64::try_from(stats.rx_bytes).unwrap_or(i64::MAX),
         tx_bytes: i64::try_from(stats.tx_bytes).unwrap_or(i64::MAX),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A lost watch is retried (the reconciler woken each time) until the database closes.
+    #[tokio::test]
+    async fn a_lost_watch_is_retried_until_the_database_closes() {
+        let calls = AtomicUsize::new(0);
+        let changes = Notify::new();
+        let watch = || {
+            let call = calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                match call {
+                    0..=2 => Err("connection refused"),
+                    _ => Ok(()),
+                }
+            }
+        };
+        let waits = (Duration::from_millis(1), Duration::from_millis(4));
+        let error = retry_watch(watch, &changes, waits).await.unwrap_err();
+        assert_eq!(error.to_string(), "the database was closed");
+        assert_eq!(calls.load(Ordering::SeqCst), 4, "three failures, each retried");
+        // The last failure left a wake-up for the reconciler.
+        tokio::time::timeout(Duration::from_secs(60), changes.notified()).await.expect("the reconciler was woken");
+    }
 }
