@@ -127,6 +127,11 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_SESSION_HOURS", default_value_t = 24,
           value_parser = clap::value_parser!(u32).range(1..=8760))]
     pub session_hours: u32,
+    /// Provider sign-ins (SAML, OpenID Connect) one client address may start per 10 minutes
+    /// (an IPv6 address counts by its /64); each stores a flow until it ends or expires.
+    #[arg(long, global = true, env = "FERROZONE_SIGN_IN_FLOWS_PER_ADDRESS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub sign_in_flows_per_address: u32,
     /// OpenID Connect providers: a JSON list of {id, label, client_id, client_secret,
     /// discovery_document_uri, scope, redirect_uri, auto_create_users} (docs/operations.md).
     #[arg(
@@ -237,6 +242,7 @@ impl Config {
             token_days: self.api_token_days,
             token_max_days: self.api_token_max_days,
             session_hours: self.session_hours,
+            sign_in_flows_per_address: self.sign_in_flows_per_address,
         })
     }
 
