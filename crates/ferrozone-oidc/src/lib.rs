@@ -146,9 +146,11 @@ impl Oidc {
 
     /// Logs, once per provider and process, that a sign-in brought no refresh token
     /// although the scope asked for one: its users are not checked between sign-ins.
-    pub(crate) fn no_refresh_token(&self, provider: &Provider) {
+    /// Returns whether it logged.
+    pub(crate) fn no_refresh_token(&self, provider: &Provider) -> bool {
         let mut warned = self.warned.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if warned.insert(provider.id.clone()) {
+        let first = warned.insert(provider.id.clone());
+        if first {
             tracing::warn!(
                 provider = %provider.id,
                 consent_prompt = provider.consent_prompt,
@@ -156,6 +158,7 @@ impl Oidc {
                  the refresh job cannot check this provider's users (see docs/operations.md)"
             );
         }
+        first
     }
 }
 
@@ -186,5 +189,16 @@ mod tests {
         let custom = Provider::from_config(&config(Some("https://other.example/cb")), "https://vpn.example");
         assert_eq!(custom.redirect_uri, "https://other.example/cb");
         assert!(!format!("{provider:?}").contains("secret"), "no secret in Debug");
+    }
+
+    #[test]
+    fn a_missing_refresh_token_is_logged_once_per_provider() {
+        let mut other = config(None);
+        other.id = "other".into();
+        let oidc = Oidc::from_configs(&[config(None), other], "https://vpn.example");
+        let (corp, other) = (&oidc.providers()[0], &oidc.providers()[1]);
+        assert!(oidc.no_refresh_token(corp));
+        assert!(!oidc.no_refresh_token(corp), "once");
+        assert!(oidc.no_refresh_token(other), "per provider");
     }
 }

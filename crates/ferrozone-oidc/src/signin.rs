@@ -198,7 +198,7 @@ impl Oidc {
         }
         let refresh_token = tokens.refresh_token().map(|t| Zeroizing::new(t.secret().clone()));
         if refresh_token.is_none() && provider.wants_offline_access() {
-            self.no_refresh_token(provider);
+            let _logged = self.no_refresh_token(provider);
         }
         Ok(Identity { email, subject: subject.to_string(), refresh_token })
     }
