@@ -133,7 +133,8 @@ pub struct Config {
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub sign_in_flows_per_address: u32,
     /// OpenID Connect providers: a JSON list of {id, label, client_id, client_secret,
-    /// discovery_document_uri, scope, redirect_uri, auto_create_users} (docs/operations.md).
+    /// discovery_document_uri, scope, redirect_uri, auto_create_users, allow_admins,
+    /// require_verified_email, consent_prompt} (docs/operations.md).
     #[arg(
         long,
         global = true,
@@ -143,7 +144,8 @@ pub struct Config {
     )]
     pub openid_connect_providers: Option<String>,
     /// SAML identity providers: a JSON list of {id, label, metadata, sign_requests,
-    /// signed_assertion_in_resp, signed_envelopes_in_resp, auto_create_users} (docs/operations.md).
+    /// signed_assertion_in_resp, signed_envelopes_in_resp, auto_create_users, allow_admins}
+    /// (docs/operations.md).
     #[arg(long, global = true, env = "FERROZONE_SAML_IDENTITY_PROVIDERS", value_name = "JSON")]
     pub saml_identity_providers: Option<String>,
     /// The SAML service provider's entity id, the Audience IdPs assert (alias SAML_ENTITY_ID).
