@@ -4,6 +4,7 @@
 //! Every test runs on the backend the environment selects (SQLite, or PostgreSQL).
 
 mod attacks;
+mod discovery;
 mod flows;
 mod identities;
 mod idp;
