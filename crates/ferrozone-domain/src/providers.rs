@@ -25,6 +25,21 @@ pub struct OidcProviderConfig {
     pub redirect_uri: Option<String>,
     /// Whether a sign-in of an unknown email creates an unprivileged user.
     pub auto_create_users: bool,
+    /// Whether this provider may sign admins in (default true).
+    pub allow_admins: bool,
+    /// Whether the ID token or userinfo must say `email_verified: true` (default false:
+    /// only an explicit `false` refuses).
+    pub require_verified_email: bool,
+    /// Whether `prompt=consent` goes with an `offline_access` scope (default true): strict
+    /// providers issue a refresh token only then.
+    pub consent_prompt: bool,
+}
+
+/// What a provider may do at sign-in, whatever its protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProviderPolicy {
+    pub auto_create_users: bool,
+    pub allow_admins: bool,
 }
 
 /// A SAML 2.0 identity provider.
@@ -39,6 +54,8 @@ pub struct SamlProviderConfig {
     pub signed_assertion_in_resp: bool,
     pub signed_envelopes_in_resp: bool,
     pub auto_create_users: bool,
+    /// Whether this provider may sign admins in (default true).
+    pub allow_admins: bool,
     /// The external URL the service provider's endpoints live under, if not the server's.
     pub base_url: Option<String>,
 }
@@ -61,6 +78,9 @@ impl fmt::Debug for OidcProviderConfig {
             .field("scope", &self.scope)
             .field("redirect_uri", &self.redirect_uri)
             .field("auto_create_users", &self.auto_create_users)
+            .field("allow_admins", &self.allow_admins)
+            .field("require_verified_email", &self.require_verified_email)
+            .field("consent_prompt", &self.consent_prompt)
             .finish()
     }
 }
@@ -96,6 +116,14 @@ impl Providers {
 
     pub fn saml(&self, id: &str) -> Option<&SamlProviderConfig> {
         self.saml.iter().find(|p| p.id == id)
+    }
+
+    /// The sign-in policy of the provider `id` (either kind); `None` when there is none.
+    pub fn policy(&self, id: &str) -> Option<ProviderPolicy> {
+        let oidc = self.oidc(id).map(|p| (p.auto_create_users, p.allow_admins));
+        let (auto_create_users, allow_admins) =
+            oidc.or_else(|| self.saml(id).map(|p| (p.auto_create_users, p.allow_admins)))?;
+        Some(ProviderPolicy { auto_create_users, allow_admins })
     }
 
     pub fn is_empty(&self) -> bool {
@@ -155,6 +183,9 @@ fn oidc_provider(entry: &Map<String, Value>) -> Result<OidcProviderConfig, Strin
             "redirect_uri",
             "response_type",
             "auto_create_users",
+            "allow_admins",
+            "require_verified_email",
+            "consent_prompt",
         ],
     )?;
     let id = fields.id()?;
@@ -180,6 +211,9 @@ fn oidc_provider(entry: &Map<String, Value>) -> Result<OidcProviderConfig, Strin
         scope,
         redirect_uri,
         auto_create_users: fields.bool("auto_create_users")?,
+        allow_admins: fields.optional_bool("allow_admins")?.unwrap_or(true),
+        require_verified_email: fields.optional_bool("require_verified_email")?.unwrap_or(false),
+        consent_prompt: fields.optional_bool("consent_prompt")?.unwrap_or(true),
         id,
     })
 }
@@ -196,6 +230,7 @@ fn saml_provider(entry: &Map<String, Value>) -> Result<SamlProviderConfig, Strin
             "signed_assertion_in_resp",
             "signed_envelopes_in_resp",
             "auto_create_users",
+            "allow_admins",
             "base_url",
         ],
     )?;
@@ -212,6 +247,7 @@ fn saml_provider(entry: &Map<String, Value>) -> Result<SamlProviderConfig, Strin
         signed_assertion_in_resp: fields.optional_bool("signed_assertion_in_resp")?.unwrap_or(true),
         signed_envelopes_in_resp: fields.optional_bool("signed_envelopes_in_resp")?.unwrap_or(true),
         auto_create_users: fields.bool("auto_create_users")?,
+        allow_admins: fields.optional_bool("allow_admins")?.unwrap_or(true),
         base_url,
         id,
     })
@@ -307,7 +343,16 @@ mod tests {
         assert_eq!(google.client_secret.as_str(), "s3cret");
         assert!(!google.auto_create_users);
         assert_eq!(google.redirect_uri, None);
+        assert!(google.allow_admins && !google.require_verified_email && google.consent_prompt);
         assert!(!format!("{google:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn reads_the_sign_in_options() {
+        let json = r#"{"okta":{"client_id":"c","client_secret":"s","discovery_document_uri":"http://idp:8080/x",
+            "auto_create_users":true,"allow_admins":false,"require_verified_email":true,"consent_prompt":"false"}}"#;
+        let okta = oidc(json).unwrap().oidc("okta").unwrap().clone();
+        assert!(!okta.allow_admins && okta.require_verified_email && !okta.consent_prompt);
     }
 
     #[test]
@@ -355,7 +400,11 @@ mod tests {
         let okta = providers.saml("okta").unwrap();
         assert!(!okta.sign_requests);
         assert!(okta.sign_metadata && okta.signed_assertion_in_resp && okta.signed_envelopes_in_resp);
-        assert!(okta.auto_create_users);
+        assert!(okta.auto_create_users && okta.allow_admins);
+        let strict =
+            saml(r#"[{"id":"okta","metadata":"<md/>","auto_create_users":true,"allow_admins":false}]"#).unwrap();
+        let policy = ProviderPolicy { auto_create_users: true, allow_admins: false };
+        assert_eq!(strict.policy("okta"), Some(policy));
         let error = saml(r#"[{"id":"okta","auto_create_users":true}]"#).unwrap_err();
         assert_eq!(error, "FERROZONE_SAML_IDENTITY_PROVIDERS: provider `okta`: `metadata` is missing");
     }

@@ -62,6 +62,8 @@ pub struct Domain {
     server_private_key: Zeroizing<String>,
     /// Notified after every committed change that can change the WireGuard peers.
     peer_changes: Arc<Notify>,
+    /// Sign-in flows started per client address, for their cap.
+    flow_starts: providers::FlowStarts,
 }
 
 impl Domain {
@@ -84,7 +86,16 @@ impl Domain {
             Zeroizing::new(cipher.open_str(&Sealed(stored)).context("reading the server's WireGuard key")?);
         let server_public_key = public_key_of(&private_key).context("the stored server WireGuard key is invalid")?;
         let peer_changes = Arc::new(Notify::new());
-        Ok(Self { store, settings, cipher, server_public_key, server_private_key: private_key, peer_changes })
+        let flow_starts = providers::FlowStarts::default();
+        Ok(Self {
+            store,
+            settings,
+            cipher,
+            server_public_key,
+            server_private_key: private_key,
+            peer_changes,
+            flow_starts,
+        })
     }
 
     pub fn store(&self) -> &dyn Store {

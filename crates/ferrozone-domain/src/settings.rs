@@ -24,6 +24,8 @@ pub struct Settings {
     pub token_max_days: u32,
     /// Lifetime of a browser session from its sign-in, in hours.
     pub session_hours: u32,
+    /// Provider sign-ins one client address may start per [`crate::service::providers::FLOW_SECS`].
+    pub sign_in_flows_per_address: u32,
 }
 
 impl Settings {
@@ -50,6 +52,7 @@ impl Settings {
             token_days: 30,
             token_max_days: 365,
             session_hours: 24,
+            sign_in_flows_per_address: 30,
         }
     }
 }

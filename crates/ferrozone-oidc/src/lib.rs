@@ -20,7 +20,7 @@ use ferrozone_domain::providers::OidcProviderConfig;
 use openidconnect::reqwest;
 use zeroize::Zeroizing;
 
-pub use discovery::Discovery;
+pub use discovery::{Discovery, RETRY_AFTER_FAILURE};
 pub use job::{PassReport, RefreshJob};
 pub use refresh::RefreshOutcome;
 pub use signin::{FlowSecrets, Identity, SignInError};
@@ -39,6 +39,19 @@ pub struct Provider {
     /// Where the provider sends the browser back: `…/auth/oidc/{id}/callback/` by default.
     pub redirect_uri: String,
     pub auto_create_users: bool,
+    /// Whether it may sign admins in.
+    pub allow_admins: bool,
+    /// Whether a sign-in needs `email_verified: true` (else only `false` refuses).
+    pub require_verified_email: bool,
+    /// Whether `prompt=consent` goes with an `offline_access` scope.
+    pub consent_prompt: bool,
+}
+
+impl Provider {
+    /// Whether the scope asks for a refresh token (`offline_access`).
+    pub fn wants_offline_access(&self) -> bool {
+        self.scope.split_whitespace().any(|s| s == "offline_access")
+    }
 }
 
 impl Provider {
@@ -57,6 +70,9 @@ impl Provider {
             scope: config.scope.clone(),
             redirect_uri,
             auto_create_users: config.auto_create_users,
+            allow_admins: config.allow_admins,
+            require_verified_email: config.require_verified_email,
+            consent_prompt: config.consent_prompt,
         }
     }
 }
@@ -81,6 +97,8 @@ pub struct Oidc {
     providers: Vec<Provider>,
     http: reqwest::Client,
     discovery: Discovery,
+    /// Providers already logged for a sign-in without the refresh token the scope asked for.
+    warned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 impl std::fmt::Debug for Oidc {
@@ -106,7 +124,7 @@ impl Oidc {
             tracing::warn!(error = %e, "the HTTP client for identity providers ignores the proxy settings");
             builder().no_proxy().build().unwrap_or_default()
         });
-        Self { providers, http, discovery: Discovery::default() }
+        Self { providers, http, discovery: Discovery::default(), warned: Default::default() }
     }
 
     /// The configured OpenID Connect providers of `configs`.
@@ -125,6 +143,23 @@ impl Oidc {
     pub(crate) fn http(&self) -> &reqwest::Client {
         &self.http
     }
+
+    /// Logs, once per provider and process, that a sign-in brought no refresh token
+    /// although the scope asked for one: its users are not checked between sign-ins.
+    /// Returns whether it logged.
+    pub(crate) fn no_refresh_token(&self, provider: &Provider) -> bool {
+        let mut warned = self.warned.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let first = warned.insert(provider.id.clone());
+        if first {
+            tracing::warn!(
+                provider = %provider.id,
+                consent_prompt = provider.consent_prompt,
+                "an OIDC sign-in brought no refresh token although the scope has offline_access: \
+                 the refresh job cannot check this provider's users (see docs/operations.md)"
+            );
+        }
+        first
+    }
 }
 
 #[cfg(test)]
@@ -141,6 +176,9 @@ mod tests {
             scope: "openid email".into(),
             redirect_uri: redirect_uri.map(str::to_owned),
             auto_create_users: false,
+            allow_admins: true,
+            require_verified_email: false,
+            consent_prompt: true,
         }
     }
 
@@ -151,5 +189,16 @@ mod tests {
         let custom = Provider::from_config(&config(Some("https://other.example/cb")), "https://vpn.example");
         assert_eq!(custom.redirect_uri, "https://other.example/cb");
         assert!(!format!("{provider:?}").contains("secret"), "no secret in Debug");
+    }
+
+    #[test]
+    fn a_missing_refresh_token_is_logged_once_per_provider() {
+        let mut other = config(None);
+        other.id = "other".into();
+        let oidc = Oidc::from_configs(&[config(None), other], "https://vpn.example");
+        let (corp, other) = (&oidc.providers()[0], &oidc.providers()[1]);
+        assert!(oidc.no_refresh_token(corp));
+        assert!(!oidc.no_refresh_token(corp), "once");
+        assert!(oidc.no_refresh_token(other), "per provider");
     }
 }

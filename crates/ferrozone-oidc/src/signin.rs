@@ -1,7 +1,7 @@
 //! The two halves of a sign-in: the authorization URL (with the secrets the callback will
 //! need) and the callback's code exchange and ID-token validation.
 
-use openidconnect::core::{CoreAuthenticationFlow, CoreErrorResponseType, CoreUserInfoClaims};
+use openidconnect::core::{CoreAuthPrompt, CoreAuthenticationFlow, CoreErrorResponseType, CoreUserInfoClaims};
 use openidconnect::{
     AccessTokenHash, AuthorizationCode, ClaimsVerificationError, CsrfToken, Nonce, OAuth2TokenResponse,
     PkceCodeChallenge, PkceCodeVerifier, RequestTokenError, Scope, SignatureVerificationError, TokenResponse,
@@ -111,6 +111,11 @@ impl Oidc {
         for scope in provider.scope.split_whitespace().filter(|s| *s != "openid") {
             request = request.add_scope(Scope::new(scope.to_owned()));
         }
+        // OpenID Connect Core 1.0, section 11: `offline_access` is honoured only with a
+        // consent prompt, and strict providers issue no refresh token without one.
+        if provider.consent_prompt && provider.wants_offline_access() {
+            request = request.add_prompt(CoreAuthPrompt::Consent);
+        }
         let (url, _, _) = request.url();
         Ok(url.to_string())
     }
@@ -118,7 +123,8 @@ impl Oidc {
     /// Exchanges the callback's `code` (with the PKCE verifier) and validates the ID token:
     /// signature, issuer, audience (this client), expiry, nonce, and the access-token hash
     /// when there is one. The email comes from the ID token, else from the userinfo
-    /// endpoint; an `email_verified` of false refuses. `iss` is the callback's `iss`
+    /// endpoint; an `email_verified` of false refuses, and so does a missing one when the
+    /// provider has `require_verified_email`. `iss` is the callback's `iss`
     /// parameter (RFC 9207) when the provider sends one: it must name this provider, so that
     /// an answer of another provider is never taken for this one's.
     pub async fn finish(
@@ -187,10 +193,13 @@ impl Oidc {
                 (info.email().map(|e| e.to_string()).ok_or(SignInError::NoEmail)?, info.email_verified())
             }
         };
-        if verified == Some(false) {
+        if verified == Some(false) || (provider.require_verified_email && verified != Some(true)) {
             return Err(SignInError::UnverifiedEmail);
         }
         let refresh_token = tokens.refresh_token().map(|t| Zeroizing::new(t.secret().clone()));
+        if refresh_token.is_none() && provider.wants_offline_access() {
+            let _logged = self.no_refresh_token(provider);
+        }
         Ok(Identity { email, subject: subject.to_string(), refresh_token })
     }
 }

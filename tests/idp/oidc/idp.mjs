@@ -10,8 +10,8 @@
 // Sign-in pages a test drives with plain HTML forms: `GET /interaction/<uid>` shows a
 // form whose `data-prompt` is `login` or `consent`; `POST /interaction/<uid>/login`
 // with `email` signs that account in (any email is an account: `unverified+…` has
-// `email_verified: false`, `noemail+…` has no email claim); `POST
-// /interaction/<uid>/confirm` grants what the client asked for.
+// `email_verified: false`, `unstated+…` has no `email_verified` claim, `noemail+…` has no
+// email claim); `POST /interaction/<uid>/confirm` grants what the client asked for.
 //
 // Controls for the tests (plain HTTP, no authentication: a test IdP on loopback):
 //   POST /admin/revoke?account=EMAIL   revokes every grant and token of that account
@@ -113,15 +113,18 @@ const provider = new Provider(issuer, {
     accountId: sub,
     async claims() {
       if (sub.startsWith('noemail+')) return { sub };
+      if (sub.startsWith('unstated+')) return { sub, email: sub };
       return { sub, email: sub, email_verified: !sub.startsWith('unverified+') };
     },
   }),
   features: { devInteractions: { enabled: false }, revocation: { enabled: true } },
   interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   pkce: { required: () => true },
-  // Every client that may refresh gets a refresh token that outlives the IdP session,
-  // and each use rotates it, as many providers do.
-  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+  // As oidc-provider (and OpenID Connect Core, section 11) do by default, a refresh token
+  // only for the `offline_access` scope, which counts only with `prompt=consent`. It
+  // outlives the IdP session, and each use rotates it, as many providers do.
+  issueRefreshToken: async (_ctx, client, code) =>
+    client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
   expiresWithSession: async () => false,
   rotateRefreshToken: () => true,
   renderError: async (ctx, out) => {

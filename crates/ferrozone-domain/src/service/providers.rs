@@ -5,6 +5,11 @@
 //! The protocols (OpenID Connect, SAML) live in the HTTP layer; they call
 //! [`Domain::sign_in_with_provider`] only with an email the provider proved.
 
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use serde_json::{Map, Value};
 use zeroize::Zeroizing;
 
@@ -12,12 +17,16 @@ use super::sessions::NewSession;
 use super::Domain;
 use crate::crypto::{hash_session_secret, random_secret, Sealed};
 use crate::error::{DomainError, Result};
-use crate::model::{self, User};
+use crate::model::{self, email_key, Role, User};
+use crate::providers::ProviderPolicy;
 use crate::time::Timestamp;
 use crate::validate::user as rules;
 
 /// How long a browser may take at the provider before its flow expires.
 pub const FLOW_SECS: i64 = 600;
+
+/// The longest `return_to` a flow keeps; a longer one is replaced by `/`.
+pub const RETURN_TO_MAX: usize = 512;
 
 /// What a provider sign-in came to.
 pub enum ProviderSignIn {
@@ -27,6 +36,12 @@ pub enum ProviderSignIn {
     NotAllowed,
     /// The user exists but is disabled.
     Disabled,
+    /// The user is an admin and the provider may not sign admins in (`allow_admins: false`).
+    AdminNotAllowed,
+    /// The email cannot be matched safely: its Unicode lower case differs from its ASCII
+    /// lower case (`\u{212A}ate@…`, with a Kelvin sign, would otherwise be `kate@…`), or it
+    /// matches a user's email only beyond ASCII case.
+    UnusableEmail,
 }
 
 /// A flow brought back by its `state`: what it remembered, and where to go afterwards.
@@ -39,8 +54,32 @@ impl Domain {
     /// Signs in the user with `email`, which the provider `method` (its id) vouched for.
     /// An unknown email becomes an unprivileged user without a password only when
     /// `auto_create` is true; otherwise the pre-provisioned users are the allow-list.
+    /// Admins may sign in ([`Self::sign_in_through_provider`] says otherwise).
     pub async fn sign_in_with_provider(&self, method: &str, email: &str, auto_create: bool) -> Result<ProviderSignIn> {
-        let user = match self.user_for_provider(email, auto_create).await? {
+        let policy = ProviderPolicy { auto_create_users: auto_create, allow_admins: true };
+        self.sign_in_through_provider(method, email, policy).await
+    }
+
+    /// [`Self::sign_in_with_provider`] under the provider's `policy`. Emails compare
+    /// case-insensitively in ASCII only (docs/api.md section 8, "Provider sign-in").
+    pub async fn sign_in_through_provider(
+        &self,
+        method: &str,
+        email: &str,
+        policy: ProviderPolicy,
+    ) -> Result<ProviderSignIn> {
+        if !folds_as_ascii(email) {
+            tracing::warn!(
+                provider = method,
+                "provider sign-in refused: the email's Unicode lower case is not its ASCII one"
+            );
+            return Ok(ProviderSignIn::UnusableEmail);
+        }
+        let user = match self.user_for_provider(email, policy.auto_create_users).await? {
+            Some(user) if !user.email.trim().eq_ignore_ascii_case(email.trim()) => {
+                tracing::warn!(user.id = %user.id, provider = method, "provider sign-in refused: the email matches a user's only beyond ASCII case");
+                return Ok(ProviderSignIn::UnusableEmail);
+            }
             Some(user) => user,
             None => {
                 tracing::info!(provider = method, "provider sign-in refused: unknown email and no auto-create");
@@ -50,6 +89,10 @@ impl Domain {
         if user.disabled_at.is_some() {
             tracing::info!(user.id = %user.id, provider = method, "provider sign-in refused: user disabled");
             return Ok(ProviderSignIn::Disabled);
+        }
+        if user.role == Role::Admin && !policy.allow_admins {
+            tracing::warn!(user.id = %user.id, provider = method, "provider sign-in refused: this provider may not sign admins in");
+            return Ok(ProviderSignIn::AdminNotAllowed);
         }
         Ok(ProviderSignIn::SignedIn(self.start_session(user, method).await?))
     }
@@ -77,6 +120,26 @@ impl Domain {
             Err(DomainError::Invalid(_)) => self.user_with_email(email).await,
             Err(e) => Err(e),
         }
+    }
+
+    /// Starts a flow for a browser at `client`, as [`Self::begin_sign_in_flow`] does, unless
+    /// that address (an IPv6 one by its /64) already started
+    /// [`crate::settings::Settings::sign_in_flows_per_address`] flows in the last
+    /// [`FLOW_SECS`]: then `None`, and nothing is stored. A `return_to` longer than
+    /// [`RETURN_TO_MAX`] is kept as `/`. Expired flows are deleted on the way.
+    pub async fn start_sign_in_flow(
+        &self,
+        provider_id: &str,
+        secrets: &[u8],
+        return_to: &str,
+        client: IpAddr,
+    ) -> Result<Option<Zeroizing<String>>> {
+        if !self.flow_starts.admit(client, self.settings().sign_in_flows_per_address) {
+            tracing::info!(provider = provider_id, client = %client, "sign-in flow refused: too many from this address");
+            return Ok(None);
+        }
+        let return_to = if return_to.len() <= RETURN_TO_MAX { return_to } else { "/" };
+        Ok(Some(self.begin_sign_in_flow(provider_id, secrets, return_to).await?))
     }
 
     /// Starts a flow for `provider_id`: stores `secrets` (sealed) and `return_to` under a
@@ -114,5 +177,86 @@ impl Domain {
         }
         let secrets = self.cipher.open(&Sealed(flow.sealed.0))?;
         Ok(Some(ReturningFlow { secrets, return_to: flow.return_to }))
+    }
+}
+
+/// Whether `email`'s Unicode lower case is its ASCII lower case, so that matching it
+/// case-insensitively in ASCII and by [`email_key`] agree.
+fn folds_as_ascii(email: &str) -> bool {
+    email_key(email) == email.trim().to_ascii_lowercase()
+}
+
+/// The most client addresses [`FlowStarts`] tracks; past it, stale windows are dropped and
+/// then the oldest, so its memory stays bounded.
+const MAX_TRACKED: usize = 100_000;
+
+/// Sign-in flows started per client address in fixed windows of [`FLOW_SECS`], in this
+/// process's memory.
+#[derive(Debug, Default)]
+pub(crate) struct FlowStarts {
+    windows: Mutex<HashMap<IpAddr, (Instant, u32)>>,
+}
+
+impl FlowStarts {
+    /// Counts a start from `client`: false (not counted) when it already made `cap`.
+    fn admit(&self, client: IpAddr, cap: u32) -> bool {
+        let window = Duration::from_secs(FLOW_SECS.unsigned_abs());
+        let now = Instant::now();
+        let mut windows = self.windows.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if windows.len() >= MAX_TRACKED {
+            windows.retain(|_, (first, _)| now.duration_since(*first) < window);
+            if windows.len() >= MAX_TRACKED {
+                let oldest = windows.iter().min_by_key(|(_, (first, _))| *first).map(|(k, _)| *k);
+                oldest.map(|k| windows.remove(&k));
+            }
+        }
+        let (first, count) = windows.entry(address_key(client)).or_insert((now, 0));
+        if now.duration_since(*first) >= window {
+            (*first, *count) = (now, 0);
+        }
+        if *count >= cap {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+}
+
+/// The address flows are counted under: an IPv4 address (mapped ones included) as is, an
+/// IPv6 one by its /64, which one client usually holds whole.
+fn address_key(client: IpAddr) -> IpAddr {
+    match client {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_starts_are_capped_per_address_and_ipv6_per_64() {
+        let starts = FlowStarts::default();
+        let one: IpAddr = "192.0.2.1".parse().unwrap();
+        assert!((0..3).all(|_| starts.admit(one, 3)));
+        assert!(!starts.admit(one, 3), "the fourth start in the window");
+        assert!(starts.admit("192.0.2.2".parse().unwrap(), 3), "another address has its own");
+        assert!(!starts.admit("::ffff:192.0.2.1".parse().unwrap(), 3), "the mapped form is the same address");
+        let v6 = |s: &str| s.parse::<IpAddr>().unwrap();
+        assert!((0..3).all(|i| starts.admit(v6(&format!("2001:db8:1:2::{i}")), 3)));
+        assert!(!starts.admit(v6("2001:db8:1:2:ffff::1"), 3), "same /64");
+        assert!(starts.admit(v6("2001:db8:1:3::1"), 3), "another /64");
+    }
+
+    #[test]
+    fn only_emails_that_fold_as_ascii_are_usable() {
+        assert!(folds_as_ascii(" Kate@Example.com "));
+        assert!(folds_as_ascii("élodie@example.com"), "already lower case");
+        assert!(!folds_as_ascii("\u{212A}ate@example.com"), "Kelvin sign");
+        assert!(!folds_as_ascii("Élodie@example.com"));
     }
 }

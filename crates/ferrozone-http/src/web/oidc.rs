@@ -11,11 +11,13 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
+use ferrozone_domain::providers::ProviderPolicy;
 use ferrozone_domain::service::providers::ProviderSignIn;
 use ferrozone_oidc::{FlowSecrets, Provider, SignInError};
 
 use super::{cookies, html, providers};
 use crate::error::ApiError;
+use crate::extract::ClientAddr;
 use crate::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -31,6 +33,7 @@ type Params = Query<HashMap<String, String>>;
 async fn start(
     State(app): State<AppState>,
     Path(provider_id): Path<String>,
+    ClientAddr(client): ClientAddr,
     Query(params): Params,
 ) -> Result<Response, ApiError> {
     let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
@@ -40,7 +43,10 @@ async fn start(
     }
     let secrets = FlowSecrets::new();
     let return_to = params.get("return_to").map(String::as_str).unwrap_or("/");
-    let started = providers::begin(&app, &provider.id, &secrets.to_bytes(), return_to).await?;
+    let started = match providers::begin(&app, &provider.id, &secrets.to_bytes(), return_to, client).await? {
+        Ok(started) => started,
+        Err(page) => return Ok(page),
+    };
     let url = match app.web.oidc.authorization_url(&provider, &started.state, &secrets).await {
         Ok(url) => url,
         Err(e) => return Ok(failed(&provider, &e)),
@@ -87,7 +93,8 @@ async fn callback(
         Ok(identity) => identity,
         Err(e) => return Ok(clear_flow_cookie(&app, failed(&provider, &e))),
     };
-    let outcome = app.domain.sign_in_with_provider(&provider.id, &identity.email, provider.auto_create_users).await?;
+    let policy = ProviderPolicy { auto_create_users: provider.auto_create_users, allow_admins: provider.allow_admins };
+    let outcome = app.domain.sign_in_through_provider(&provider.id, &identity.email, policy).await?;
     if let (ProviderSignIn::SignedIn(session), Some(token)) = (&outcome, &identity.refresh_token) {
         app.domain.save_oidc_connection(session.user.id, &provider.id, token).await?;
     }

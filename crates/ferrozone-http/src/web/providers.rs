@@ -2,8 +2,11 @@
 //! one-time flow bound to the browser that started it, and the end of the sign-in once a
 //! provider vouched for an email. The protocols (OpenID Connect, SAML) sit on top.
 
+use std::net::IpAddr;
+
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
+use ferrozone_domain::providers::ProviderPolicy;
 use ferrozone_domain::service::providers::{ProviderSignIn, ReturningFlow, FLOW_SECS};
 use zeroize::Zeroizing;
 
@@ -18,13 +21,29 @@ pub struct Started {
     pub cookie: HeaderValue,
 }
 
-/// Starts a sign-in with `provider_id`, remembering `secrets` (sealed) and where to go
-/// afterwards (`return_to`, kept only if it is a local path).
-pub async fn begin(app: &AppState, provider_id: &str, secrets: &[u8], return_to: &str) -> Result<Started, ApiError> {
-    let state = app.domain.begin_sign_in_flow(provider_id, secrets, local_path(return_to)).await?;
+/// Starts a sign-in with `provider_id` for the browser at `client`, remembering `secrets`
+/// (sealed) and where to go afterwards (`return_to`, kept only if it is a local path).
+/// `Err` holds the page to answer instead: the address started too many sign-ins.
+pub async fn begin(
+    app: &AppState,
+    provider_id: &str,
+    secrets: &[u8],
+    return_to: &str,
+    client: IpAddr,
+) -> Result<Result<Started, Response>, ApiError> {
+    let started = app.domain.start_sign_in_flow(provider_id, secrets, local_path(return_to), client).await?;
+    let Some(state) = started else { return Ok(Err(too_many_flows())) };
     let max_age = u64::try_from(FLOW_SECS).unwrap_or(600);
     let cookie = cookies::set(cookies::FLOW, &state, cookies::FLOW_PATH, max_age, app.web.secure_cookies);
-    Ok(Started { state, cookie })
+    Ok(Ok(Started { state, cookie }))
+}
+
+/// 429: this address started too many sign-ins; they expire after [`FLOW_SECS`].
+fn too_many_flows() -> Response {
+    let text = "Too many sign-ins were started from your address. Please wait a few minutes and try again.";
+    let mut response = html::response(StatusCode::TOO_MANY_REQUESTS, html::message("Too many sign-ins", text));
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(FLOW_SECS.unsigned_abs()));
+    response
 }
 
 /// The flow named by `state`, if this browser started it (its flow cookie holds the same
@@ -51,7 +70,9 @@ pub async fn finish(
     email: &str,
     return_to: &str,
 ) -> Result<Response, ApiError> {
-    let outcome = app.domain.sign_in_with_provider(provider_id, email, auto_create).await?;
+    let allow_admins = app.web.providers.policy(provider_id).is_none_or(|p| p.allow_admins);
+    let policy = ProviderPolicy { auto_create_users: auto_create, allow_admins };
+    let outcome = app.domain.sign_in_through_provider(provider_id, email, policy).await?;
     respond(app, headers, outcome, email, return_to).await
 }
 
@@ -86,6 +107,15 @@ pub async fn respond(
         ProviderSignIn::Disabled => {
             refused("Account disabled", "This account is disabled. Ask an administrator to enable it.")
         }
+        ProviderSignIn::AdminNotAllowed => refused(
+            "Not allowed",
+            "Administrators cannot sign in with this sign-in provider. Use another way to sign in.",
+        ),
+        ProviderSignIn::UnusableEmail => refused(
+            "Email not usable",
+            "The email address the identity provider gave cannot be matched safely (it has characters \
+             whose upper and lower case are not plain ASCII). Ask an administrator for help.",
+        ),
     };
     response.headers_mut().append(header::SET_COOKIE, cookies::clear(cookies::FLOW, cookies::FLOW_PATH, secure));
     Ok(response)

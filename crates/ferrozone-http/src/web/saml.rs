@@ -34,7 +34,7 @@ use ferrozone_saml::{
 
 use super::{cookies, html, providers, query_value, redirect, same_secret};
 use crate::error::ApiError;
-use crate::extract::FormFields;
+use crate::extract::{ClientAddr, FormFields};
 use crate::AppState;
 
 /// Ferrozone's SP entity id unless `FERROZONE_SAML_ENTITY_ID` says otherwise: Firezone
@@ -131,6 +131,7 @@ fn acs_url(app: &AppState, config: &SamlProviderConfig) -> String {
 async fn start(
     State(app): State<AppState>,
     Path(id): Path<String>,
+    ClientAddr(client): ClientAddr,
     RawQuery(query): RawQuery,
 ) -> Result<Response, ApiError> {
     let Some((config, idp)) = provider(&app, &id) else {
@@ -138,8 +139,11 @@ async fn start(
     };
     let request_id = new_request_id();
     let secrets = format!("{START}\n{request_id}");
-    let started =
-        providers::begin(&app, &config.id, secrets.as_bytes(), &query_value(query.as_deref(), "return_to")).await?;
+    let return_to = query_value(query.as_deref(), "return_to");
+    let started = match providers::begin(&app, &config.id, secrets.as_bytes(), &return_to, client).await? {
+        Ok(started) => started,
+        Err(page) => return Ok(page),
+    };
     let signer = if config.sign_requests { app.web.saml.keys.as_ref() } else { None };
     let request = AuthnRequest::new(
         request_id,

@@ -4,6 +4,9 @@
 //! Every test runs on the backend the environment selects (SQLite, or PostgreSQL).
 
 mod attacks;
+mod discovery;
+mod flows;
+mod identities;
 mod idp;
 mod refresh;
 mod signin;
@@ -51,7 +54,11 @@ impl Env {
 
     /// `email_in_id_token`: the provider puts the email in ID tokens (else only userinfo has it).
     pub async fn with(email_in_id_token: bool) -> Self {
-        let app = TestApp::new().await;
+        Self::custom(email_in_id_token, TestApp::new().await, |_| {}).await
+    }
+
+    /// Ferrozone `app` with both providers, each configured as `edit` says.
+    pub async fn custom(email_in_id_token: bool, app: TestApp, edit: impl Fn(&mut OidcProviderConfig)) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let callback = |id: &str| format!("{base}/auth/oidc/{id}/callback/");
@@ -68,15 +75,22 @@ impl Env {
             },
         ];
         let idp = Idp::start(&clients, email_in_id_token).await;
-        let provider = |id: &str, label: &str, auto_create_users: bool| OidcProviderConfig {
-            id: id.into(),
-            label: label.into(),
-            client_id: CLIENT_ID.into(),
-            client_secret: Zeroizing::new(SECRET.into()),
-            discovery_document_uri: idp.discovery_uri(),
-            scope: "openid email profile".into(),
-            redirect_uri: None,
-            auto_create_users,
+        let provider = |id: &str, label: &str, auto_create_users: bool| {
+            let mut config = OidcProviderConfig {
+                id: id.into(),
+                label: label.into(),
+                client_id: CLIENT_ID.into(),
+                client_secret: Zeroizing::new(SECRET.into()),
+                discovery_document_uri: idp.discovery_uri(),
+                scope: "openid email profile offline_access".into(),
+                redirect_uri: None,
+                auto_create_users,
+                allow_admins: true,
+                require_verified_email: false,
+                consent_prompt: true,
+            };
+            edit(&mut config);
+            config
         };
         let providers = Providers {
             oidc: vec![provider("idp", "Test IdP", false), provider("auto", "Test IdP (open)", true)],

@@ -107,8 +107,13 @@ pub type Switch = Arc<Mutex<Option<(&'static str, Failure)>>>;
 pub async fn flaky_app() -> (TestApp, Switch) {
     let failing = Arc::new(Mutex::new(None));
     let switch = failing.clone();
-    let app = TestApp::build(|_| {}, move |inner| Arc::new(Flaky { inner, failing })).await;
+    let app = TestApp::build(|_| {}, move |inner| flaky(inner, failing)).await;
     (app, switch)
+}
+
+/// `inner` behind a store that fails as `failing` says.
+pub fn flaky(inner: Arc<dyn Store>, failing: Switch) -> Arc<dyn Store> {
+    Arc::new(Flaky { inner, failing })
 }
 
 pub async fn call(app: &TestApp, method: Method, path: &str, body: Option<serde_json::Value>) -> TestResponse {

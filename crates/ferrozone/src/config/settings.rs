@@ -132,8 +132,14 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_SESSION_HOURS", default_value_t = 24,
           value_parser = clap::value_parser!(u32).range(1..=8760))]
     pub session_hours: u32,
+    /// Provider sign-ins (SAML, OpenID Connect) one client address may start per 10 minutes
+    /// (an IPv6 address counts by its /64); each stores a flow until it ends or expires.
+    #[arg(long, global = true, env = "FERROZONE_SIGN_IN_FLOWS_PER_ADDRESS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub sign_in_flows_per_address: u32,
     /// OpenID Connect providers: a JSON list of {id, label, client_id, client_secret,
-    /// discovery_document_uri, scope, redirect_uri, auto_create_users} (docs/operations.md).
+    /// discovery_document_uri, scope, redirect_uri, auto_create_users, allow_admins,
+    /// require_verified_email, consent_prompt} (docs/operations.md).
     #[arg(
         long,
         global = true,
@@ -143,7 +149,8 @@ pub struct Config {
     )]
     pub openid_connect_providers: Option<String>,
     /// SAML identity providers: a JSON list of {id, label, metadata, sign_requests,
-    /// signed_assertion_in_resp, signed_envelopes_in_resp, auto_create_users} (docs/operations.md).
+    /// signed_assertion_in_resp, signed_envelopes_in_resp, auto_create_users, allow_admins}
+    /// (docs/operations.md).
     #[arg(long, global = true, env = "FERROZONE_SAML_IDENTITY_PROVIDERS", value_name = "JSON")]
     pub saml_identity_providers: Option<String>,
     /// The SAML service provider's entity id, the Audience IdPs assert (alias SAML_ENTITY_ID).
@@ -242,6 +249,7 @@ impl Config {
             token_days: self.api_token_days,
             token_max_days: self.api_token_max_days,
             session_hours: self.session_hours,
+            sign_in_flows_per_address: self.sign_in_flows_per_address,
         })
     }
 

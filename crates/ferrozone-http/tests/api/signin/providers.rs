@@ -17,6 +17,8 @@ fn signed_in(outcome: ProviderSignIn) -> ferrozone_domain::service::sessions::Ne
         ProviderSignIn::SignedIn(session) => session,
         ProviderSignIn::NotAllowed => panic!("refused: not allowed"),
         ProviderSignIn::Disabled => panic!("refused: disabled"),
+        ProviderSignIn::AdminNotAllowed => panic!("refused: an admin"),
+        ProviderSignIn::UnusableEmail => panic!("refused: the email"),
     }
 }
 
