@@ -205,7 +205,7 @@ pub fn sign_enveloped(xml: &str, pair: &SpKeyPair, after: Option<(&str, &str)>) 
     // prefix it uses.
     let info_doc = crate::xml::parse(&signed_info)?;
     let canonical_info = canonicalize(info_doc.root_element(), None, &Options::default());
-    let value = engine.encode(pair.sign_sha256(canonical_info.as_bytes()));
+    let value = engine.encode(pair.sign_sha256(canonical_info.as_bytes()).map_err(|e| e.to_string())?);
     let signature = format!(
         concat!(
             r#"<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#">{info}"#,

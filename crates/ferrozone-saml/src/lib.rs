@@ -40,6 +40,10 @@ pub enum Error {
     Key(String),
     #[error("SAML response refused: {0}")]
     Refused(String),
+    /// Ferrozone could not make a message of its own (sign or deflate it): never sent
+    /// unsigned or empty instead.
+    #[error("SAML message not made: {0}")]
+    Build(String),
 }
 
 pub(crate) fn refused(message: impl Into<String>) -> Error {

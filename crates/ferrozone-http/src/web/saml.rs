@@ -150,6 +150,10 @@ async fn start(
         Utc::now(),
         signer,
     );
+    let request = match request {
+        Ok(request) => request,
+        Err(e) => return Ok(not_made(&config.id, &e)),
+    };
     let response = match request.outgoing {
         Outgoing::Redirect(url) => providers::to_provider(&url, started.cookie),
         Outgoing::Post { url, fields } => post_page(&config.label, &url, &fields).map(|mut response| {
@@ -158,6 +162,14 @@ async fn start(
         }),
     };
     Ok(response.unwrap_or_else(unusable_sso_url))
+}
+
+/// A 500 page, logged, for a message Ferrozone could not make (sign or deflate): it is
+/// never sent unsigned or empty instead.
+fn not_made(provider: &str, error: &ferrozone_saml::Error) -> Response {
+    tracing::error!(provider = %provider, error = %error, "SAML message not made");
+    let text = "Ferrozone could not prepare the sign-in request. The error is logged.";
+    html::response(StatusCode::INTERNAL_SERVER_ERROR, html::message("Sign-in unavailable", text))
 }
 
 fn unusable_sso_url() -> Response {
@@ -275,7 +287,10 @@ async fn metadata(State(app): State<AppState>, Path(id): Path<String>) -> Respon
         sp_metadata(&app.web.saml.entity_id, &acs_url(&app, config), signing, config.signed_assertion_in_resp);
     // Signed when asked to and a key pair is configured (it is optional without sign_requests).
     if let Some(pair) = app.web.saml.keys.as_ref().filter(|_| config.sign_metadata) {
-        xml = sign_metadata(&xml, pair);
+        xml = match sign_metadata(&xml, pair) {
+            Ok(signed) => signed,
+            Err(e) => return not_made(&config.id, &e),
+        };
     }
     let mut response = Response::new(axum::body::Body::from(xml));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/samlmetadata+xml"));
