@@ -4,6 +4,7 @@
 //! The attack cases come from the IdP's own configuration (another key, an expired
 //! lifetime, another audience, no signature), except the altered assertion.
 
+mod consumer;
 mod idp;
 
 use base64::Engine as _;
