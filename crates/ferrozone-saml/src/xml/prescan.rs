@@ -76,8 +76,13 @@ impl<'a> Scan<'a> {
     }
 
     fn skip_past(&mut self, end: &str) -> Result<(), String> {
-        let found = self.text[self.at..].find(end).ok_or_else(|| malformed(&format!("no closing `{end}`")))?;
-        self.at += found + end.len();
+        let rest = &self.text[self.at..];
+        // A one-character end is searched as a byte (memchr), not as a substring.
+        let found = match end.as_bytes() {
+            [byte] => rest.bytes().position(|b| b == *byte),
+            _ => rest.find(end),
+        };
+        self.at += found.ok_or_else(|| malformed(&format!("no closing `{end}`")))? + end.len();
         Ok(())
     }
 
