@@ -18,8 +18,16 @@ pub struct Options {
     pub inclusive_prefixes: Vec<String>,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many times this thread canonicalized: lets tests see what verification computed.
+    pub static CANONICALIZED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The canonical form of `apex` and its descendants, without `exclude` (and its subtree).
 pub fn canonicalize(apex: Node<'_, '_>, exclude: Option<NodeId>, options: &Options) -> String {
+    #[cfg(test)]
+    CANONICALIZED.with(|count| count.set(count.get() + 1));
     let mut out = String::new();
     let mut rendered: Vec<(String, String)> = Vec::new();
     element(apex, exclude, options, &mut rendered, &mut out);

@@ -3,9 +3,12 @@
 
 use base64::Engine as _;
 use rsa::pkcs1::DecodeRsaPrivateKey;
+use rsa::pkcs1v15::SigningKey;
 use rsa::pkcs8::{DecodePrivateKey, DecodePublicKey};
+use rsa::rand_core::CryptoRngCore;
+use rsa::signature::{RandomizedSigner, SignatureEncoding};
 use rsa::traits::PublicKeyParts;
-use rsa::{Pkcs1v15Sign, RsaPrivateKey, RsaPublicKey};
+use rsa::{RsaPrivateKey, RsaPublicKey};
 use sha2::{Digest, Sha256};
 use x509_cert::der::{Decode, Encode};
 use x509_cert::Certificate;
@@ -84,11 +87,18 @@ impl SpKeyPair {
         base64::engine::general_purpose::STANDARD.encode(&self.certificate)
     }
 
-    /// An RSA-SHA256 (PKCS#1 v1.5) signature of `data`.
-    pub fn sign_sha256(&self, data: &[u8]) -> Vec<u8> {
-        let hashed = Sha256::digest(data);
-        // Signing with a valid key and a SHA-256 digest cannot fail.
-        self.key.sign(Pkcs1v15Sign::new::<Sha256>(), &hashed).unwrap_or_default()
+    /// An RSA-SHA256 (PKCS#1 v1.5) signature of `data`, blinded with the system's random
+    /// generator (so its timing does not depend on the private key).
+    pub fn sign_sha256(&self, data: &[u8]) -> Result<Vec<u8>, Error> {
+        self.sign_sha256_with_rng(&mut rand::thread_rng(), data)
+    }
+
+    /// [`Self::sign_sha256`], blinded with `rng`.
+    fn sign_sha256_with_rng(&self, rng: &mut impl CryptoRngCore, data: &[u8]) -> Result<Vec<u8>, Error> {
+        let signer = SigningKey::<Sha256>::new(self.key.clone());
+        let signature =
+            signer.try_sign_with_rng(rng, data).map_err(|e| Error::Key(format!("RSA signing failed: {e}")))?;
+        Ok(signature.to_vec())
     }
 
     #[cfg(test)]
@@ -99,6 +109,8 @@ impl SpKeyPair {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use rsa::Pkcs1v15Sign;
+
     use super::*;
 
     pub const IDP_CERT: &str = include_str!("../../../tests/idp/saml/keys/idp.crt");
@@ -109,11 +121,47 @@ pub(crate) mod tests {
         certificate_key(&pem_block(IDP_CERT, "CERTIFICATE").unwrap()).unwrap()
     }
 
+    /// A random generator that counts how often it is drawn from.
+    struct Counting(usize, rand::rngs::ThreadRng);
+
+    impl rand::RngCore for Counting {
+        fn next_u32(&mut self) -> u32 {
+            self.0 += 1;
+            self.1.next_u32()
+        }
+        fn next_u64(&mut self) -> u64 {
+            self.0 += 1;
+            self.1.next_u64()
+        }
+        fn fill_bytes(&mut self, dest: &mut [u8]) {
+            self.0 += 1;
+            self.1.fill_bytes(dest);
+        }
+        fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand::Error> {
+            self.0 += 1;
+            self.1.try_fill_bytes(dest)
+        }
+    }
+
+    impl rand::CryptoRng for Counting {}
+
+    #[test]
+    fn signs_blinded_with_a_random_generator() {
+        let pair = SpKeyPair::from_pem(SP_KEY, SP_CERT).unwrap();
+        let mut rng = Counting(0, rand::thread_rng());
+        let signature = pair.sign_sha256_with_rng(&mut rng, b"data").unwrap();
+        assert!(rng.0 > 0, "the blinding factor comes from the generator");
+        // PKCS#1 v1.5 is deterministic: blinding changes the computation, not the signature.
+        assert_eq!(signature, pair.sign_sha256(b"data").unwrap());
+        let hashed = Sha256::digest(b"data");
+        pair.public_key().verify(Pkcs1v15Sign::new::<Sha256>(), &hashed, &signature).unwrap();
+    }
+
     #[test]
     fn reads_certificates_and_matching_key_pairs() {
         assert!(idp_key().size() * 8 >= MIN_RSA_BITS);
         let pair = SpKeyPair::from_pem(SP_KEY, SP_CERT).unwrap();
-        let signature = pair.sign_sha256(b"data");
+        let signature = pair.sign_sha256(b"data").unwrap();
         let hashed = Sha256::digest(b"data");
         pair.public_key().verify(Pkcs1v15Sign::new::<Sha256>(), &hashed, &signature).unwrap();
         assert!(format!("{pair:?}").contains("certificate_sha256"), "the key is never printed");

@@ -8,8 +8,12 @@
 //! comments, with an `InclusiveNamespaces` prefix list) of the element a signature covers,
 //! the enveloped-signature transform, SHA-256/SHA-512 digests and RSA-SHA256/RSA-SHA512
 //! signatures (SHA-1 is refused), checked with a certificate from the IdP's metadata only,
-//! never one the message carries. What is consumed is exactly the element the signature
-//! covers (see [`response`]).
+//! never one the message carries, over `SignedInfo` first and only then the digest. What is
+//! consumed is exactly the element the signature covers (see [`response`]).
+//!
+//! Every document is pre-scanned in one linear pass before it is parsed (elements,
+//! attributes and namespace declarations per element and in all, depth: `xml::prescan`), so
+//! that no document within the size limit costs more than a few milliseconds.
 
 mod c14n;
 mod dsig;
@@ -36,6 +40,10 @@ pub enum Error {
     Key(String),
     #[error("SAML response refused: {0}")]
     Refused(String),
+    /// Ferrozone could not make a message of its own (sign or deflate it): never sent
+    /// unsigned or empty instead.
+    #[error("SAML message not made: {0}")]
+    Build(String),
 }
 
 pub(crate) fn refused(message: impl Into<String>) -> Error {

@@ -15,6 +15,7 @@ use flate2::Compression;
 use crate::keys::SpKeyPair;
 use crate::metadata::{IdpMetadata, SsoBinding, BINDING_POST};
 use crate::xml::{escape, NS_ASSERTION};
+use crate::Error;
 
 /// Every request id Ferrozone makes starts with this (an XML ID must not start with a digit).
 pub const REQUEST_ID_PREFIX: &str = "_fz";
@@ -47,7 +48,8 @@ pub fn new_request_id() -> String {
 impl AuthnRequest {
     /// The request `id` (from [`new_request_id`]) from the SP `sp_entity_id`, whose response
     /// goes to `acs_url` by HTTP-POST; `relay_state` comes back with the response. Signed
-    /// with `signer` when given.
+    /// with `signer` when given: an error, never an unsigned or empty request, when signing
+    /// or deflating fails.
     pub fn new(
         id: String,
         idp: &IdpMetadata,
@@ -56,7 +58,7 @@ impl AuthnRequest {
         relay_state: &str,
         now: DateTime<Utc>,
         signer: Option<&SpKeyPair>,
-    ) -> Self {
+    ) -> Result<Self, Error> {
         let xml = format!(
             concat!(
                 r#"<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" "#,
@@ -76,19 +78,21 @@ impl AuthnRequest {
         let engine = base64::engine::general_purpose::STANDARD;
         if idp.sso_binding == SsoBinding::Post {
             let xml = match signer {
-                // The request is Ferrozone's own well-formed XML with an ID and an Issuer.
-                Some(pair) => crate::dsig::sign_enveloped(&xml, pair, Some((NS_ASSERTION, "Issuer"))).unwrap_or(xml),
+                Some(pair) => crate::dsig::sign_enveloped(&xml, pair, Some((NS_ASSERTION, "Issuer")))
+                    .map_err(|e| Error::Build(format!("signing the AuthnRequest: {e}")))?,
                 None => xml,
             };
             let mut fields = vec![("SAMLRequest".to_owned(), engine.encode(xml))];
             if !relay_state.is_empty() {
                 fields.push(("RelayState".to_owned(), relay_state.to_owned()));
             }
-            return Self { id, outgoing: Outgoing::Post { url: idp.sso_url.clone(), fields } };
+            return Ok(Self { id, outgoing: Outgoing::Post { url: idp.sso_url.clone(), fields } });
         }
         let mut encoder = DeflateEncoder::new(Vec::new(), Compression::default());
-        // Writing into a Vec cannot fail.
-        let deflated = encoder.write_all(xml.as_bytes()).and_then(|()| encoder.finish()).unwrap_or_default();
+        let deflated = encoder
+            .write_all(xml.as_bytes())
+            .and_then(|()| encoder.finish())
+            .map_err(|e| Error::Build(format!("deflating the AuthnRequest: {e}")))?;
         let mut query = form_urlencoded::Serializer::new(String::new());
         query.append_pair("SAMLRequest", &engine.encode(deflated));
         if !relay_state.is_empty() {
@@ -99,11 +103,11 @@ impl AuthnRequest {
         }
         let mut query = query.finish();
         if let Some(signer) = signer {
-            let signature = engine.encode(signer.sign_sha256(query.as_bytes()));
+            let signature = engine.encode(signer.sign_sha256(query.as_bytes())?);
             query = form_urlencoded::Serializer::new(query).append_pair("Signature", &signature).finish();
         }
         let separator = if idp.sso_url.contains('?') { '&' } else { '?' };
-        Self { id, outgoing: Outgoing::Redirect(format!("{}{separator}{query}", idp.sso_url)) }
+        Ok(Self { id, outgoing: Outgoing::Redirect(format!("{}{separator}{query}", idp.sso_url)) })
     }
 }
 
@@ -156,7 +160,8 @@ mod tests {
             "state&1",
             now,
             None,
-        );
+        )
+        .unwrap();
         assert!(request.id.starts_with(REQUEST_ID_PREFIX) && request.id.len() == REQUEST_ID_PREFIX.len() + 32);
         assert!(redirect_url(&request).starts_with("https://idp.example/sso?x=1&SAMLRequest="));
         let fields = query(redirect_url(&request));
@@ -178,7 +183,8 @@ mod tests {
             "s",
             now,
             None,
-        );
+        )
+        .unwrap();
         assert_ne!(other.id, request.id, "ids are random");
     }
 
@@ -193,7 +199,8 @@ mod tests {
             "s",
             Utc::now(),
             Some(&pair),
-        );
+        )
+        .unwrap();
         let query = redirect_url(&request).split_once('?').unwrap().1;
         let (signed, signature) = query.split_once("&Signature=").unwrap();
         assert!(
@@ -222,7 +229,8 @@ mod post_tests {
         };
         let pair = SpKeyPair::from_pem(SP_KEY, SP_CERT).unwrap();
         let request =
-            AuthnRequest::new(new_request_id(), &idp, "urn:sp", "https://sp/acs", "s", Utc::now(), Some(&pair));
+            AuthnRequest::new(new_request_id(), &idp, "urn:sp", "https://sp/acs", "s", Utc::now(), Some(&pair))
+                .unwrap();
         let Outgoing::Post { url, fields } = &request.outgoing else { panic!("{:?}", request.outgoing) };
         assert_eq!(url, "https://idp.example/post");
         assert_eq!(fields[1], ("RelayState".to_owned(), "s".to_owned()));
@@ -235,7 +243,8 @@ mod post_tests {
         let signature = root.children().nth(1).unwrap();
         crate::dsig::verify(root, signature, &[pair.public_key()]).unwrap();
 
-        let unsigned = AuthnRequest::new(new_request_id(), &idp, "urn:sp", "https://sp/acs", "", Utc::now(), None);
+        let unsigned =
+            AuthnRequest::new(new_request_id(), &idp, "urn:sp", "https://sp/acs", "", Utc::now(), None).unwrap();
         let Outgoing::Post { fields, .. } = &unsigned.outgoing else { panic!() };
         assert_eq!(fields.len(), 1, "no RelayState when empty");
     }

@@ -4,11 +4,13 @@
 
 use crate::keys::SpKeyPair;
 use crate::xml::escape;
+use crate::Error;
 
 /// `metadata` (from [`sp_metadata`]) with an enveloped signature by `pair` over its
-/// `EntityDescriptor`, placed first in it as the metadata schema wants.
-pub fn sign_metadata(metadata: &str, pair: &SpKeyPair) -> String {
-    crate::dsig::sign_enveloped(metadata, pair, None).unwrap_or_else(|_| metadata.to_owned())
+/// `EntityDescriptor`, placed first in it as the metadata schema wants. An error, never the
+/// metadata unsigned, when it cannot be signed.
+pub fn sign_metadata(metadata: &str, pair: &SpKeyPair) -> Result<String, Error> {
+    crate::dsig::sign_enveloped(metadata, pair, None).map_err(|e| Error::Build(format!("signing the metadata: {e}")))
 }
 
 /// The SP's `EntityDescriptor`. Assertions are wanted signed (`WantAssertionsSigned`) when
@@ -75,7 +77,7 @@ mod tests {
         let cert = doc.descendants().find(|n| n.has_tag_name((NS_DSIG, "X509Certificate"))).unwrap();
         assert_eq!(cert.text(), Some(pair.certificate_base64().as_str()));
 
-        let signed = sign_metadata(&xml, &pair);
+        let signed = sign_metadata(&xml, &pair).unwrap();
         let doc = roxmltree::Document::parse(&signed).unwrap();
         let root = doc.root_element();
         let signature = root.first_element_child().unwrap();
@@ -88,5 +90,13 @@ mod tests {
 
         let unsigned = sp_metadata("urn:sp", "https://sp/acs", None, false);
         assert!(unsigned.contains(r#"AuthnRequestsSigned="false""#) && !unsigned.contains("KeyDescriptor"));
+    }
+
+    #[test]
+    fn says_when_it_cannot_sign_rather_than_sending_unsigned_metadata() {
+        let pair = SpKeyPair::from_pem(SP_KEY, SP_CERT).unwrap();
+        let without_id = r#"<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="e"/>"#;
+        let error = sign_metadata(without_id, &pair).unwrap_err();
+        assert!(matches!(&error, Error::Build(m) if m.contains("no ID")), "{error}");
     }
 }

@@ -1,5 +1,7 @@
 //! Small helpers over `roxmltree`: parsing with limits, namespaced children, strict text.
 
+mod prescan;
+
 use roxmltree::{Document, Node, ParsingOptions};
 
 pub const NS_PROTOCOL: &str = "urn:oasis:names:tc:SAML:2.0:protocol";
@@ -14,14 +16,13 @@ const NODES_LIMIT: u32 = 50_000;
 /// Deeper than any SAML message; canonicalization recurses, so depth is bounded.
 pub const DEPTH_LIMIT: usize = 64;
 
-/// Parses `text`, refusing DTDs (so no entity expansion) and oversized documents.
+/// Parses `text`, refusing DTDs (so no entity expansion) and oversized documents. The
+/// linear [`prescan`] runs first: the parser's own duplicate checks are quadratic in the
+/// attributes and namespace declarations of one element.
 pub fn parse(text: &str) -> Result<Document<'_>, String> {
+    prescan::check(text)?;
     let options = ParsingOptions { allow_dtd: false, nodes_limit: NODES_LIMIT, ..ParsingOptions::default() };
-    let doc = Document::parse_with_options(text, options).map_err(|e| format!("not well-formed XML: {e}"))?;
-    if doc.descendants().any(|n| n.ancestors().count() > DEPTH_LIMIT) {
-        return Err("XML nested too deeply".into());
-    }
-    Ok(doc)
+    Document::parse_with_options(text, options).map_err(|e| format!("not well-formed XML: {e}"))
 }
 
 /// Whether `node` is the element `{ns}name`.

@@ -18,9 +18,12 @@
 //! state, is the session created: a response cannot sign in a browser that did not start
 //! the flow.
 
-use std::collections::HashMap;
+mod consumer;
 
-use axum::extract::{Path, RawQuery, State};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
@@ -32,27 +35,37 @@ use ferrozone_saml::{
     IdpMetadata, Outgoing, SpKeyPair,
 };
 
+pub use self::consumer::{SamlLimits, DEFAULT_BODY_LIMIT};
 use super::{cookies, html, providers, query_value, redirect, same_secret};
 use crate::error::ApiError;
-use crate::extract::{ClientAddr, FormFields};
+use crate::extract::ClientAddr;
 use crate::AppState;
 
 /// Ferrozone's SP entity id unless `FERROZONE_SAML_ENTITY_ID` says otherwise: Firezone
 /// 0.x's default, so IdPs configured for it keep working.
 pub const DEFAULT_ENTITY_ID: &str = "urn:firezone.dev:firezone-app";
 
-/// The SAML service provider: its entity id, its key pair (for signing requests) and each
-/// configured IdP's parsed metadata.
+/// The SAML service provider: its entity id, its key pair (for signing requests), each
+/// configured IdP's parsed metadata, and the assertion consumer's limits.
 #[derive(Debug)]
 pub struct SamlSp {
     entity_id: String,
     keys: Option<SpKeyPair>,
-    idps: HashMap<String, IdpMetadata>,
+    idps: HashMap<String, Arc<IdpMetadata>>,
+    body_limit: usize,
+    gate: consumer::Gate,
 }
 
 impl Default for SamlSp {
     fn default() -> Self {
-        Self { entity_id: DEFAULT_ENTITY_ID.to_owned(), keys: None, idps: HashMap::new() }
+        let limits = SamlLimits::default();
+        Self {
+            entity_id: DEFAULT_ENTITY_ID.to_owned(),
+            keys: None,
+            idps: HashMap::new(),
+            body_limit: limits.body_limit,
+            gate: consumer::Gate::new(limits.concurrency),
+        }
     }
 }
 
@@ -87,9 +100,22 @@ impl SamlSp {
                      (set FERROZONE_SAML_KEYFILE and FERROZONE_SAML_CERTFILE)"
                 ));
             }
-            idps.insert(provider.id.clone(), metadata);
+            idps.insert(provider.id.clone(), Arc::new(metadata));
         }
-        Ok(Self { entity_id: entity_id.to_owned(), keys, idps })
+        Ok(Self { entity_id: entity_id.to_owned(), keys, idps, ..Self::default() })
+    }
+
+    /// This SP with the assertion consumer's `limits` (else [`SamlLimits::default`]).
+    #[must_use]
+    pub fn with_limits(self, limits: SamlLimits) -> Self {
+        Self { body_limit: limits.body_limit, gate: consumer::Gate::new(limits.concurrency), ..self }
+    }
+
+    /// Takes a place in the consumer's verification queue, as a response being verified
+    /// does; `None` when it is full. For tests that fill it.
+    #[doc(hidden)]
+    pub fn hold_verification_place(&self) -> Option<impl Send> {
+        self.gate.try_enter()
     }
 }
 
@@ -109,7 +135,7 @@ const START: &str = "saml-start";
 const FINISH: &str = "saml-finish";
 
 /// The provider `id` with its parsed metadata, if both exist.
-fn provider<'a>(app: &'a AppState, id: &str) -> Option<(&'a SamlProviderConfig, &'a IdpMetadata)> {
+fn provider<'a>(app: &'a AppState, id: &str) -> Option<(&'a SamlProviderConfig, &'a Arc<IdpMetadata>)> {
     let config = app.web.providers.saml(id)?;
     Some((config, app.web.saml.idps.get(id)?))
 }
@@ -154,6 +180,10 @@ async fn start(
         Utc::now(),
         signer,
     );
+    let request = match request {
+        Ok(request) => request,
+        Err(e) => return Ok(not_made(&config.id, &e)),
+    };
     let response = match request.outgoing {
         Outgoing::Redirect(url) => providers::to_provider(&url, started.cookie),
         Outgoing::Post { url, fields } => post_page(&config.label, &url, &fields).map(|mut response| {
@@ -162,6 +192,14 @@ async fn start(
         }),
     };
     Ok(response.unwrap_or_else(unusable_sso_url))
+}
+
+/// A 500 page, logged, for a message Ferrozone could not make (sign or deflate): it is
+/// never sent unsigned or empty instead.
+fn not_made(provider: &str, error: &ferrozone_saml::Error) -> Response {
+    tracing::error!(provider = %provider, error = %error, "SAML message not made");
+    let text = "Ferrozone could not prepare the sign-in request. The error is logged.";
+    html::response(StatusCode::INTERNAL_SERVER_ERROR, html::message("Sign-in unavailable", text))
 }
 
 fn unusable_sso_url() -> Response {
@@ -196,18 +234,24 @@ fn post_page(label: &str, url: &str, fields: &[(String, String)]) -> Option<Resp
     Some(response)
 }
 
-/// The assertion consumer service: verifies the IdP's response to the flow's request.
-async fn consume(
-    State(app): State<AppState>,
-    Path(id): Path<String>,
-    FormFields(fields): FormFields,
-) -> Result<Response, ApiError> {
+/// The assertion consumer service: verifies the IdP's response to the flow's request, off
+/// the async workers and within the consumer's limits ([`consumer`]). A full queue answers
+/// 503 before the flow is taken, so the same response can be posted again.
+async fn consume(State(app): State<AppState>, Path(id): Path<String>, request: Request) -> Result<Response, ApiError> {
     let Some((config, idp)) = provider(&app, &id) else {
         return Ok(providers::unknown_provider());
     };
-    let relay_state = fields.get("RelayState").map(String::as_str).unwrap_or_default();
+    let mut fields = match consumer::form(request, app.web.saml.body_limit).await {
+        Ok(fields) => fields,
+        Err(page) => return Ok(page),
+    };
+    let Some(admitted) = app.web.saml.gate.try_enter() else {
+        tracing::warn!(provider = %config.id, "SAML response refused: the verification queue is full");
+        return Ok(consumer::busy());
+    };
+    let relay_state = fields.get("RelayState").cloned().unwrap_or_default();
     // IdP-initiated sign-in (no flow) is not supported: it cannot be bound to a request.
-    let Some(flow) = app.domain.take_sign_in_flow(&config.id, relay_state).await? else {
+    let Some(flow) = app.domain.take_sign_in_flow(&config.id, &relay_state).await? else {
         tracing::info!(provider = %config.id, "SAML response without a pending flow (replayed, expired or unsolicited)");
         return Ok(providers::unknown_flow());
     };
@@ -215,18 +259,22 @@ async fn consume(
     let Some(request_id) = secrets.strip_prefix(START).and_then(|rest| rest.strip_prefix('\n')) else {
         return Ok(providers::unknown_flow());
     };
-    let acs = acs_url(&app, config);
-    let expected = Expected {
-        idp,
-        sp_entity_id: &app.web.saml.entity_id,
-        acs_url: &acs,
-        request_id,
+    let check = Check {
+        idp: Arc::clone(idp),
+        sp_entity_id: app.web.saml.entity_id.clone(),
+        acs_url: acs_url(&app, config),
+        request_id: request_id.to_owned(),
         require_signed_assertion: config.signed_assertion_in_resp,
         require_signed_response: config.signed_envelopes_in_resp,
-        now: Utc::now(),
     };
-    let verified = decode_post_response(fields.get("SAMLResponse").map(String::as_str).unwrap_or_default())
-        .and_then(|xml| verify_response(&xml, &expected));
+    let encoded = fields.remove("SAMLResponse").unwrap_or_default();
+    let running = admitted.run().await;
+    let verified = tokio::task::spawn_blocking(move || {
+        let _running = running;
+        check.verify(&encoded)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("SAML response verification failed: {e}")))?;
     let verified = match verified {
         Ok(verified) => verified,
         Err(e) => {
@@ -241,6 +289,32 @@ async fn consume(
     let state = app.domain.begin_sign_in_flow(&config.id, secrets.as_bytes(), &flow.return_to).await?;
     let query = form_urlencoded::Serializer::new(String::new()).append_pair("state", &state).finish();
     Ok(redirect(&format!("/auth/saml/finish/{}?{query}", config.id)))
+}
+
+/// What a response must match, owned: it goes to the blocking pool.
+struct Check {
+    idp: Arc<IdpMetadata>,
+    sp_entity_id: String,
+    acs_url: String,
+    request_id: String,
+    require_signed_assertion: bool,
+    require_signed_response: bool,
+}
+
+impl Check {
+    /// Decodes and verifies the posted `SAMLResponse` field `encoded`.
+    fn verify(&self, encoded: &str) -> Result<ferrozone_saml::Verified, ferrozone_saml::Error> {
+        let expected = Expected {
+            idp: &self.idp,
+            sp_entity_id: &self.sp_entity_id,
+            acs_url: &self.acs_url,
+            request_id: &self.request_id,
+            require_signed_assertion: self.require_signed_assertion,
+            require_signed_response: self.require_signed_response,
+            now: Utc::now(),
+        };
+        decode_post_response(encoded).and_then(|xml| verify_response(&xml, &expected))
+    }
 }
 
 /// Creates the session, in the browser that started the flow only.
@@ -279,7 +353,10 @@ async fn metadata(State(app): State<AppState>, Path(id): Path<String>) -> Respon
         sp_metadata(&app.web.saml.entity_id, &acs_url(&app, config), signing, config.signed_assertion_in_resp);
     // Signed when asked to and a key pair is configured (it is optional without sign_requests).
     if let Some(pair) = app.web.saml.keys.as_ref().filter(|_| config.sign_metadata) {
-        xml = sign_metadata(&xml, pair);
+        xml = match sign_metadata(&xml, pair) {
+            Ok(signed) => signed,
+            Err(e) => return not_made(&config.id, &e),
+        };
     }
     let mut response = Response::new(axum::body::Body::from(xml));
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/samlmetadata+xml"));

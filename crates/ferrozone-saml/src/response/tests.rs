@@ -219,3 +219,52 @@ fn takes_the_email_from_an_attribute_when_the_name_id_is_not_one() {
     let no_email = persistent.replace("Name=\"mail\"", "Name=\"name\"");
     assert!(check_in(&no_email).is_err());
 }
+
+mod attacks {
+    include!("../../testdata/attacks.rs");
+}
+
+#[test]
+fn refuses_a_namespace_bomb_before_parsing_it() {
+    // Issue 16 finding 1: 66 KB that held a release build for 22 s.
+    let bomb = attacks::namespace_bomb(ASSERTION_SIGNED, 1_000, 3_000, 8_000);
+    assert!((60_000..80_000).contains(&bomb.len()), "{} bytes", bomb.len());
+    refused_with(check(&bomb, |_| {}), "declares more than 32 namespaces");
+}
+
+#[test]
+fn refuses_an_element_with_thousands_of_attributes_before_parsing_it() {
+    // Issue 16 finding 2: the parser's duplicate checks are quadratic.
+    refused_with(check(&attacks::attribute_bomb(ASSERTION_SIGNED, 24_000), |_| {}), "more than 64 attributes");
+    refused_with(check(&attacks::declaration_bomb(ASSERTION_SIGNED, 10_000), |_| {}), "more than 32 namespaces");
+}
+
+#[test]
+fn caps_inclusive_prefix_lists() {
+    let listed = |prefixes| attacks::namespace_bomb(ASSERTION_SIGNED, 0, prefixes, 0);
+    refused_with(check(&listed(9), |_| {}), "PrefixList names more than 8 prefixes");
+    // Within the cap, the list is read (and, not being the IdP's, breaks the signature).
+    refused_with(check(&listed(8), |_| {}), "not made by a key");
+}
+
+/// How many canonicalizations verifying `xml` took.
+fn canonicalizations(xml: &str) -> (Result<Verified, Error>, usize) {
+    let before = crate::c14n::CANONICALIZED.with(std::cell::Cell::get);
+    let result = check(xml, |_| {});
+    (result, crate::c14n::CANONICALIZED.with(std::cell::Cell::get) - before)
+}
+
+#[test]
+fn checks_the_signature_before_digesting_the_reference() {
+    let altered = ASSERTION_SIGNED.replace("alice@example.com", "admin@localhost");
+    let value = "<SignatureValue>";
+    let forged = altered.replacen(&format!("{value}du"), &format!("{value}AA"), 1);
+    assert_ne!(forged, altered);
+    let (result, count) = canonicalizations(&forged);
+    refused_with(result, "not made by a key in the IdP's metadata");
+    assert_eq!(count, 1, "only SignedInfo was canonicalized, no reference digested");
+    // A good signature over an altered element: then, and only then, the digest.
+    let (result, count) = canonicalizations(&altered);
+    refused_with(result, "digest does not match");
+    assert_eq!(count, 2);
+}

@@ -163,6 +163,16 @@ pub struct Config {
     /// PEM certificate of that key, published in the SP metadata (alias SAML_CERTFILE_PATH).
     #[arg(long, global = true, env = "FERROZONE_SAML_CERTFILE", value_name = "FILE")]
     pub saml_certfile: Option<PathBuf>,
+    /// SAML responses verified at once, 1–256 (as many more may wait; beyond that, 503)
+    /// [default: the number of CPU cores].
+    #[arg(long, global = true, env = "FERROZONE_SAML_VERIFY_CONCURRENCY",
+          value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub saml_verify_concurrency: Option<u32>,
+    /// Largest request body the SAML assertion consumer reads, in bytes (16384–1048576).
+    #[arg(long, global = true, env = "FERROZONE_SAML_CONSUMER_BODY_LIMIT",
+          default_value_t = ferrozone_http::DEFAULT_SAML_CONSUMER_BODY_LIMIT as u32,
+          value_parser = clap::value_parser!(u32).range(16_384..=1_048_576))]
+    pub saml_consumer_body_limit: u32,
     /// Seconds between two passes of the OpenID Connect refresh job (60–604800).
     #[arg(long, global = true, env = "FERROZONE_OIDC_REFRESH_INTERVAL", default_value_t = 3600,
           value_parser = clap::value_parser!(u64).range(60..=604_800))]
@@ -279,7 +289,13 @@ impl Config {
             _ => bail!("FERROZONE_SAML_KEYFILE and FERROZONE_SAML_CERTFILE must be set together"),
         };
         let key_pair = key_pair.as_ref().map(|(key, certificate)| (key.as_str(), certificate.as_str()));
-        ferrozone_http::SamlSp::new(&self.saml_entity_id, key_pair, &providers.saml).map_err(anyhow::Error::msg)
+        let sp =
+            ferrozone_http::SamlSp::new(&self.saml_entity_id, key_pair, &providers.saml).map_err(anyhow::Error::msg)?;
+        let default = ferrozone_http::SamlLimits::default();
+        Ok(sp.with_limits(ferrozone_http::SamlLimits {
+            concurrency: self.saml_verify_concurrency.map_or(default.concurrency, |n| n as usize),
+            body_limit: self.saml_consumer_body_limit as usize,
+        }))
     }
 
     /// Whether cookies get the `Secure` attribute: when users reach Ferrozone over HTTPS.

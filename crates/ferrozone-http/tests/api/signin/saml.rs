@@ -4,6 +4,7 @@
 //! The attack cases come from the IdP's own configuration (another key, an expired
 //! lifetime, another audience, no signature), except the altered assertion.
 
+mod consumer;
 mod identities;
 mod idp;
 
@@ -331,4 +332,26 @@ async fn start_up_checks_name_the_provider_and_the_field() {
     assert_eq!(check(signing.clone(), Some((&key, &certificate))), Ok(()));
     let mismatched = key_file("idp.crt");
     assert!(check(signing, Some((&key, &mismatched))).unwrap_err().contains("FERROZONE_SAML_KEYFILE"));
+}
+
+#[tokio::test]
+async fn a_genuine_response_bloated_with_attributes_is_refused_before_parsing() {
+    // Issue 16 finding 2: the parser's duplicate-attribute check is quadratic. The Response
+    // element is not signed here (only the Assertion is), so attributes added to it break no
+    // signature: without the pre-scan the response was parsed (slowly) and accepted.
+    let app = TestApp::new().await;
+    let idp = Idp::start(json!({}));
+    let base = serve(&app, &idp, provider(true), false).await;
+    let browser = browser();
+    let mut form = idp_answer(&browser, &base, "bloated@example.com").await;
+    let engine = base64::engine::general_purpose::STANDARD;
+    let xml = String::from_utf8(engine.decode(form.get("SAMLResponse")).unwrap()).unwrap();
+    let attributes: String = (0..15_000).map(|i| format!(" a{i}=\"\"")).collect();
+    let bloated = xml.replacen("<samlp:Response ", &format!("<samlp:Response{attributes} "), 1);
+    assert_ne!(bloated, xml);
+    form.set("SAMLResponse", &engine.encode(bloated));
+    let (status, _, page) = post_answer(&browser, &form).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(page.contains("Sign-in refused"), "{page}");
+    assert!(user(&app, "bloated@example.com").await.is_none(), "nobody was created");
 }
