@@ -13,6 +13,8 @@
 
 mod c14n;
 mod dsig;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod keys;
 pub mod metadata;
 pub mod request;
