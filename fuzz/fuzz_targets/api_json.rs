@@ -2,7 +2,7 @@
 //! parser the API's body extractor uses, then the domain's validation of `{"device": …}`
 //! (create, for an admin and for a user, and update of a stored device) and of
 //! `{"user": …}` (create and update). Validation must answer, never panic; what it accepts
-//! must hold to the rules it states.
+//! must hold to the rules it states (the server's own key is never a device's).
 #![no_main]
 
 use std::sync::LazyLock;
@@ -14,6 +14,9 @@ use ferrozone_domain::{Settings, Timestamp};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use uuid::Uuid;
+
+/// The server's WireGuard public key in this target.
+const SERVER_KEY: &str = "OKKYJzQKxiRyVD2tUWdjkOJ1aEbmbEVG1g9J7QA1Jn4=";
 
 struct Fixture {
     settings: Settings,
@@ -59,13 +62,15 @@ fuzz_target!(|data: &[u8]| {
 fn devices(attrs: &Map<String, Value>) {
     let f = &*FIXTURE;
     for default_owner in [None, Some(f.owner)] {
-        if let Ok(created) = device::create(attrs, &f.settings, &f.cipher, default_owner) {
+        if let Ok(created) = device::create(attrs, &f.settings, &f.cipher, SERVER_KEY, default_owner) {
             assert!(is_valid_key(&created.device.public_key), "an accepted public key is a key");
+            assert_ne!(created.device.public_key, SERVER_KEY, "the server's key is refused");
             assert!(created.device.name.chars().count() <= 255, "an accepted name fits");
         }
     }
-    if let Ok(update) = device::update(attrs, &f.stored, &f.settings, &f.cipher) {
+    if let Ok(update) = device::update(attrs, &f.stored, &f.settings, &f.cipher, SERVER_KEY) {
         assert!(is_valid_key(&update.public_key), "an updated public key is a key");
+        assert_ne!(update.public_key, SERVER_KEY, "the server's key is refused");
         for address in update.ipv4.map(Into::into).into_iter().chain(update.ipv6.map(Into::into)) {
             let in_pool =
                 [&f.settings.pools.v4, &f.settings.pools.v6].into_iter().flatten().any(|p| p.contains(address));

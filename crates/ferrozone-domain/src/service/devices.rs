@@ -53,7 +53,7 @@ impl Domain {
     /// and its private key is in the result, the only place it ever appears.
     pub async fn create_device(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<CreatedDevice> {
         let default_owner = if actor.is_admin() { None } else { actor.user_id };
-        let mut input = rules::create(attrs, self.settings(), self.cipher(), default_owner)?;
+        let mut input = rules::create(attrs, self.settings(), self.cipher(), self.server_public_key(), default_owner)?;
         if !actor.is_admin() && Some(input.device.user_id) != actor.user_id {
             return Err(DomainError::Forbidden);
         }
@@ -96,7 +96,7 @@ impl Domain {
 
     pub async fn update_device(&self, actor: &Principal, id: Uuid, attrs: &Map<String, Value>) -> Result<Device> {
         let stored = self.get_device(actor, id).await?;
-        let update = rules::update(attrs, &stored, self.settings(), self.cipher())?;
+        let update = rules::update(attrs, &stored, self.settings(), self.cipher(), self.server_public_key())?;
         let device = self.store().update_device(id, &update, Timestamp::now()).await?;
         self.peers_changed();
         Ok(device)
