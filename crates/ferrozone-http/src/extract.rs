@@ -146,14 +146,16 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// A JSON object request body: at most [`BODY_LIMIT`] bytes, with a JSON content type
-/// or none at all.
-pub struct JsonObject(pub Map<String, Value>);
+/// A JSON object request body: at most [`BODY_LIMIT`] bytes (else 413 at extraction), with
+/// a JSON content type or none at all. Whether it is one (415, 400) is answered only by
+/// [`Self::wrapped`], so that a handler can authorize the caller first: authorization
+/// comes before validation, and a caller who may not act gets 403 or 404 whatever it sent.
+pub struct JsonObject(Result<Map<String, Value>, ApiError>);
 
 impl JsonObject {
     /// The object under `key` (`{"device": {…}}`): missing or not an object is a 400.
     pub fn wrapped(self, key: &str) -> Result<Map<String, Value>, ApiError> {
-        match self.0.into_iter().find(|(k, _)| k == key) {
+        match self.0?.into_iter().find(|(k, _)| k == key) {
             Some((_, Value::Object(attrs))) => Ok(attrs),
             Some(_) => Err(ApiError::BadRequest(format!("`{key}` must be a JSON object"))),
             None => Err(ApiError::BadRequest(format!("the body must be a JSON object with a `{key}` object"))),
@@ -165,20 +167,21 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, _state: &S) -> Result<Self, ApiError> {
-        if !is_json_or_absent(req.headers()) {
-            return Err(ApiError::UnsupportedMediaType);
-        }
+        let json = is_json_or_absent(req.headers());
         let declared =
             req.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > BODY_LIMIT as u64) {
             return Err(ApiError::PayloadTooLarge);
         }
         let bytes = read_limited(req.into_body()).await?;
-        match serde_json::from_slice::<Value>(&bytes) {
-            Ok(Value::Object(map)) => Ok(JsonObject(map)),
+        if !json {
+            return Ok(JsonObject(Err(ApiError::UnsupportedMediaType)));
+        }
+        Ok(JsonObject(match serde_json::from_slice::<Value>(&bytes) {
+            Ok(Value::Object(map)) => Ok(map),
             Ok(_) => Err(ApiError::BadRequest("the body must be a JSON object".into())),
             Err(e) => Err(ApiError::BadRequest(format!("malformed JSON: {e}"))),
-        }
+        }))
     }
 }
 

@@ -17,6 +17,8 @@
 
 mod c14n;
 mod dsig;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 pub mod keys;
 pub mod metadata;
 pub mod request;

@@ -75,7 +75,7 @@ pub fn parse_peers(body: &str) -> anyhow::Result<Vec<ObservedPeer>> {
     for line in body.lines().filter(|line| !line.is_empty()) {
         let (key, value) = line.split_once('=').with_context(|| format!("a UAPI line without '=': {line:?}"))?;
         if key == "public_key" {
-            peers.extend(current.take().map(Building::finish));
+            peers.extend(current.take().map(Building::finish).transpose()?);
             current = Some(Building::new(Key::from_hex(value)?));
             continue;
         }
@@ -83,7 +83,7 @@ pub fn parse_peers(body: &str) -> anyhow::Result<Vec<ObservedPeer>> {
         let Some(peer) = current.as_mut() else { continue };
         peer.set(key, value).with_context(|| format!("the UAPI line {key}=…"))?;
     }
-    peers.extend(current.map(Building::finish));
+    peers.extend(current.map(Building::finish).transpose()?);
     Ok(peers)
 }
 
@@ -115,12 +115,19 @@ impl Building {
         Ok(())
     }
 
-    fn finish(self) -> ObservedPeer {
+    /// The peer read; a handshake time past what the system clock can represent is an
+    /// error, not a panic (found by fuzzing: fuzz/, target `wg_uapi`).
+    fn finish(self) -> anyhow::Result<ObservedPeer> {
         let Building { peer, mut stats, handshake_secs, handshake_nanos } = self;
         if handshake_secs > 0 {
-            stats.latest_handshake = Some(SystemTime::UNIX_EPOCH + Duration::new(handshake_secs, handshake_nanos));
+            let since_epoch =
+                Duration::from_secs(handshake_secs).checked_add(Duration::from_nanos(handshake_nanos.into()));
+            let time = since_epoch.and_then(|d| SystemTime::UNIX_EPOCH.checked_add(d));
+            stats.latest_handshake = Some(time.with_context(|| {
+                format!("the handshake time {handshake_secs}s {handshake_nanos}ns is out of range")
+            })?);
         }
-        ObservedPeer { peer: Peer::new(peer.public_key, peer.preshared_key, peer.allowed_ips), stats }
+        Ok(ObservedPeer { peer: Peer::new(peer.public_key, peer.preshared_key, peer.allowed_ips), stats })
     }
 }
 
@@ -172,6 +179,26 @@ allowed_ip=10.3.2.3/32
         assert!(parse_peers(&format!("public_key={}\nallowed_ip=10.0.0.300/32\n", "ab".repeat(32))).is_err());
         assert!(parse_peers("no equals sign\n").is_err());
         assert!(parse_peers("").unwrap().is_empty());
+    }
+
+    /// Found by the `wg_uapi` fuzz target: a handshake time the system clock cannot hold
+    /// panicked (`SystemTime` + `Duration` overflowed).
+    #[test]
+    fn an_out_of_range_handshake_time_is_an_error_not_a_panic() {
+        let peer = format!("public_key={}\n", "ab".repeat(32));
+        for time in [
+            "last_handshake_time_sec=13694530962363972969\n",
+            "last_handshake_time_sec=18446744073709551615\nlast_handshake_time_nsec=999999999\n",
+        ] {
+            let error = parse_peers(&format!("{peer}{time}")).expect_err("out of range");
+            assert!(format!("{error:#}").contains("out of range"), "{error:#}");
+        }
+        let nanos_carry =
+            parse_peers(&format!("{peer}last_handshake_time_sec=1\nlast_handshake_time_nsec=4294967295\n")).unwrap();
+        assert_eq!(
+            nanos_carry[0].stats.latest_handshake,
+            Some(SystemTime::UNIX_EPOCH + Duration::new(1, 4_294_967_295))
+        );
     }
 
     #[test]

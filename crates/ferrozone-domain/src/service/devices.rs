@@ -13,6 +13,7 @@ use crate::names;
 use crate::store::{DeviceBatches, DeviceQuery};
 use crate::time::Timestamp;
 use crate::validate::device as rules;
+use crate::validate::input::{field, Field};
 use crate::validate::TAKEN;
 
 /// A new device, with the private key the server generated for it, if it did.
@@ -52,8 +53,8 @@ impl Domain {
     /// Creates a device. Without a public key in `attrs` the key pair is generated here,
     /// and its private key is in the result, the only place it ever appears.
     pub async fn create_device(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<CreatedDevice> {
-        let default_owner = if actor.is_admin() { None } else { actor.user_id };
-        let mut input = rules::create(attrs, self.settings(), self.cipher(), default_owner)?;
+        let default_owner = if actor.is_admin() { None } else { Some(own_device_owner(actor, attrs)?) };
+        let mut input = rules::create(attrs, self.settings(), self.cipher(), self.server_public_key(), default_owner)?;
         if !actor.is_admin() && Some(input.device.user_id) != actor.user_id {
             return Err(DomainError::Forbidden);
         }
@@ -96,7 +97,7 @@ impl Domain {
 
     pub async fn update_device(&self, actor: &Principal, id: Uuid, attrs: &Map<String, Value>) -> Result<Device> {
         let stored = self.get_device(actor, id).await?;
-        let update = rules::update(attrs, &stored, self.settings(), self.cipher())?;
+        let update = rules::update(attrs, &stored, self.settings(), self.cipher(), self.server_public_key())?;
         let device = self.store().update_device(id, &update, Timestamp::now()).await?;
         self.peers_changed();
         Ok(device)
@@ -111,6 +112,20 @@ impl Domain {
         } else {
             Err(DomainError::NotFound)
         }
+    }
+}
+
+/// The owner of a device an unprivileged `actor` creates: itself. Authorization comes before
+/// validation, so a `user_id` that is present and not the actor's own id (another user's,
+/// an unknown one, not an id at all) is 403 whatever else the request holds.
+fn own_device_owner(actor: &Principal, attrs: &Map<String, Value>) -> Result<Uuid> {
+    let own = actor.user_id.ok_or(DomainError::Forbidden)?;
+    match field(attrs, "user_id") {
+        Field::Absent | Field::Null => Ok(own),
+        Field::Value(Value::String(id)) if id.trim().is_empty() || Uuid::parse_str(id.trim()).ok() == Some(own) => {
+            Ok(own)
+        }
+        Field::Value(_) => Err(DomainError::Forbidden),
     }
 }
 

@@ -21,6 +21,8 @@ use crate::time::Timestamp;
 
 pub const KEY_FORMAT: &str = "must be a base64-encoded 32-byte key";
 pub const IS_RESERVED: &str = "is reserved";
+/// A device whose public key is the server's would be a peer of the server itself.
+pub const IS_SERVER_KEY: &str = "is the server's own public key";
 const NAME_MAX: usize = 255;
 const DESCRIPTION_MAX: usize = 2048;
 
@@ -36,11 +38,13 @@ pub struct DeviceCreate {
 
 /// Validates a create request. The owner is `user_id`, or `default_owner` when that is
 /// omitted; with neither, `user_id` is blank. Whether the caller may create a device for
-/// that owner is the caller's check.
+/// that owner is the caller's check. `server_key` is the server's WireGuard public key,
+/// which no device may have.
 pub fn create(
     attrs: &Map<String, Value>,
     settings: &Settings,
     cipher: &Cipher,
+    server_key: &str,
     default_owner: Option<Uuid>,
 ) -> Result<DeviceCreate, DomainError> {
     let mut errors = Errors::new();
@@ -56,8 +60,8 @@ pub fn create(
     let name = trimmed(attrs, "name", &mut errors).flatten().map(str::to_owned);
     check_length(&mut errors, "name", name.as_deref(), NAME_MAX);
     let description = description(attrs, &mut errors).flatten();
-    let public_key = key(attrs, "public_key", &mut errors);
-    let preshared_key = key(attrs, "preshared_key", &mut errors);
+    let public_key = key(attrs, "public_key", Some(server_key), &mut errors);
+    let preshared_key = key(attrs, "preshared_key", None, &mut errors);
     let (use_default, custom) = config::validate(attrs, UseDefaults::default(), &CustomConfig::default(), &mut errors);
     let ipv4 = new_address::<Ipv4Addr>(attrs, "ipv4", settings.pools.v4.as_ref(), &mut errors);
     let ipv6 = new_address::<Ipv6Addr>(attrs, "ipv6", settings.pools.v6.as_ref(), &mut errors);
@@ -96,11 +100,13 @@ pub fn create(
 }
 
 /// Validates an update of `stored`, returning the complete new state of the device.
+/// `server_key` is the server's WireGuard public key, which no device may be given.
 pub fn update(
     attrs: &Map<String, Value>,
     stored: &Device,
     settings: &Settings,
     cipher: &Cipher,
+    server_key: &str,
 ) -> Result<DeviceUpdate, DomainError> {
     let mut errors = Errors::new();
     match field(attrs, "user_id") {
@@ -124,7 +130,7 @@ pub fn update(
         Field::Absent => Some(stored.description.clone()),
         _ => description(attrs, &mut errors),
     };
-    let public_key = match key(attrs, "public_key", &mut errors) {
+    let public_key = match key(attrs, "public_key", Some(server_key), &mut errors) {
         Some(Some(k)) => Some(k),
         Some(None) if matches!(field(attrs, "public_key"), Field::Absent) => Some(stored.public_key.clone()),
         Some(None) => {
@@ -135,7 +141,7 @@ pub fn update(
     };
     // Sealing is randomised, so an unchanged key is passed on as "keep" (`None`).
     let stored_psk = cipher.open_str(&stored.preshared_key).ok();
-    let preshared_key = key(attrs, "preshared_key", &mut errors)
+    let preshared_key = key(attrs, "preshared_key", None, &mut errors)
         .flatten()
         .filter(|k| Some(k) != stored_psk.as_ref())
         .map(|k| cipher.seal(k.as_bytes()));
@@ -172,12 +178,24 @@ fn description(attrs: &Map<String, Value>, errors: &mut Errors) -> Option<Option
     Some(text.map(str::to_owned))
 }
 
-/// A WireGuard key attribute: `Some(None)` when absent, null or blank; `None` when invalid.
-fn key(attrs: &Map<String, Value>, name: &str, errors: &mut Errors) -> Option<Option<String>> {
+/// A WireGuard key attribute: `Some(None)` when absent, null or blank; `None` when invalid
+/// or equal to `server_key`.
+fn key(
+    attrs: &Map<String, Value>,
+    name: &str,
+    server_key: Option<&str>,
+    errors: &mut Errors,
+) -> Option<Option<String>> {
     let text = trimmed(attrs, name, errors)?;
     match text {
         Some(k) if !is_valid_key(k) => {
             errors.add(name, KEY_FORMAT);
+            None
+        }
+        // Compared as text: a valid key has exactly one spelling (strict padded base64,
+        // no stray trailing bits), the one the server's key is written in.
+        Some(k) if Some(k) == server_key => {
+            errors.add(name, IS_SERVER_KEY);
             None
         }
         other => Some(other.map(str::to_owned)),

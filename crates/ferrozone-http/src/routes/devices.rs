@@ -121,7 +121,15 @@ async fn update_device(
     body: JsonObject,
 ) -> Result<Response, ApiError> {
     let id = device_id(id)?;
-    let attrs = body.wrapped("device")?;
+    let attrs = match body.wrapped("device") {
+        Ok(attrs) => attrs,
+        Err(malformed) => {
+            // Authorization before validation: a device the caller may not see is 404,
+            // whatever the body holds.
+            app.domain.get_device(&actor, id).await?;
+            return Err(malformed);
+        }
+    };
     let device = app.domain.update_device(&actor, id, &attrs).await?;
     one(&app, device)
 }

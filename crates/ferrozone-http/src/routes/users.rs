@@ -44,6 +44,8 @@ async fn list_users(State(app): State<AppState>, Auth(actor): Auth) -> Result<Re
         (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
     ))]
 async fn create_user(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
+    // Authorization before validation: an unprivileged caller gets 403 whatever it sent.
+    actor.require_admin()?;
     let attrs = body.wrapped("user")?;
     let user = app.domain.create_user(&actor, &attrs).await?;
     Ok(reply::created(format!("/v0/users/{}", user.id), &UserData { data: user.into() }))
@@ -81,6 +83,7 @@ async fn update_user(
     id: PathId,
     body: JsonObject,
 ) -> Result<Response, ApiError> {
+    actor.require_admin()?;
     let key = user_key(id)?;
     let attrs = body.wrapped("user")?;
     let user = app.domain.update_user(&actor, &key, &attrs).await?;

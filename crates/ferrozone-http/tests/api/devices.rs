@@ -2,6 +2,7 @@
 //! `devices/*.rs`.
 
 mod addresses;
+mod authorization;
 mod concurrency;
 mod config;
 mod instances;

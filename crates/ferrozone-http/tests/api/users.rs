@@ -1,5 +1,6 @@
 //! DESIGN.md section 4: `/v0/users`. Create and its rules here; see `users/*.rs`.
 
+mod authorization;
 mod delete;
 mod update;
 

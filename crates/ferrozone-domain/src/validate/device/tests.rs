@@ -7,6 +7,9 @@ fn attrs(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap()
 }
 
+/// The server's WireGuard public key in these tests.
+const SERVER_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
 fn cipher() -> Cipher {
     Cipher::from_base64(&Cipher::generate_key()).unwrap()
 }
@@ -19,11 +22,11 @@ fn errors_of<T: std::fmt::Debug>(r: Result<T, DomainError>) -> Errors {
 }
 
 fn create_ok(v: Value) -> DeviceCreate {
-    create(&attrs(v), &Settings::standard(), &cipher(), Some(Uuid::nil())).unwrap()
+    create(&attrs(v), &Settings::standard(), &cipher(), SERVER_KEY, Some(Uuid::nil())).unwrap()
 }
 
 fn create_err(v: Value) -> Errors {
-    errors_of(create(&attrs(v), &Settings::standard(), &cipher(), Some(Uuid::nil())))
+    errors_of(create(&attrs(v), &Settings::standard(), &cipher(), SERVER_KEY, Some(Uuid::nil())))
 }
 
 fn key() -> String {
@@ -34,7 +37,7 @@ fn key() -> String {
 fn minimal_create_uses_defaults_and_assigns_addresses() {
     let c = create_ok(json!({"public_key": key()}));
     assert_eq!(c.device.user_id, Uuid::nil(), "the default owner");
-    let e = errors_of(create(&attrs(json!({"public_key": key()})), &Settings::standard(), &cipher(), None));
+    let e = errors_of(create(&attrs(json!({"public_key": key()})), &Settings::standard(), &cipher(), SERVER_KEY, None));
     assert_eq!(e.get("user_id").unwrap(), ["can't be blank"]);
     assert!(!c.name_given && !c.device.name.is_empty());
     assert_eq!(c.device.use_default, UseDefaults::default());
@@ -132,7 +135,7 @@ fn addresses_must_be_usable_in_the_network() {
     }
     let mut settings = Settings::standard();
     settings.pools.v6 = None;
-    let c = create(&attrs(json!({"public_key": key()})), &settings, &cipher(), Some(Uuid::nil())).unwrap();
+    let c = create(&attrs(json!({"public_key": key()})), &settings, &cipher(), SERVER_KEY, Some(Uuid::nil())).unwrap();
     assert_eq!(c.device.ipv6, AddressRequest::None);
 }
 
@@ -161,7 +164,7 @@ fn stored(custom_endpoint: bool) -> Device {
 }
 
 fn update_of(d: &Device, v: Value) -> Result<DeviceUpdate, DomainError> {
-    update(&attrs(v), d, &Settings::standard(), &CIPHER)
+    update(&attrs(v), d, &Settings::standard(), &CIPHER, SERVER_KEY)
 }
 
 static CIPHER: std::sync::LazyLock<Cipher> = std::sync::LazyLock::new(cipher);
@@ -213,4 +216,16 @@ fn update_rejects_owner_change_and_blank_name() {
     let u = update_of(&d, json!({"ipv4": "10.3.2.77", "description": null})).unwrap();
     assert_eq!(u.ipv4, Some("10.3.2.77".parse().unwrap()));
     assert_eq!(u.description, None);
+}
+
+#[test]
+fn the_servers_own_public_key_is_refused_on_create_and_update() {
+    for given in [SERVER_KEY.to_owned(), format!(" {SERVER_KEY}\n")] {
+        let e = create_err(json!({"public_key": given, "mtu": 1}));
+        assert_eq!(e.get("public_key").unwrap(), [IS_SERVER_KEY], "with the other errors");
+        let e = errors_of(update_of(&stored(false), json!({"public_key": given})));
+        assert_eq!(e.get("public_key").unwrap(), [IS_SERVER_KEY]);
+    }
+    // A preshared key may be any 32 bytes, these included.
+    assert!(create_err(json!({"preshared_key": SERVER_KEY, "mtu": 1})).get("preshared_key").is_none());
 }

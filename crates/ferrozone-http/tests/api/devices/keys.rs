@@ -101,3 +101,29 @@ async fn unprivileged_owners_get_generated_keys_too() {
     let config = app.get(&format!("/v0/devices/{}/config", id_of(&d)), &token).await;
     config.expect_status(StatusCode::OK);
 }
+
+/// Issue 16: a device whose public key is the server's own would be a peer of the server
+/// itself; it is refused on create and on update, for admins and users alike.
+#[tokio::test]
+async fn the_servers_own_public_key_is_refused() {
+    let app = TestApp::new().await;
+    let (me, token) = app.user("me@example.com", "unprivileged").await;
+    let server_key = app.domain.server_public_key().to_owned();
+    let refused = json!({"public_key": ["is the server's own public key"]});
+    for (caller, owner) in [(&app.admin, &app.admin_id), (&token, &me)] {
+        for given in [server_key.clone(), format!("  {server_key} ")] {
+            let attrs = json!({"device": {"user_id": owner, "public_key": given}});
+            app.post("/v0/devices", caller, attrs).await.expect_errors(refused.clone());
+        }
+        let device = app.device(owner).await;
+        assert_eq!(device["server_public_key"], json!(server_key), "the key the API shows is the one refused");
+        let path = format!("/v0/devices/{}", id_of(&device));
+        for method in ["PATCH", "PUT"] {
+            let body = json!({"device": {"public_key": server_key}});
+            let res = app.request(method.parse().unwrap(), &path, Some(caller), Some(body)).await;
+            res.expect_errors(refused.clone());
+        }
+        assert_eq!(app.show_device(&id_of(&device)).await, device, "unchanged");
+    }
+    assert_eq!(app.list("/v0/devices").await.len(), 2, "only the two devices with keys of their own");
+}
