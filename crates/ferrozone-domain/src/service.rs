@@ -4,6 +4,7 @@
 pub mod dataplane;
 pub mod devices;
 pub mod oidc;
+pub mod password_gate;
 pub mod providers;
 pub mod sessions;
 pub mod tokens;
@@ -16,7 +17,7 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 use zeroize::Zeroizing;
 
-use crate::crypto::{generate_keypair, public_key_of, Cipher, Sealed};
+use crate::crypto::{generate_keypair, public_key_of, Cipher, FormTokenKey, Sealed, FORM_TOKEN_PURPOSE};
 use crate::error::{DomainError, Result};
 use crate::model::Role;
 use crate::settings::Settings;
@@ -62,6 +63,10 @@ pub struct Domain {
     server_private_key: Zeroizing<String>,
     /// Notified after every committed change that can change the WireGuard peers.
     peer_changes: Arc<Notify>,
+    /// The bound on password hashing and verification.
+    passwords: password_gate::PasswordGate,
+    /// The key of the sign-in form's tokens, derived from the secret key.
+    form_key: FormTokenKey,
 }
 
 impl Domain {
@@ -84,7 +89,18 @@ impl Domain {
             Zeroizing::new(cipher.open_str(&Sealed(stored)).context("reading the server's WireGuard key")?);
         let server_public_key = public_key_of(&private_key).context("the stored server WireGuard key is invalid")?;
         let peer_changes = Arc::new(Notify::new());
-        Ok(Self { store, settings, cipher, server_public_key, server_private_key: private_key, peer_changes })
+        let passwords = password_gate::PasswordGate::new(&settings.passwords);
+        let form_key = FormTokenKey::new(cipher.derive_key(FORM_TOKEN_PURPOSE));
+        Ok(Self {
+            store,
+            settings,
+            cipher,
+            server_public_key,
+            server_private_key: private_key,
+            peer_changes,
+            passwords,
+            form_key,
+        })
     }
 
     pub fn store(&self) -> &dyn Store {
@@ -106,6 +122,11 @@ impl Domain {
 
     pub(crate) fn cipher(&self) -> &Cipher {
         &self.cipher
+    }
+
+    /// The bound on password hashing and verification.
+    pub fn password_gate(&self) -> &password_gate::PasswordGate {
+        &self.passwords
     }
 }
 

@@ -24,6 +24,28 @@ pub struct Settings {
     pub token_max_days: u32,
     /// Lifetime of a browser session from its sign-in, in hours.
     pub session_hours: u32,
+    /// Bounds on password hashing and sign-in attempts.
+    pub passwords: PasswordLimits,
+}
+
+/// How much password work the server takes on (docs/operations.md, "Throttling").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordLimits {
+    /// Password hashes or verifications running at once (each holds 19 MiB).
+    pub hash_concurrency: usize,
+    /// Password operations that may wait for a turn; past it they are refused (503).
+    pub hash_queue: usize,
+    /// Password sign-ins evaluated per account, across all addresses, in a burst.
+    pub account_burst: u32,
+    /// Seconds for the per-account budget to regain one attempt once spent.
+    pub account_refill_secs: u32,
+}
+
+impl Default for PasswordLimits {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        Self { hash_concurrency: cores, hash_queue: 32, account_burst: 20, account_refill_secs: 30 }
+    }
 }
 
 impl Settings {
@@ -50,6 +72,7 @@ impl Settings {
             token_days: 30,
             token_max_days: 365,
             session_hours: 24,
+            passwords: PasswordLimits::default(),
         }
     }
 }
