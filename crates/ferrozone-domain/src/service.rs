@@ -129,11 +129,3 @@ impl Domain {
         &self.passwords
     }
 }
-
-/// Runs CPU-heavy work (password hashing) off the async runtime.
-pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
-    let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || span.in_scope(f))
-        .await
-        .map_err(|e| DomainError::Internal(anyhow::anyhow!("blocking task failed: {e}")))
-}
