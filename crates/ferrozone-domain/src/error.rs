@@ -69,6 +69,9 @@ pub enum DomainError {
     /// The database cannot be reached right now; retrying later may work.
     #[error("storage unavailable")]
     Unavailable(#[source] anyhow::Error),
+    /// Too much work of this kind is in progress (password hashing); retrying later may work.
+    #[error("busy: {0}")]
+    Busy(&'static str),
     /// A bug or an unexpected failure.
     #[error(transparent)]
     Internal(#[from] anyhow::Error),

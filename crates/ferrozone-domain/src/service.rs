@@ -4,6 +4,7 @@
 pub mod dataplane;
 pub mod devices;
 pub mod oidc;
+pub mod password_gate;
 pub mod providers;
 pub mod sessions;
 pub mod tokens;
@@ -16,7 +17,7 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 use zeroize::Zeroizing;
 
-use crate::crypto::{generate_keypair, public_key_of, Cipher, Sealed};
+use crate::crypto::{generate_keypair, public_key_of, Cipher, FormTokenKey, Sealed, FORM_TOKEN_PURPOSE};
 use crate::error::{DomainError, Result};
 use crate::model::Role;
 use crate::settings::Settings;
@@ -64,6 +65,10 @@ pub struct Domain {
     peer_changes: Arc<Notify>,
     /// Sign-in flows started per client address, for their cap.
     flow_starts: providers::FlowStarts,
+    /// The bound on password hashing and verification.
+    passwords: password_gate::PasswordGate,
+    /// The key of the sign-in form's tokens, derived from the secret key.
+    form_key: FormTokenKey,
 }
 
 impl Domain {
@@ -87,6 +92,8 @@ impl Domain {
         let server_public_key = public_key_of(&private_key).context("the stored server WireGuard key is invalid")?;
         let peer_changes = Arc::new(Notify::new());
         let flow_starts = providers::FlowStarts::default();
+        let passwords = password_gate::PasswordGate::new(&settings.passwords);
+        let form_key = FormTokenKey::new(cipher.derive_key(FORM_TOKEN_PURPOSE));
         Ok(Self {
             store,
             settings,
@@ -95,6 +102,8 @@ impl Domain {
             server_private_key: private_key,
             peer_changes,
             flow_starts,
+            passwords,
+            form_key,
         })
     }
 
@@ -118,12 +127,9 @@ impl Domain {
     pub(crate) fn cipher(&self) -> &Cipher {
         &self.cipher
     }
-}
 
-/// Runs CPU-heavy work (password hashing) off the async runtime.
-pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
-    let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || span.in_scope(f))
-        .await
-        .map_err(|e| DomainError::Internal(anyhow::anyhow!("blocking task failed: {e}")))
+    /// The bound on password hashing and verification.
+    pub fn password_gate(&self) -> &password_gate::PasswordGate {
+        &self.passwords
+    }
 }

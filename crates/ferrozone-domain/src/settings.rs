@@ -26,6 +26,28 @@ pub struct Settings {
     pub session_hours: u32,
     /// Provider sign-ins one client address may start per [`crate::service::providers::FLOW_SECS`].
     pub sign_in_flows_per_address: u32,
+    /// Bounds on password hashing and sign-in attempts.
+    pub passwords: PasswordLimits,
+}
+
+/// How much password work the server takes on (docs/operations.md, "Throttling").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PasswordLimits {
+    /// Password hashes or verifications running at once (each holds 19 MiB).
+    pub hash_concurrency: usize,
+    /// Password operations that may wait for a turn; past it they are refused (503).
+    pub hash_queue: usize,
+    /// Password sign-ins evaluated per account, across all addresses, in a burst.
+    pub account_burst: u32,
+    /// Seconds for the per-account budget to regain one attempt once spent.
+    pub account_refill_secs: u32,
+}
+
+impl Default for PasswordLimits {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        Self { hash_concurrency: cores, hash_queue: 32, account_burst: 20, account_refill_secs: 30 }
+    }
 }
 
 impl Settings {
@@ -53,6 +75,7 @@ impl Settings {
             token_max_days: 365,
             session_hours: 24,
             sign_in_flows_per_address: 30,
+            passwords: PasswordLimits::default(),
         }
     }
 }

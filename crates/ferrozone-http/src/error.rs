@@ -32,6 +32,8 @@ pub enum ApiError {
     Invalid(Errors),
     #[error("service unavailable")]
     Unavailable(#[source] anyhow::Error),
+    #[error("busy: {0}")]
+    Busy(&'static str),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -43,6 +45,7 @@ impl From<DomainError> for ApiError {
             DomainError::Forbidden => ApiError::Forbidden,
             DomainError::Invalid(errors) => ApiError::Invalid(errors),
             DomainError::Unavailable(e) => ApiError::Unavailable(e),
+            DomainError::Busy(what) => ApiError::Busy(what),
             DomainError::Internal(e) => ApiError::Internal(e),
         }
     }
@@ -75,6 +78,9 @@ impl IntoResponse for ApiError {
             ApiError::Unavailable(cause) => {
                 tracing::warn!(error = %format!("{cause:#}"), "database unavailable");
                 (StatusCode::SERVICE_UNAVAILABLE, json!({"error": "service_unavailable"}))
+            }
+            ApiError::Busy(what) => {
+                (StatusCode::SERVICE_UNAVAILABLE, json!({"error": "service_unavailable", "message": what}))
             }
             ApiError::Internal(cause) => {
                 tracing::error!(error = %format!("{cause:#}"), "internal error");

@@ -25,7 +25,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
 /// The authenticated caller. Authentication runs before any record look-up.
 ///
 /// With an `Authorization` header, that header alone decides (a bearer token). Without one,
-/// a web session cookie (`ferrozone_session`) authenticates as its user, re-checked on
+/// a web session cookie (`ferrozone_session`, `__Host-ferrozone_session` over https) authenticates as its user, re-checked on
 /// every request; a write (any method but GET, HEAD and OPTIONS) through a session must
 /// carry the session's CSRF token in `x-csrf-token`, else it is 403.
 pub struct Auth(pub Principal);
@@ -47,7 +47,7 @@ impl FromRequestParts<AppState> for Auth {
             let Bearer(token) = Bearer::from_request_parts(parts, state).await?;
             return Auth::check(state, &token).await;
         }
-        let Some(secret) = cookies::get(&parts.headers, cookies::SESSION) else {
+        let Some(secret) = cookies::get_host(&parts.headers, cookies::SESSION, state.web.secure_cookies) else {
             return Err(ApiError::Unauthenticated);
         };
         let active = match state.domain.authenticate_session(secret).await? {

@@ -55,7 +55,7 @@ impl AppState {
         let WebSettings { external_url, secure_cookies, providers, saml } = settings;
         let external_url = external_url.trim_end_matches('/').to_owned();
         let oidc = Arc::new(ferrozone_oidc::Oidc::from_configs(&providers.oidc, &external_url));
-        let throttle = web::throttle::Throttle::default();
+        let throttle = web::throttle::Throttle::new(&domain.settings().passwords);
         let web = WebState { external_url, secure_cookies, providers, oidc, saml, throttle };
         Self { domain, web: Arc::new(web), data_plane: Arc::new(routes::health::NoDataPlane) }
     }

@@ -14,8 +14,8 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use ferrozone_domain::crypto::random_secret;
 use ferrozone_domain::model::email_key;
+use ferrozone_domain::DomainError;
 use subtle::ConstantTimeEq;
 
 use crate::error::ApiError;
@@ -36,7 +36,7 @@ pub fn routes() -> Router<AppState> {
 
 /// The signed-in user's page, or a redirect to the sign-in page.
 async fn home(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
-    if let Some(secret) = cookies::get(&headers, cookies::SESSION) {
+    if let Some(secret) = cookies::get_host(&headers, cookies::SESSION, app.web.secure_cookies) {
         if let Ok(active) = app.domain.authenticate_session(secret).await? {
             let page = html::home(&active.user.email, active.user.role.as_str(), &active.csrf_token);
             return Ok(html::response(StatusCode::OK, page));
@@ -58,36 +58,65 @@ async fn sign_in(
 ) -> Result<Response, ApiError> {
     let field = |name: &str| fields.get(name).map(String::as_str).unwrap_or_default();
     let (email, return_to) = (field("email"), local_path(field("return_to")));
-    if !same_secret(cookies::get(&headers, cookies::SIGN_IN_FORM), field("csrf_token")) {
+    if !form_token_is_valid(&app, &headers, field("csrf_token")) {
         let expired = "This sign-in form has expired. Please try again.";
         return Ok(form(&app, StatusCode::FORBIDDEN, email, return_to, Some(expired)));
     }
     let account = email_key(email);
-    if app.web.throttle.is_locked(&account, address) {
-        let mut page = form(&app, StatusCode::TOO_MANY_REQUESTS, email, return_to, Some(THROTTLED));
-        let retry = throttle::LOCKOUT.as_secs().to_string();
-        page.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_str(&retry).unwrap_or(HeaderValue::from_static("60")));
-        return Ok(page);
+    if let Err(refused) = app.web.throttle.reserve(&account, address) {
+        let message = match refused {
+            throttle::Refused::Pair(_) => THROTTLED,
+            throttle::Refused::Account(_) => ACCOUNT_THROTTLED,
+        };
+        let page = form(&app, StatusCode::TOO_MANY_REQUESTS, email, return_to, Some(message));
+        return Ok(with_retry_after(page, refused.retry_after_secs()));
     }
-    let Some(session) = app.domain.sign_in_with_password(email, field("password")).await? else {
-        app.web.throttle.failed(&account, address);
-        return Ok(form(&app, StatusCode::UNAUTHORIZED, email, return_to, Some(REFUSED)));
+    let session = match app.domain.sign_in_with_password(email, field("password")).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return Ok(form(&app, StatusCode::UNAUTHORIZED, email, return_to, Some(REFUSED))),
+        Err(DomainError::Busy(_)) => {
+            app.web.throttle.release(&account, address);
+            let page = form(&app, StatusCode::SERVICE_UNAVAILABLE, email, return_to, Some(BUSY));
+            return Ok(with_retry_after(page, BUSY_RETRY_SECS));
+        }
+        Err(e) => return Err(e.into()),
     };
     app.web.throttle.succeeded(&account, address);
-    if let Some(previous) = cookies::get(&headers, cookies::SESSION) {
+    signed_in(&app, &headers, &session.secret, return_to).await
+}
+
+/// The redirect that ends a password sign-in: the session cookie set, the form's cleared,
+/// and the browser's previous session (if any) ended.
+async fn signed_in(app: &AppState, headers: &HeaderMap, secret: &str, return_to: &str) -> Result<Response, ApiError> {
+    let secure = app.web.secure_cookies;
+    if let Some(previous) = cookies::get_host(headers, cookies::SESSION, secure) {
         app.domain.sign_out(previous).await?;
     }
-    let secure = app.web.secure_cookies;
     let max_age = u64::from(app.domain.settings().session_hours) * 3600;
     let mut response = redirect(return_to);
     let set = response.headers_mut();
-    set.append(header::SET_COOKIE, cookies::set(cookies::SESSION, &session.secret, "/", max_age, secure));
-    set.append(header::SET_COOKIE, cookies::clear(cookies::SIGN_IN_FORM, "/sign_in", secure));
+    set.append(header::SET_COOKIE, cookies::set(cookies::SESSION, secret, "/", max_age, secure));
+    set.append(header::SET_COOKIE, cookies::clear(cookies::SIGN_IN_FORM, "/", secure));
     Ok(response)
 }
 
+/// Whether the form's token is in both the cookie and the field, and is one this server
+/// issued that has not expired (a planted pair of self-made values is not).
+fn form_token_is_valid(app: &AppState, headers: &HeaderMap, sent: &str) -> bool {
+    let cookie = cookies::get_host(headers, cookies::SIGN_IN_FORM, app.web.secure_cookies);
+    same_secret(cookie, sent) && app.domain.check_sign_in_form_token(sent)
+}
+
+fn with_retry_after(mut response: Response, secs: u64) -> Response {
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
 const THROTTLED: &str = "Too many failed sign-ins. Please wait a minute and try again.";
+const ACCOUNT_THROTTLED: &str = "Too many sign-in attempts for this account. Please wait and try again.";
+const BUSY: &str = "The server is busy. Please try again in a few seconds.";
+/// The `Retry-After` of a sign-in refused because password checks are at capacity.
+const BUSY_RETRY_SECS: u64 = 5;
 
 /// Deletes the session (its CSRF token must come with the request, as the form field
 /// `csrf_token` or the header `x-csrf-token`) and goes to the sign-in page.
@@ -97,7 +126,7 @@ async fn sign_out(
     FormFields(fields): FormFields,
 ) -> Result<Response, ApiError> {
     let secure = app.web.secure_cookies;
-    if let Some(secret) = cookies::get(&headers, cookies::SESSION) {
+    if let Some(secret) = cookies::get_host(&headers, cookies::SESSION, secure) {
         if let Ok(active) = app.domain.authenticate_session(secret).await? {
             let sent = fields
                 .get("csrf_token")
@@ -116,14 +145,14 @@ async fn sign_out(
     Ok(response)
 }
 
-/// The sign-in page with a fresh form token (also set as the form cookie).
+/// The sign-in page with a fresh form token (also set as the form cookie, on `/` so that
+/// it can be a `__Host-` cookie).
 fn form(app: &AppState, status: StatusCode, email: &str, return_to: &str, error: Option<&str>) -> Response {
-    let token = random_secret();
+    let token = app.domain.sign_in_form_token(cookies::FORM_TOKEN_SECS);
     let providers = provider_links(app, return_to);
     let page = html::SignInPage { email, return_to, form_token: &token, error, providers: &providers };
     let mut response = html::response(status, page.render());
-    let cookie =
-        cookies::set(cookies::SIGN_IN_FORM, &token, "/sign_in", cookies::FORM_TOKEN_SECS, app.web.secure_cookies);
+    let cookie = cookies::set(cookies::SIGN_IN_FORM, &token, "/", cookies::FORM_TOKEN_SECS, app.web.secure_cookies);
     response.headers_mut().append(header::SET_COOKIE, cookie);
     response
 }

@@ -82,6 +82,7 @@ pub(crate) fn fail_all<A>(err: DomainError, count: usize) -> Vec<Result<A>> {
         DomainError::Forbidden => DomainError::Forbidden,
         DomainError::Invalid(errors) => DomainError::Invalid(errors.clone()),
         DomainError::Unavailable(e) => DomainError::Unavailable(anyhow::anyhow!("{e:#}")),
+        DomainError::Busy(what) => DomainError::Busy(what),
         DomainError::Internal(e) => DomainError::Internal(anyhow::anyhow!("{e:#}")),
     };
     let mut answers: Vec<Result<A>> = (1..count).map(|_| Err(copy(&err))).collect();

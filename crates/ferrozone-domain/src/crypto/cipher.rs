@@ -8,6 +8,8 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use chacha20poly1305::aead::{Aead, KeyInit, OsRng};
 use chacha20poly1305::{AeadCore, Key, XChaCha20Poly1305, XNonce};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 use zeroize::Zeroizing;
 
 const NONCE_LEN: usize = 24;
@@ -26,6 +28,8 @@ impl fmt::Debug for Sealed {
 #[derive(Clone)]
 pub struct Cipher {
     aead: XChaCha20Poly1305,
+    /// The key itself, kept only to derive sub-keys ([`Cipher::derive_key`]).
+    key: Zeroizing<[u8; 32]>,
 }
 
 impl fmt::Debug for Cipher {
@@ -46,7 +50,19 @@ impl Cipher {
         if bytes.len() != 32 {
             bail!("the secret key must be 32 bytes of base64 (44 characters), got {} bytes", bytes.len());
         }
-        Ok(Self { aead: XChaCha20Poly1305::new(Key::from_slice(&bytes)) })
+        let mut key = Zeroizing::new([0u8; 32]);
+        key.copy_from_slice(&bytes);
+        Ok(Self { aead: XChaCha20Poly1305::new(Key::from_slice(&bytes)), key })
+    }
+
+    /// A key for another `purpose` (a MAC, say), derived from this one with HMAC-SHA256 so
+    /// that neither reveals the other and each purpose has its own.
+    pub fn derive_key(&self, purpose: &str) -> Zeroizing<[u8; 32]> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(self.key.as_ref())
+            .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
+        mac.update(b"ferrozone sub-key v1\0");
+        mac.update(purpose.as_bytes());
+        Zeroizing::new(mac.finalize().into_bytes().into())
     }
 
     pub fn seal(&self, plaintext: &[u8]) -> Sealed {
@@ -102,6 +118,16 @@ mod tests {
         sealed.0[last] ^= 1;
         assert!(c.open(&sealed).is_err());
         assert!(c.open(&Sealed(vec![1, 2, 3])).is_err());
+    }
+
+    #[test]
+    fn derived_keys_differ_by_purpose_and_key() {
+        let c = Cipher::from_base64(&Cipher::generate_key()).unwrap();
+        let other = Cipher::from_base64(&Cipher::generate_key()).unwrap();
+        assert_eq!(c.derive_key("a"), c.clone().derive_key("a"));
+        assert_ne!(c.derive_key("a"), c.derive_key("b"));
+        assert_ne!(c.derive_key("a"), other.derive_key("a"));
+        assert_ne!(c.derive_key("a").as_slice(), c.key.as_slice());
     }
 
     #[test]

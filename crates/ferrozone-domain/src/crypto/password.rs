@@ -1,16 +1,32 @@
-//! Password hashing with argon2id. Hashing is deliberately slow: call these from a
-//! blocking thread (`tokio::task::spawn_blocking`), never on the async runtime.
+//! Password hashing with argon2id. Hashing is deliberately slow: call these from the
+//! password threads ([`crate::service::password_gate`]), never on the async runtime.
+//!
+//! A verification reuses its thread's argon2 memory (19 MiB) instead of allocating it
+//! afresh: glibc keeps freed blocks of that size in the thread's arena, so fresh
+//! allocations let the resident memory grow with every thread and arena that ever verified.
 
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
-use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use argon2::{Algorithm, Argon2, Params, Version};
+use argon2::password_hash::{rand_core::OsRng, PasswordHash, PasswordHasher, SaltString};
+use argon2::{Algorithm, Argon2, Block, Params, Version};
+use subtle::ConstantTimeEq;
+use zeroize::Zeroizing;
 
 /// OWASP's argon2id recommendation: 19 MiB, 2 iterations, 1 lane.
+const MEMORY_KIB: u32 = 19 * 1024;
+
+fn params() -> Params {
+    Params::new(MEMORY_KIB, 2, 1, None).unwrap_or_else(|_| unreachable!("constant argon2 parameters are valid"))
+}
+
 fn argon2() -> Argon2<'static> {
-    let params =
-        Params::new(19 * 1024, 2, 1, None).unwrap_or_else(|_| unreachable!("constant argon2 parameters are valid"));
-    Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, params())
+}
+
+thread_local! {
+    /// This thread's argon2 memory, kept between verifications.
+    static MEMORY: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
 }
 
 pub fn hash_password(password: &str) -> anyhow::Result<String> {
@@ -22,7 +38,36 @@ pub fn hash_password(password: &str) -> anyhow::Result<String> {
 }
 
 pub fn verify_password(password: &str, phc: &str) -> bool {
-    PasswordHash::new(phc).is_ok_and(|hash| argon2().verify_password(password.as_bytes(), &hash).is_ok())
+    PasswordHash::new(phc).is_ok_and(|hash| matches(password.as_bytes(), &hash).unwrap_or(false))
+}
+
+/// Whether `password` hashes to `hash` with the algorithm, version, parameters and salt
+/// `hash` names; `None` when `hash` is not a usable argon2 hash.
+fn matches(password: &[u8], hash: &PasswordHash<'_>) -> Option<bool> {
+    let algorithm = Algorithm::try_from(hash.algorithm).ok()?;
+    let version = hash.version.map_or(Ok(Version::default()), Version::try_from).ok()?;
+    let params = Params::try_from(hash).ok()?;
+    let expected = hash.hash?;
+    let mut salt = [0u8; 64];
+    let salt = hash.salt?.decode_b64(&mut salt).ok()?;
+    let mut out = Zeroizing::new(vec![0u8; expected.len()]);
+    run(&Argon2::new(algorithm, version, params), password, salt, &mut out).ok()?;
+    Some(bool::from(out.as_slice().ct_eq(expected.as_bytes())))
+}
+
+/// Runs argon2 in this thread's kept memory when the parameters fit in our own 19 MiB,
+/// else (a hash made with more memory) in memory of its own, given back at once.
+fn run(argon2: &Argon2<'_>, password: &[u8], salt: &[u8], out: &mut [u8]) -> argon2::Result<()> {
+    let needed = argon2.params().block_count();
+    if needed > params().block_count() {
+        return argon2.hash_password_into(password, salt, out);
+    }
+    MEMORY.with_borrow_mut(|memory| {
+        if memory.len() < needed {
+            memory.resize(params().block_count(), Block::default());
+        }
+        argon2.hash_password_into_with_memory(password, salt, out, memory.as_mut_slice())
+    })
 }
 
 /// Verifies against `phc`, or against a fixed dummy hash when there is none, so that
@@ -32,7 +77,10 @@ pub fn verify_password_or_dummy(password: &str, phc: Option<&str>) -> bool {
     match phc {
         Some(phc) => verify_password(password, phc),
         None => {
-            let dummy = DUMMY.get_or_init(|| hash_password("ferrozone dummy password").unwrap_or_default());
+            let dummy = DUMMY.get_or_init(|| {
+                hash_password("ferrozone dummy password")
+                    .expect("hashing a constant password cannot fail: the timing equalisation needs it")
+            });
             let _ = verify_password(password, dummy);
             false
         }
@@ -51,5 +99,21 @@ mod tests {
         assert!(!verify_password("wrong horse battery", &h));
         assert!(!verify_password_or_dummy("anything", None));
         assert!(!verify_password("x", "not a phc string"));
+        assert!(!verify_password("x", "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0"), "no hash");
+    }
+
+    #[test]
+    fn hashes_made_with_other_parameters_still_verify() {
+        for (m, t, p, algorithm, version) in [
+            (4096, 1, 1, Algorithm::Argon2id, Version::V0x13),
+            (8192, 3, 2, Algorithm::Argon2i, Version::V0x10),
+            (32 * 1024, 1, 1, Algorithm::Argon2id, Version::V0x13),
+        ] {
+            let argon2 = Argon2::new(algorithm, version, Params::new(m, t, p, None).unwrap());
+            let salt = SaltString::generate(&mut OsRng);
+            let phc = argon2.hash_password(b"old password", &salt).unwrap().to_string();
+            assert!(verify_password("old password", &phc), "{phc}");
+            assert!(!verify_password("old passwore", &phc), "{phc}");
+        }
     }
 }

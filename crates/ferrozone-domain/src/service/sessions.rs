@@ -6,7 +6,7 @@ use uuid::Uuid;
 use zeroize::Zeroizing;
 
 use super::tokens::Refusal;
-use super::{blocking, Domain, Principal};
+use super::{Domain, Principal};
 use crate::crypto::{csrf_token, hash_session_secret, random_secret, verify_password_or_dummy};
 use crate::error::Result;
 use crate::model::{Session, User};
@@ -40,11 +40,22 @@ impl Domain {
         let user = self.user_with_email(email).await?;
         let phc = user.as_ref().and_then(|u| u.password_hash.clone());
         let password = Zeroizing::new(password.to_owned());
-        let verified = blocking(move || verify_password_or_dummy(&password, phc.as_deref())).await?;
+        let verified = self.passwords.run(move || verify_password_or_dummy(&password, phc.as_deref())).await?;
         let Some(user) = user.filter(|u| verified && u.disabled_at.is_none()) else {
             return Ok(None);
         };
         Ok(Some(self.start_session(user, PASSWORD_METHOD).await?))
+    }
+
+    /// A fresh token for the sign-in form, valid for `lifetime_secs`.
+    pub fn sign_in_form_token(&self, lifetime_secs: u64) -> String {
+        let lifetime = i64::try_from(lifetime_secs).unwrap_or(i64::MAX);
+        self.form_key.issue((Timestamp::now().micros() / 1_000_000).saturating_add(lifetime))
+    }
+
+    /// Whether `token` is a sign-in form token this server issued and that has not expired.
+    pub fn check_sign_in_form_token(&self, token: &str) -> bool {
+        self.form_key.verify(token, Timestamp::now().micros() / 1_000_000)
     }
 
     /// Creates a session for `user`, who just signed in by `method` (`password` or a

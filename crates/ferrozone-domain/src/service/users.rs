@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::{blocking, Domain, Principal};
+use super::{Domain, Principal};
 use crate::crypto::hash_password;
 use crate::error::{DomainError, Result};
 use crate::model::{email_key, User, UserUpdate};
@@ -43,7 +43,7 @@ impl Domain {
         actor.require_admin()?;
         let input = rules::create(attrs)?;
         let password_hash = match input.password {
-            Some(password) => Some(blocking(move || hash_password(&password)).await??),
+            Some(password) => Some(self.passwords.run(move || hash_password(&password)).await??),
             None => None,
         };
         let now = Timestamp::now();
@@ -63,7 +63,7 @@ impl Domain {
             }
         }
         let password_hash = match edit.password {
-            Some(password) => Some(blocking(move || hash_password(&password)).await??),
+            Some(password) => Some(self.passwords.run(move || hash_password(&password)).await??),
             None => None,
         };
         let update = UserUpdate { email: edit.email, role: edit.role, password_hash, disabled: None };

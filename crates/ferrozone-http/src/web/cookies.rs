@@ -1,15 +1,22 @@
 //! The web sign-in's cookies. Their values are URL-safe base64 that the server made, so a
 //! `Set-Cookie` is a fixed pattern and reading one is splitting the `Cookie` header; no
 //! cookie library is needed. HMAC signing is not needed either: a session cookie holds a
-//! random secret that the server looks up (by hash), so a forged value names no session.
+//! random secret that the server looks up (by hash), so a forged value names no session;
+//! the sign-in form's token carries its own MAC ([`ferrozone_domain::crypto::FormTokenKey`]).
+//!
+//! With an https external URL, a cookie on `Path=/` is named with the `__Host-` prefix, which
+//! browsers accept only when it is `Secure`, on `/` and has no `Domain`: another host (a
+//! sibling subdomain, say) cannot plant or shadow it. Read such cookies with [`get_host`].
 
 use axum::http::header::COOKIE;
 use axum::http::{HeaderMap, HeaderValue};
 
 /// The browser session: its secret.
 pub const SESSION: &str = "ferrozone_session";
-/// The sign-in form's CSRF token (double submit): the same value is in the form.
+/// The sign-in form's CSRF token (double submit, and signed): the same value is in the form.
 pub const SIGN_IN_FORM: &str = "ferrozone_sign_in";
+/// The prefix of a `Secure` cookie on `Path=/`.
+pub const HOST_PREFIX: &str = "__Host-";
 
 /// A provider sign-in in progress: its `state`, so that only the browser that started the
 /// flow can finish it. Scoped to `/auth`, where the providers' callbacks are.
@@ -32,11 +39,22 @@ pub fn get<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         .filter(|value| !value.is_empty())
 }
 
+/// The value of the cookie `name` set on `Path=/` by [`set`]: `__Host-name` when `secure`.
+pub fn get_host<'h>(headers: &'h HeaderMap, name: &str, secure: bool) -> Option<&'h str> {
+    if secure {
+        get(headers, &format!("{HOST_PREFIX}{name}"))
+    } else {
+        get(headers, name)
+    }
+}
+
 /// `Set-Cookie` for `name=value` on `path`: HttpOnly, SameSite=Lax, living `max_age`
-/// seconds, Secure when `secure`. `value` must be a cookie-safe token (base64url).
+/// seconds, Secure when `secure` (and then named `__Host-name` when `path` is `/`). `value`
+/// must be a cookie-safe token (base64url).
 pub fn set(name: &str, value: &str, path: &str, max_age: u64, secure: bool) -> HeaderValue {
+    let prefix = if secure && path == "/" { HOST_PREFIX } else { "" };
     let secure = if secure { "; Secure" } else { "" };
-    let text = format!("{name}={value}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}");
+    let text = format!("{prefix}{name}={value}; Path={path}; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}");
     HeaderValue::from_str(&text).unwrap_or_else(|_| HeaderValue::from_static("invalid=; Max-Age=0"))
 }
 
@@ -58,8 +76,16 @@ mod tests {
         assert_eq!(get(&headers, "b"), None);
         assert_eq!(
             set(SESSION, "abc", "/", 60, true),
-            "ferrozone_session=abc; Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure"
+            "__Host-ferrozone_session=abc; Path=/; Max-Age=60; HttpOnly; SameSite=Lax; Secure"
         );
+        assert_eq!(
+            set(FLOW, "x", FLOW_PATH, 60, true),
+            "ferrozone_flow=x; Path=/auth; Max-Age=60; HttpOnly; SameSite=Lax; Secure"
+        );
+        assert_eq!(get_host(&headers, SESSION, false), Some("abc"));
+        assert_eq!(get_host(&headers, SESSION, true), None, "not the __Host- cookie");
+        headers.append(COOKIE, HeaderValue::from_static("__Host-ferrozone_session=host"));
+        assert_eq!(get_host(&headers, SESSION, true), Some("host"));
         assert_eq!(clear(SESSION, "/", false), "ferrozone_session=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax");
     }
 }

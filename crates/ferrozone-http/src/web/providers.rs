@@ -88,7 +88,7 @@ pub async fn respond(
     let secure = app.web.secure_cookies;
     let mut response = match outcome {
         ProviderSignIn::SignedIn(session) => {
-            if let Some(previous) = cookies::get(headers, cookies::SESSION) {
+            if let Some(previous) = cookies::get_host(headers, cookies::SESSION, secure) {
                 app.domain.sign_out(previous).await?;
             }
             let max_age = u64::from(app.domain.settings().session_hours) * 3600;

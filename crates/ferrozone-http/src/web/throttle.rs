@@ -1,79 +1,169 @@
-//! Throttling of password sign-in per (account, client address): after
-//! [`MAX_FAILURES`] failures within [`WINDOW`], that pair is refused for [`LOCKOUT`], even
-//! with the right password. The counts live in this process's memory: each `serve`
-//! process counts on its own, and a restart forgets them.
+//! Throttling of password sign-in. An attempt is counted *before* its password is checked
+//! ([`Throttle::reserve`]), under one lock, so concurrency cannot buy more guesses:
+//!
+//! - per (account, client network): at most [`MAX_ATTEMPTS`] attempts evaluated per
+//!   [`WINDOW`] (from the first); a sign-in that succeeds clears the count. A client network
+//!   is its IPv4 address, or its IPv6 /64 (what one host or site usually holds).
+//! - per account, across all networks: a budget of `account_burst` attempts that regains
+//!   one every `account_refill` (a token bucket). Spent, it slows sign-in for that account
+//!   down to that rate, it never locks the account out.
+//!
+//! The counts live in this process's memory: each `serve` process counts on its own, and a
+//! restart forgets them.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::hash::Hash;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Failures allowed within [`WINDOW`] before the pair is locked out.
-pub const MAX_FAILURES: u32 = 5;
-/// The window failures are counted in, from the first one.
+use ferrozone_domain::settings::PasswordLimits;
+
+/// Attempts evaluated per (account, client network) within [`WINDOW`].
+pub const MAX_ATTEMPTS: u32 = 5;
+/// The window attempts are counted in, from the first one.
 pub const WINDOW: Duration = Duration::from_secs(60);
-/// How long a locked-out pair is refused.
-pub const LOCKOUT: Duration = Duration::from_secs(60);
-/// The most pairs tracked; past it the oldest is forgotten, so memory stays bounded.
+/// The most pairs (and accounts) tracked; past it stale entries go, then the oldest, so
+/// memory stays bounded.
 const MAX_TRACKED: usize = 100_000;
 
-type Key = (String, IpAddr);
-
-#[derive(Debug)]
-struct Failures {
-    first: Instant,
-    count: u32,
-    locked_until: Option<Instant>,
+/// Why an attempt is refused before its password is checked, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// This account from this network used its attempts for the window.
+    Pair(Duration),
+    /// This account used its budget across all networks.
+    Account(Duration),
 }
 
-impl Failures {
-    fn is_locked(&self, now: Instant) -> bool {
-        self.locked_until.is_some_and(|until| now < until)
+impl Refused {
+    /// Seconds to wait, rounded up, at least 1: the `Retry-After` value.
+    pub fn retry_after_secs(self) -> u64 {
+        let (Self::Pair(wait) | Self::Account(wait)) = self;
+        (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
     }
+}
 
-    fn is_stale(&self, now: Instant) -> bool {
-        !self.is_locked(now) && now.duration_since(self.first) >= WINDOW
-    }
+/// The counts of one (account, network) pair.
+#[derive(Debug)]
+struct Window {
+    first: Instant,
+    count: u32,
+}
+
+/// One account's budget, as the time it is spent up to (the generic cell rate algorithm's
+/// "theoretical arrival time"): at most `burst - 1` refills ahead of now.
+#[derive(Debug)]
+struct Budget {
+    spent_until: Instant,
 }
 
 #[derive(Debug, Default)]
+struct Counts {
+    pairs: HashMap<(String, IpAddr), Window>,
+    accounts: HashMap<String, Budget>,
+}
+
+#[derive(Debug)]
 pub struct Throttle {
-    pairs: Mutex<HashMap<Key, Failures>>,
+    account_burst: u32,
+    account_refill: Duration,
+    counts: Mutex<Counts>,
+}
+
+impl Default for Throttle {
+    fn default() -> Self {
+        Self::new(&PasswordLimits::default())
+    }
 }
 
 impl Throttle {
-    /// Whether sign-in for `account` from `address` is refused right now.
-    pub fn is_locked(&self, account: &str, address: IpAddr) -> bool {
-        let pairs = self.pairs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        pairs.get(&(account.to_owned(), address)).is_some_and(|f| f.is_locked(Instant::now()))
-    }
-
-    /// Counts a failed sign-in.
-    pub fn failed(&self, account: &str, address: IpAddr) {
-        let now = Instant::now();
-        let mut pairs = self.pairs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if pairs.len() >= MAX_TRACKED {
-            pairs.retain(|_, f| !f.is_stale(now));
-            if pairs.len() >= MAX_TRACKED {
-                let oldest = pairs.iter().min_by_key(|(_, f)| f.first).map(|(k, _)| k.clone());
-                oldest.map(|k| pairs.remove(&k));
-            }
-        }
-        let entry =
-            pairs.entry((account.to_owned(), address)).or_insert(Failures { first: now, count: 0, locked_until: None });
-        if entry.is_stale(now) || entry.locked_until.is_some_and(|until| now >= until) {
-            *entry = Failures { first: now, count: 0, locked_until: None };
-        }
-        entry.count += 1;
-        if entry.count >= MAX_FAILURES {
-            entry.locked_until = Some(now + LOCKOUT);
+    pub fn new(limits: &PasswordLimits) -> Self {
+        Self {
+            account_burst: limits.account_burst.max(1),
+            account_refill: Duration::from_secs(u64::from(limits.account_refill_secs.max(1))),
+            counts: Mutex::default(),
         }
     }
 
-    /// Forgets the failures of a pair that signed in.
+    /// Counts an attempt for `account` from `address` before its password is checked, or
+    /// says why and for how long it is refused (then nothing is counted).
+    pub fn reserve(&self, account: &str, address: IpAddr) -> Result<(), Refused> {
+        self.reserve_at(account, address, Instant::now())
+    }
+
+    fn reserve_at(&self, account: &str, address: IpAddr, now: Instant) -> Result<(), Refused> {
+        let key = (account.to_owned(), network(address));
+        let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let count = counts.pairs.get(&key).filter(|w| now.duration_since(w.first) < WINDOW).map_or(0, |w| w.count);
+        if count >= MAX_ATTEMPTS {
+            let first = counts.pairs.get(&key).map_or(now, |w| w.first);
+            return Err(Refused::Pair((first + WINDOW).saturating_duration_since(now)));
+        }
+        let tolerance = self.account_refill * (self.account_burst - 1);
+        let spent_until = counts.accounts.get(account).map_or(now, |b| b.spent_until).max(now);
+        let ahead = spent_until.duration_since(now);
+        if ahead > tolerance {
+            return Err(Refused::Account(ahead - tolerance));
+        }
+        bound(&mut counts.pairs, |w| now.duration_since(w.first) >= WINDOW, |w| w.first);
+        let window = counts.pairs.entry(key).or_insert(Window { first: now, count: 0 });
+        if now.duration_since(window.first) >= WINDOW {
+            *window = Window { first: now, count: 0 };
+        }
+        window.count += 1;
+        bound(&mut counts.accounts, |b| b.spent_until <= now, |b| b.spent_until);
+        counts.accounts.insert(account.to_owned(), Budget { spent_until: spent_until + self.account_refill });
+        Ok(())
+    }
+
+    /// Gives back an attempt [`reserve`](Self::reserve) counted but that was never evaluated
+    /// (the server was too busy to check the password).
+    pub fn release(&self, account: &str, address: IpAddr) {
+        let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(window) = counts.pairs.get_mut(&(account.to_owned(), network(address))) {
+            window.count = window.count.saturating_sub(1);
+        }
+        self.refund(&mut counts, account);
+    }
+
+    /// A sign-in that succeeded: its pair starts afresh, and its attempt goes back to the
+    /// account's budget.
     pub fn succeeded(&self, account: &str, address: IpAddr) {
-        let mut pairs = self.pairs.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        pairs.remove(&(account.to_owned(), address));
+        let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        counts.pairs.remove(&(account.to_owned(), network(address)));
+        self.refund(&mut counts, account);
+    }
+
+    fn refund(&self, counts: &mut Counts, account: &str) {
+        if let Some(budget) = counts.accounts.get_mut(account) {
+            budget.spent_until = budget.spent_until.checked_sub(self.account_refill).unwrap_or(budget.spent_until);
+        }
+    }
+}
+
+/// The network a client address is counted under: an IPv4 address as is (also when mapped
+/// into IPv6), an IPv6 address by its /64.
+pub fn network(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+        },
+    }
+}
+
+/// Keeps `map` under [`MAX_TRACKED`] entries before one is added: stale ones go first,
+/// then the oldest.
+fn bound<K: Clone + Eq + Hash, V>(map: &mut HashMap<K, V>, stale: impl Fn(&V) -> bool, age: impl Fn(&V) -> Instant) {
+    if map.len() < MAX_TRACKED {
+        return;
+    }
+    map.retain(|_, v| !stale(v));
+    if map.len() >= MAX_TRACKED {
+        let oldest = map.iter().min_by_key(|(_, v)| age(v)).map(|(k, _)| k.clone());
+        oldest.map(|k| map.remove(&k));
     }
 }
 
@@ -81,19 +171,67 @@ impl Throttle {
 mod tests {
     use super::*;
 
+    fn throttle(burst: u32, refill_secs: u32) -> Throttle {
+        Throttle::new(&PasswordLimits { account_burst: burst, account_refill_secs: refill_secs, ..Default::default() })
+    }
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
     #[test]
-    fn locks_a_pair_after_the_limit_only() {
-        let throttle = Throttle::default();
-        let (here, there) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
-        for _ in 1..MAX_FAILURES {
-            throttle.failed("a@example.com", here);
+    fn a_pair_gets_max_attempts_per_window_then_waits_for_its_end() {
+        let throttle = throttle(100, 1);
+        let (start, here, there) = (Instant::now(), ip("10.0.0.1"), ip("10.0.0.2"));
+        for _ in 0..MAX_ATTEMPTS {
+            throttle.reserve_at("a@example.com", here, start).unwrap();
         }
-        assert!(!throttle.is_locked("a@example.com", here));
-        throttle.failed("a@example.com", here);
-        assert!(throttle.is_locked("a@example.com", here));
-        assert!(!throttle.is_locked("a@example.com", there), "another address");
-        assert!(!throttle.is_locked("b@example.com", here), "another account");
+        let later = start + Duration::from_secs(20);
+        assert_eq!(throttle.reserve_at("a@example.com", here, later), Err(Refused::Pair(Duration::from_secs(40))));
+        throttle.reserve_at("a@example.com", there, later).expect("another address");
+        throttle.reserve_at("b@example.com", here, later).expect("another account");
+        throttle.reserve_at("a@example.com", here, start + WINDOW).expect("a new window");
         throttle.succeeded("a@example.com", here);
-        assert!(!throttle.is_locked("a@example.com", here));
+        throttle.reserve_at("a@example.com", here, start + WINDOW).expect("cleared by a success");
+    }
+
+    #[test]
+    fn ipv6_clients_count_by_their_64() {
+        let throttle = throttle(100, 1);
+        let now = Instant::now();
+        for i in 0..MAX_ATTEMPTS {
+            throttle.reserve_at("a@example.com", ip(&format!("2001:db8:1:2::{i:x}")), now).unwrap();
+        }
+        let same_64 = ip("2001:db8:1:2:ffff:ffff:ffff:ffff");
+        assert!(matches!(throttle.reserve_at("a@example.com", same_64, now), Err(Refused::Pair(_))));
+        throttle.reserve_at("a@example.com", ip("2001:db8:1:3::1"), now).expect("another /64");
+        assert_eq!(network(ip("::ffff:192.0.2.1")), ip("192.0.2.1"));
+        assert_eq!(network(ip("2001:db8::1:2:3:4")), ip("2001:db8::"));
+    }
+
+    #[test]
+    fn the_account_budget_slows_down_across_addresses_and_refills() {
+        let throttle = throttle(3, 30);
+        let now = Instant::now();
+        for i in 0..3 {
+            throttle.reserve_at("a@example.com", ip(&format!("10.0.1.{i}")), now).unwrap();
+        }
+        let refused = throttle.reserve_at("a@example.com", ip("10.0.2.1"), now);
+        assert_eq!(refused, Err(Refused::Account(Duration::from_secs(30))));
+        assert_eq!(refused.unwrap_err().retry_after_secs(), 30);
+        throttle.reserve_at("b@example.com", ip("10.0.2.1"), now).expect("another account");
+        let later = now + Duration::from_secs(30);
+        throttle.reserve_at("a@example.com", ip("10.0.2.1"), later).expect("one attempt regained");
+        assert!(throttle.reserve_at("a@example.com", ip("10.0.2.2"), later).is_err(), "only one");
+        throttle.release("a@example.com", ip("10.0.2.1"));
+        throttle.reserve_at("a@example.com", ip("10.0.2.2"), later).expect("a released attempt comes back");
+    }
+
+    #[test]
+    fn retry_after_rounds_up_to_a_whole_second() {
+        assert_eq!(Refused::Pair(Duration::from_millis(1)).retry_after_secs(), 1);
+        assert_eq!(Refused::Pair(Duration::ZERO).retry_after_secs(), 1);
+        assert_eq!(Refused::Account(Duration::from_millis(2_500)).retry_after_secs(), 3);
+        assert_eq!(Refused::Account(Duration::from_secs(2)).retry_after_secs(), 2);
     }
 }

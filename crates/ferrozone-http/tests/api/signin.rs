@@ -1,9 +1,11 @@
 //! The web sign-in (docs/api.md section 8, "Sign-in and sessions"): the page, password
 //! sign-in, its refusals and redirects. Sessions calling `/v0` are in `signin/sessions.rs`.
 
+mod passwords;
 mod providers;
 mod saml;
 mod sessions;
+mod throttle;
 
 use std::net::SocketAddr;
 
@@ -19,12 +21,14 @@ use crate::helpers::{send, TestApp, TestResponse, HTML_UTF8};
 
 pub const PASSWORD: &str = "correct horse battery staple";
 
-/// A client of the web pages: one address, and the cookies it was given.
+/// A client of the web pages: one address, and the cookies it was given (by their names
+/// without the `__Host-` prefix, which it sends back when it was given it).
 pub struct Browser {
     pub router: Router,
     pub address: SocketAddr,
     pub form_cookie: Option<String>,
     pub session: Option<String>,
+    pub host_prefix: bool,
 }
 
 impl Browser {
@@ -33,17 +37,18 @@ impl Browser {
     }
 
     pub fn on(router: Router, address: &str) -> Self {
-        Self { router, address: address.parse().unwrap(), form_cookie: None, session: None }
+        Self { router, address: address.parse().unwrap(), form_cookie: None, session: None, host_prefix: false }
     }
 
     /// Sends `req` with this browser's cookies and address; keeps the cookies it is given.
     pub async fn send(&mut self, req: axum::http::request::Builder, body: Body) -> TestResponse {
         let mut cookies = Vec::new();
+        let prefix = if self.host_prefix { "__Host-" } else { "" };
         if let Some(token) = &self.form_cookie {
-            cookies.push(format!("ferrozone_sign_in={token}"));
+            cookies.push(format!("{prefix}ferrozone_sign_in={token}"));
         }
         if let Some(secret) = &self.session {
-            cookies.push(format!("ferrozone_session={secret}"));
+            cookies.push(format!("{prefix}ferrozone_session={secret}"));
         }
         let mut req = req.extension(ConnectInfo(self.address));
         if !cookies.is_empty() {
@@ -51,7 +56,9 @@ impl Browser {
         }
         let res = send(self.router.clone(), req.body(body).unwrap()).await;
         for (name, value) in set_cookies(&res) {
-            match name.as_str() {
+            let unprefixed = name.strip_prefix("__Host-");
+            self.host_prefix |= unprefixed.is_some();
+            match unprefixed.unwrap_or(&name) {
                 "ferrozone_sign_in" => self.form_cookie = Some(value).filter(|v| !v.is_empty()),
                 "ferrozone_session" => self.session = Some(value).filter(|v| !v.is_empty()),
                 _ => {}
@@ -173,9 +180,18 @@ async fn cookies_are_secure_with_an_https_external_url() {
     let app = TestApp::new().await;
     password_user(&app, "pat@example.com", "unprivileged").await;
     let mut browser = Browser::on(ferrozone_http::app(AppState::new(app.domain.clone(), true)), "192.0.2.10:1");
+    let page = browser.get("/sign_in").await;
+    let form = set_cookie_header(&page, "__Host-ferrozone_sign_in");
+    assert!(form.contains("; Path=/;") && form.ends_with("; Secure"), "{form}");
     let res = browser.sign_in("pat@example.com", PASSWORD, "").await;
     res.expect_status(StatusCode::SEE_OTHER);
-    assert!(set_cookie_header(&res, "ferrozone_session").ends_with("; Secure"));
+    let session = set_cookie_header(&res, "__Host-ferrozone_session");
+    assert!(session.contains("; Path=/;") && session.ends_with("; Secure"), "{session}");
+    assert!(set_cookies(&res).iter().all(|(name, _)| name.starts_with("__Host-")), "no unprefixed cookie");
+    browser.get("/").await.expect_status(StatusCode::OK);
+    browser.host_prefix = false;
+    let res = browser.get("/").await;
+    assert_eq!(res.header("location"), Some("/sign_in"), "an unprefixed session cookie is not read over https");
 }
 
 #[tokio::test]
@@ -219,6 +235,27 @@ async fn a_sign_in_without_the_form_token_is_refused() {
     browser.form_cookie = None;
     browser.post_form("/sign_in", &fields[..2]).await.expect_status(StatusCode::FORBIDDEN);
     assert!(browser.session.is_none());
+}
+
+#[tokio::test]
+async fn a_planted_pair_of_matching_self_made_tokens_is_refused() {
+    let app = TestApp::new().await;
+    password_user(&app, "pat@example.com", "admin").await;
+    let other = TestApp::new().await;
+    let mut elsewhere = Browser::new(&other);
+    elsewhere.get("/sign_in").await.expect_status(StatusCode::OK);
+    let foreign = elsewhere.form_cookie.clone().unwrap();
+    let self_made = "A".repeat(43);
+    for planted in [self_made.as_str(), &foreign, "forged"] {
+        let mut browser = Browser::new(&app);
+        browser.form_cookie = Some(planted.to_owned());
+        let fields = [("email", "pat@example.com"), ("password", PASSWORD), ("csrf_token", planted)];
+        let res = browser.post_form("/sign_in", &fields).await;
+        res.expect_status(StatusCode::FORBIDDEN);
+        assert!(browser.session.is_none(), "{planted}");
+    }
+    let mut browser = Browser::new(&app);
+    browser.sign_in("pat@example.com", PASSWORD, "").await.expect_status(StatusCode::SEE_OTHER);
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use ferrozone_domain::ipam::{Pool, Pools};
 use ferrozone_domain::providers::Providers;
-use ferrozone_domain::settings::ClientDefaults;
+use ferrozone_domain::settings::{ClientDefaults, PasswordLimits};
 use ferrozone_domain::validate::net::{allowed_ip, is_dns_server, is_endpoint};
 use ferrozone_domain::Settings;
 use ipnet::IpNet;
@@ -137,6 +137,24 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_SIGN_IN_FLOWS_PER_ADDRESS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub sign_in_flows_per_address: u32,
+    /// Password hashes and verifications run at once (each holds 19 MiB of memory)
+    /// [default: the number of CPU cores].
+    #[arg(long, global = true, env = "FERROZONE_PASSWORD_HASH_CONCURRENCY",
+          value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub password_hash_concurrency: Option<u32>,
+    /// Password sign-ins and changes that may wait for a turn; past it they are refused (503).
+    #[arg(long, global = true, env = "FERROZONE_PASSWORD_HASH_QUEUE", default_value_t = 32,
+          value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub password_hash_queue: u32,
+    /// Password sign-in attempts per account, across all client addresses, before it slows
+    /// down to one per FERROZONE_SIGN_IN_ACCOUNT_REFILL_SECS.
+    #[arg(long, global = true, env = "FERROZONE_SIGN_IN_ACCOUNT_BURST", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub sign_in_account_burst: u32,
+    /// Seconds for an account's sign-in budget to regain one attempt.
+    #[arg(long, global = true, env = "FERROZONE_SIGN_IN_ACCOUNT_REFILL_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub sign_in_account_refill_secs: u32,
     /// OpenID Connect providers: a JSON list of {id, label, client_id, client_secret,
     /// discovery_document_uri, scope, redirect_uri, auto_create_users, allow_admins,
     /// require_verified_email, consent_prompt} (docs/operations.md).
@@ -260,7 +278,18 @@ impl Config {
             token_max_days: self.api_token_max_days,
             session_hours: self.session_hours,
             sign_in_flows_per_address: self.sign_in_flows_per_address,
+            passwords: self.password_limits(),
         })
+    }
+
+    fn password_limits(&self) -> PasswordLimits {
+        let defaults = PasswordLimits::default();
+        PasswordLimits {
+            hash_concurrency: self.password_hash_concurrency.map_or(defaults.hash_concurrency, |n| n as usize),
+            hash_queue: self.password_hash_queue as usize,
+            account_burst: self.sign_in_account_burst,
+            account_refill_secs: self.sign_in_account_refill_secs,
+        }
     }
 
     /// The identity providers, checked; every error names the variable, the provider and
