@@ -1,6 +1,5 @@
 //! `ferrozone serve`
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,9 +35,8 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let state = AppState::with_web(domain.clone(), web);
     let _refresh_job = start_oidc_refresh(config, &state, domain);
     let app = ferrozone_http::app(state);
-    // The peer address reaches handlers (sign-in throttling keys on it, never on a header).
-    let app = app.into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, app).with_graceful_shutdown(shutdown_signal()).await.context("serving HTTP")?;
+    let limits = config.http.limits();
+    ferrozone_http::server::serve(listener, app, limits, shutdown_signal()).await.context("serving HTTP")?;
     tracing::info!("stopped");
     Ok(())
 }

@@ -5,5 +5,6 @@
 mod harness;
 
 mod cli;
+mod connections;
 mod durability;
 mod shared_postgres;
