@@ -42,7 +42,7 @@ impl Caps {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         if open.total >= self.max_total {
             drop(open);
-            self.over_total.note("");
+            self.over_total.note(&client.to_string());
             return None;
         }
         let mine = open.per_client.entry(client).or_default();
