@@ -13,7 +13,6 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio::sync::Notify;
 use tokio::time::{Duration, Instant};
 
 use super::Limits;
@@ -40,7 +39,6 @@ pub struct Activity {
     state: Mutex<State>,
     /// Milliseconds from `start` to the last byte read or written.
     last_io: AtomicU64,
-    changed: Notify,
 }
 
 impl Activity {
@@ -48,7 +46,7 @@ impl Activity {
     pub fn new() -> Arc<Self> {
         let start = Instant::now();
         let state = State { phase: Phase::Head, since: start, in_flight: 0 };
-        Arc::new(Self { start, state: Mutex::new(state), last_io: AtomicU64::new(0), changed: Notify::new() })
+        Arc::new(Self { start, state: Mutex::new(state), last_io: AtomicU64::new(0) })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -63,8 +61,6 @@ impl Activity {
             if state.phase == Phase::Idle {
                 state.phase = Phase::Head;
                 state.since = Instant::now();
-                drop(state);
-                self.changed.notify_one();
             }
         }
     }
@@ -77,7 +73,6 @@ impl Activity {
         state.phase = Phase::Busy;
         state.since = Instant::now();
         drop(state);
-        self.changed.notify_one();
         RequestGuard(self.clone())
     }
 
@@ -95,17 +90,23 @@ impl Activity {
     }
 
     /// Completes when the connection is past its deadline, with the reason.
+    ///
+    /// Nothing wakes it when the phase changes (that would cost every request a wake-up):
+    /// it wakes at least once per `tick`, the shorter of the head and idle timeouts, and
+    /// every phase's deadline is at least one `tick` after the phase began, so no deadline
+    /// is overslept.
     pub async fn expired(&self, limits: &Limits) -> &'static str {
+        let tick = limits.header_timeout.min(limits.idle_timeout);
+        let sleep = tokio::time::sleep(tick);
+        tokio::pin!(sleep);
         loop {
             let (deadline, reason) = self.deadline(limits);
-            tokio::select! {
-                () = tokio::time::sleep_until(deadline) => {
-                    if self.deadline(limits).0 <= Instant::now() {
-                        return reason;
-                    }
-                }
-                () = self.changed.notified() => {}
+            let now = Instant::now();
+            if deadline <= now {
+                return reason;
             }
+            sleep.as_mut().reset(deadline.min(now + tick));
+            sleep.as_mut().await;
         }
     }
 }
@@ -121,8 +122,6 @@ impl Drop for RequestGuard {
             state.phase = Phase::Idle;
             state.since = Instant::now();
         }
-        drop(state);
-        self.0.changed.notify_one();
     }
 }
 
