@@ -107,3 +107,6 @@ fn is_connection_error(e: &std::io::Error) -> bool {
 pub(crate) fn is_api_path(path: &str) -> bool {
     path == "/v0" || path.starts_with("/v0/")
 }
+
+#[cfg(test)]
+mod tests;
