@@ -86,8 +86,10 @@ where
             }
         };
         // A refused stream is dropped here: closed at once.
-        if let Some(slot) = caps.admit(remote.ip()) {
-            tokio::spawn(conn::serve(stream, remote, app.clone(), limits.clone(), slot, close_rx.clone()));
+        let activity = watchdog::Activity::new();
+        if let Some(slot) = caps.admit(remote.ip(), &activity) {
+            let connection = (activity, slot);
+            tokio::spawn(conn::serve(stream, remote, app.clone(), limits.clone(), connection, close_rx.clone()));
         }
     }
     drop(listener);

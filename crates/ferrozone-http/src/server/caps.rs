@@ -1,13 +1,19 @@
 //! Caps on connections per process and per client address, and the rate-limited log of
-//! refusals.
+//! refusals. When the process is full, the connection that has waited longest for a
+//! request is closed to make room, so idle sockets cannot lock new clients out.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::watchdog::Activity;
+
 /// At most one log line per this period for each kind of refusal or accept error.
 const LOG_PERIOD: Duration = Duration::from_secs(60);
+
+/// Most evicted connections still closing; past it a full server refuses instead.
+const MAX_CLOSING: usize = 64;
 
 /// The connections open now, in total and per client.
 pub struct Caps {
@@ -23,6 +29,30 @@ pub struct Caps {
 struct Open {
     total: usize,
     per_client: HashMap<IpAddr, usize>,
+    /// The connections that may be evicted, by id.
+    live: HashMap<u64, Arc<Activity>>,
+    /// Evicted connections that have not closed yet (counted in `total`).
+    closing: usize,
+    next_id: u64,
+}
+
+impl Open {
+    /// Evicts the connection that has waited longest for a request; false if every one
+    /// has a request in flight.
+    fn evict_longest_waiting(&mut self) -> bool {
+        let victim = self
+            .live
+            .iter()
+            .filter_map(|(id, activity)| activity.waiting_since().map(|since| (since, *id)))
+            .min()
+            .map(|(_, id)| id);
+        let Some(activity) = victim.and_then(|id| self.live.remove(&id)) else {
+            return false;
+        };
+        activity.evict();
+        self.closing += 1;
+        true
+    }
 }
 
 impl Caps {
@@ -36,24 +66,30 @@ impl Caps {
         })
     }
 
-    /// A slot for a connection from `ip`, or `None` (the refusal is counted and logged).
-    pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Slot> {
+    /// A slot for a connection from `ip` whose state is `activity`, or `None` (the refusal
+    /// is counted and logged). A full server makes room by evicting the connection that has
+    /// waited longest for a request.
+    pub fn admit(self: &Arc<Self>, ip: IpAddr, activity: &Arc<Activity>) -> Option<Slot> {
         let client = client_key(ip);
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if open.total >= self.max_total {
-            drop(open);
-            self.over_total.note(&client.to_string());
-            return None;
-        }
-        let mine = open.per_client.entry(client).or_default();
-        if self.max_per_client > 0 && *mine >= self.max_per_client {
+        let mine = open.per_client.get(&client).copied().unwrap_or(0);
+        if self.max_per_client > 0 && mine >= self.max_per_client {
             drop(open);
             self.over_client.note(&client.to_string());
             return None;
         }
-        *mine += 1;
+        let full = open.total - open.closing >= self.max_total;
+        if full && (open.closing >= MAX_CLOSING || !open.evict_longest_waiting()) {
+            drop(open);
+            self.over_total.note(&client.to_string());
+            return None;
+        }
+        *open.per_client.entry(client).or_default() += 1;
         open.total += 1;
-        Some(Slot { caps: self.clone(), client })
+        let id = open.next_id;
+        open.next_id += 1;
+        open.live.insert(id, activity.clone());
+        Some(Slot { caps: self.clone(), client, id })
     }
 }
 
@@ -61,12 +97,16 @@ impl Caps {
 pub struct Slot {
     caps: Arc<Caps>,
     client: IpAddr,
+    id: u64,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut open = self.caps.open.lock().unwrap_or_else(PoisonError::into_inner);
         open.total -= 1;
+        if open.live.remove(&self.id).is_none() {
+            open.closing -= 1;
+        }
         if let Some(n) = open.per_client.get_mut(&self.client) {
             *n -= 1;
             if *n == 0 {
@@ -126,31 +166,59 @@ impl RateLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::watchdog::RequestGuard;
 
     fn ip(s: &str) -> IpAddr {
         s.parse().expect("an address")
     }
 
-    #[test]
-    fn a_client_is_capped_and_its_closed_connections_free_their_places() {
-        let caps = Caps::new(10, 2);
-        let a = caps.admit(ip("192.0.2.1")).expect("first");
-        let _b = caps.admit(ip("192.0.2.1")).expect("second");
-        assert!(caps.admit(ip("192.0.2.1")).is_none(), "third from the same address");
-        assert!(caps.admit(ip("192.0.2.2")).is_some(), "another address");
-        drop(a);
-        assert!(caps.admit(ip("192.0.2.1")).is_some(), "a place was freed");
+    /// A connection waiting for its first request.
+    fn waiting(caps: &Arc<Caps>, from: &str) -> Option<(Arc<Activity>, Slot)> {
+        let activity = Activity::new();
+        caps.admit(ip(from), &activity).map(|slot| (activity, slot))
+    }
+
+    /// A connection with a request in flight (never evicted).
+    fn busy(caps: &Arc<Caps>, from: &str) -> Option<(RequestGuard, Slot)> {
+        let activity = Activity::new();
+        let guard = activity.request_started();
+        caps.admit(ip(from), &activity).map(|slot| (guard, slot))
     }
 
     #[test]
-    fn the_process_cap_holds_across_clients_and_zero_means_no_cap_per_client() {
+    fn a_client_is_capped_and_its_closed_connections_free_their_places() {
+        let caps = Caps::new(10, 2);
+        let a = waiting(&caps, "192.0.2.1").expect("first");
+        let _b = waiting(&caps, "192.0.2.1").expect("second");
+        assert!(waiting(&caps, "192.0.2.1").is_none(), "third from the same address");
+        assert!(waiting(&caps, "192.0.2.2").is_some(), "another address");
+        drop(a);
+        assert!(waiting(&caps, "192.0.2.1").is_some(), "a place was freed");
+    }
+
+    #[test]
+    fn a_full_server_refuses_when_every_connection_is_busy_and_zero_means_no_cap_per_client() {
         let caps = Caps::new(3, 0);
-        let held: Vec<_> = (1..=3).map(|i| caps.admit(ip(&format!("192.0.2.{i}"))).expect("admitted")).collect();
-        assert!(caps.admit(ip("192.0.2.9")).is_none());
+        let held: Vec<_> = (1..=3).map(|i| busy(&caps, &format!("192.0.2.{i}")).expect("admitted")).collect();
+        assert!(waiting(&caps, "192.0.2.9").is_none());
         drop(held);
-        let same: Vec<_> = (0..3).map(|_| caps.admit(ip("192.0.2.1")).expect("no cap per client")).collect();
+        let same: Vec<_> = (0..3).map(|_| busy(&caps, "192.0.2.1").expect("no cap per client")).collect();
         assert_eq!(same.len(), 3);
-        assert!(caps.open.lock().expect("lock").per_client.len() == 1);
+        assert_eq!(caps.open.lock().expect("lock").per_client.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_full_server_evicts_the_connection_that_waited_longest() {
+        let bound = Duration::from_secs(5);
+        let caps = Caps::new(2, 0);
+        let (oldest, _a) = waiting(&caps, "192.0.2.1").expect("first");
+        let _b = busy(&caps, "192.0.2.2").expect("second");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let (newer, _c) = waiting(&caps, "192.0.2.3").expect("room made");
+        tokio::time::timeout(bound, oldest.evicted()).await.expect("the oldest waiting is told to close");
+        let _d = busy(&caps, "192.0.2.4").expect("room made again");
+        tokio::time::timeout(bound, newer.evicted()).await.expect("then the next oldest");
+        assert!(waiting(&caps, "192.0.2.5").is_none(), "every live connection is busy: refused");
     }
 
     #[test]
@@ -159,8 +227,8 @@ mod tests {
         assert_ne!(client_key(ip("2001:db8:1:2::1")), client_key(ip("2001:db8:1:3::1")));
         assert_eq!(client_key(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
         let caps = Caps::new(10, 1);
-        let _a = caps.admit(ip("2001:db8::1")).expect("first");
-        assert!(caps.admit(ip("2001:db8::2")).is_none(), "same /64");
+        let _a = waiting(&caps, "2001:db8::1").expect("first");
+        assert!(waiting(&caps, "2001:db8::2").is_none(), "same /64");
     }
 
     #[test]

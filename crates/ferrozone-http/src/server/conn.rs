@@ -29,11 +29,10 @@ pub async fn serve(
     remote: SocketAddr,
     app: Router,
     limits: Arc<Limits>,
-    _slot: Slot,
+    (activity, _slot): (Arc<Activity>, Slot),
     mut close: watch::Receiver<()>,
 ) {
     let _ = stream.set_nodelay(true);
-    let activity = Activity::new();
     let io = TokioIo::new(Watched::new(stream, activity.clone()));
     let service = {
         let (activity, limits) = (activity.clone(), limits.clone());
@@ -61,6 +60,10 @@ pub async fn serve(
             }
             reason = &mut expired => {
                 tracing::debug!(reason, "closing an HTTP connection past its deadline");
+                break;
+            }
+            () = activity.evicted() => {
+                tracing::debug!("closing a waiting HTTP connection to make room for a new one");
                 break;
             }
         }

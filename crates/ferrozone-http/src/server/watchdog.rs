@@ -13,6 +13,7 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+use tokio::sync::Notify;
 use tokio::time::{Duration, Instant};
 
 use super::Limits;
@@ -39,6 +40,8 @@ pub struct Activity {
     state: Mutex<State>,
     /// Milliseconds from `start` to the last byte read or written.
     last_io: AtomicU64,
+    /// Told to close to make room for a new connection.
+    evicted: Notify,
 }
 
 impl Activity {
@@ -46,7 +49,7 @@ impl Activity {
     pub fn new() -> Arc<Self> {
         let start = Instant::now();
         let state = State { phase: Phase::Head, since: start, in_flight: 0 };
-        Arc::new(Self { start, state: Mutex::new(state), last_io: AtomicU64::new(0) })
+        Arc::new(Self { start, state: Mutex::new(state), last_io: AtomicU64::new(0), evicted: Notify::new() })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -87,6 +90,23 @@ impl Activity {
                 (progress + limits.request_timeout + limits.idle_timeout, "no progress on a request")
             }
         }
+    }
+
+    /// Since when the connection has been waiting for a request (head), or `None` while one
+    /// is in flight: the longest waiting is closed first when the server is full.
+    pub fn waiting_since(&self) -> Option<Instant> {
+        let state = self.state();
+        (state.phase != Phase::Busy).then_some(state.since)
+    }
+
+    /// Tells the connection to close.
+    pub fn evict(&self) {
+        self.evicted.notify_one();
+    }
+
+    /// Completes once [`Activity::evict`] was called.
+    pub async fn evicted(&self) {
+        self.evicted.notified().await;
     }
 
     /// Completes when the connection is past its deadline, with the reason.

@@ -152,6 +152,25 @@ async fn past_the_per_address_cap_a_connection_is_closed_and_other_addresses_are
     }
 }
 
+#[tokio::test]
+async fn a_full_server_closes_the_longest_waiting_connection_to_serve_a_new_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [
+        ("FERROZONE_HTTP_MAX_CONNECTIONS", "8"),
+        ("FERROZONE_HTTP_MAX_CONNECTIONS_PER_ADDRESS", "0"),
+        ("FERROZONE_HTTP_HEADER_TIMEOUT", "120"),
+    ];
+    let server = Server::start(dir.path(), &env).await;
+    let to = address(&server.base);
+    let mut first = connect_from(to, "127.0.0.2").await;
+    let mut idle = Vec::new();
+    for i in 3..10 {
+        idle.push(connect_from(to, &format!("127.0.0.{i}")).await);
+    }
+    assert!(livez_from(to, "127.0.0.1").await.starts_with("HTTP/1.1 200"), "8 idle sockets locked a new client out");
+    assert!(closed_by_server(&mut first).await.is_some(), "the longest waiting connection was kept");
+}
+
 /// `ferrozone serve` started through `sh` with the open-file limits `ulimit` sets.
 struct Limited {
     child: Child,
