@@ -8,6 +8,7 @@ mod openapi;
 mod qr;
 mod reply;
 mod routes;
+pub mod server;
 mod stream;
 mod telemetry;
 mod web;
@@ -93,8 +94,8 @@ pub struct WebState {
 }
 
 /// The whole HTTP application: routes, fallbacks, request ids, tracing and panic safety.
-/// Serve it with `into_make_service_with_connect_info::<SocketAddr>()`: sign-in throttling
-/// keys on the client's address.
+/// Serve it with [`server::serve`] (or `into_make_service_with_connect_info::<SocketAddr>()`):
+/// sign-in throttling keys on the client's address.
 pub fn app(state: AppState) -> Router {
     let (api, doc) = openapi::api();
     let router = Router::new()

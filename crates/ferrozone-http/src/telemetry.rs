@@ -1,12 +1,15 @@
-//! Request ids, one log line per request, and panic safety.
+//! Request ids, one log line per request, panic safety, and the headers of every `/v0`
+//! response.
 
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::MatchedPath;
-use axum::http::{Request, Response};
+use axum::http::{header, HeaderMap, HeaderValue, Request, Response};
+use axum::middleware::Next;
 use axum::response::IntoResponse;
 use axum::Router;
+use tower::util::MapRequestLayer;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
@@ -15,10 +18,15 @@ use tracing::Span;
 
 use crate::error::ApiError;
 
-/// Wraps `router` in the request-id, tracing and panic layers (outermost first).
+/// The longest client request id kept; a longer one is replaced.
+const MAX_REQUEST_ID: usize = 128;
+
+/// Wraps `router` in the `/v0` headers, request-id, tracing and panic layers (outermost first).
 pub fn wrap(router: Router) -> Router {
     router.layer(
         ServiceBuilder::new()
+            .layer(axum::middleware::from_fn(api_headers))
+            .layer(MapRequestLayer::new(drop_unusable_request_id))
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .layer(
                 TraceLayer::new_for_http()
@@ -47,4 +55,57 @@ fn on_response<B>(res: &Response<B>, latency: Duration, _span: &Span) {
     let status = res.status().as_u16();
     let latency_ms = latency.as_secs_f64() * 1000.0;
     tracing::info!(status, latency_ms, "request");
+}
+
+/// Removes a client's `x-request-id` unless it is one value of 1 to [`MAX_REQUEST_ID`]
+/// characters out of `[A-Za-z0-9._-]`, so that the server makes a fresh one: the id goes
+/// into every log line of the request and back to the client.
+fn drop_unusable_request_id<B>(mut req: Request<B>) -> Request<B> {
+    let mut values = req.headers().get_all("x-request-id").iter();
+    let usable = match (values.next(), values.next()) {
+        (Some(value), None) => is_usable_request_id(value.as_bytes()),
+        (None, _) => true,
+        (Some(_), Some(_)) => false,
+    };
+    if !usable {
+        req.headers_mut().remove("x-request-id");
+    }
+    req
+}
+
+fn is_usable_request_id(id: &[u8]) -> bool {
+    (1..=MAX_REQUEST_ID).contains(&id.len())
+        && id.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Every response under `/v0` (errors and 404s included) is not to be stored by any cache
+/// (it may carry keys) nor sniffed as another content type.
+async fn api_headers(req: axum::extract::Request, next: Next) -> axum::response::Response {
+    let api = crate::server::is_api_path(req.uri().path());
+    let mut response = next.run(req).await;
+    if api {
+        add_api_headers(response.headers_mut());
+    }
+    response
+}
+
+pub(crate) fn add_api_headers(headers: &mut HeaderMap) {
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_are_short_and_plain() {
+        assert!(is_usable_request_id(b"trace-42_a.B"));
+        assert!(is_usable_request_id(&[b'a'; MAX_REQUEST_ID]));
+        assert!(!is_usable_request_id(&[b'a'; MAX_REQUEST_ID + 1]));
+        assert!(!is_usable_request_id(b""));
+        for bad in [&b"a b"[..], b"a\"b", b"a/b", b"\xc3\xa9", b"a\tb", b"a=b"] {
+            assert!(!is_usable_request_id(bad), "{bad:?}");
+        }
+    }
 }

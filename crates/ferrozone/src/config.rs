@@ -6,6 +6,7 @@
 //! clap alone decides every value and `--help` documents each setting.
 
 mod env;
+mod http;
 mod settings;
 
 pub use env::prepare_environment;

@@ -291,6 +291,10 @@ pub async fn send_any(router: Router, req: Request<Body>) -> TestResponse {
     let raw = res.into_body().collect().await.expect("a body").to_bytes().to_vec();
     let text = String::from_utf8_lossy(&raw);
     assert!(headers.contains_key("x-request-id"), "{what}: no x-request-id");
+    if what.split(' ').nth(1).is_some_and(|path| path == "/v0" || path.starts_with("/v0/")) {
+        assert_eq!(headers.get(header::CACHE_CONTROL).map(|v| v.as_bytes()), Some(&b"no-store"[..]), "{what}");
+        assert_eq!(headers.get("x-content-type-options").map(|v| v.as_bytes()), Some(&b"nosniff"[..]), "{what}");
+    }
     let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
     let html = content_type == Some(HTML_UTF8);
     let body = if raw.is_empty() || html {

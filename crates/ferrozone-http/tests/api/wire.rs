@@ -1,6 +1,7 @@
 //! DESIGN.md section 2: envelopes, timestamps, content types, errors, routing.
 
 mod body;
+mod headers;
 mod routing;
 
 use axum::http::{Method, StatusCode};

@@ -1,6 +1,5 @@
 //! `ferrozone serve`
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,11 +43,11 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         tasks.spawn("OpenID Connect refresh job", job);
     }
     let app = ferrozone_http::app(state);
-    // The peer address reaches handlers (sign-in throttling keys on it, never on a header).
-    let app = app.into_make_service_with_connect_info::<SocketAddr>();
+    // The server hands the peer address to handlers (sign-in throttling keys on it, never on a header).
+    let limits = config.http.limits();
     let stopping = tasks.stopping();
     tasks.spawn_draining("HTTP server", async move {
-        axum::serve(listener, app).with_graceful_shutdown(stopping).await.context("serving HTTP")
+        ferrozone_http::server::serve(listener, app, limits, stopping).await.context("serving HTTP")
     });
     let outcome = tasks.run(signal, Duration::from_secs(config.shutdown_timeout)).await;
     tracing::info!("stopped");

@@ -219,6 +219,9 @@ pub struct Config {
     /// Log format.
     #[arg(long, global = true, env = "FERROZONE_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
+    /// The HTTP server's deadlines and connection caps.
+    #[command(flatten)]
+    pub http: super::http::HttpLimits,
 }
 
 impl Config {

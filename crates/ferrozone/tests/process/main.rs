@@ -5,6 +5,7 @@
 mod harness;
 
 mod cli;
+mod connections;
 mod durability;
 mod files;
 mod postgres_restart;

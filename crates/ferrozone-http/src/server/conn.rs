@@ -1,0 +1,118 @@
+//! One HTTP/1.1 connection: the app behind the request deadlines, the connection's
+//! watchdog, and graceful closing when the server stops.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{header, HeaderValue, Request, Response, StatusCode};
+use axum::Router;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+use tower::ServiceExt;
+
+use super::body::{DeadlineBody, Tracked};
+use super::caps::Slot;
+use super::watchdog::{Activity, Watched};
+use super::Limits;
+
+/// Serves one connection until the client closes it, a deadline passes, or the server
+/// stops (then the request in flight, if any, is answered first).
+pub async fn serve(
+    stream: TcpStream,
+    remote: SocketAddr,
+    app: Router,
+    limits: Arc<Limits>,
+    (activity, _slot): (Arc<Activity>, Slot),
+    mut close: watch::Receiver<()>,
+) {
+    let _ = stream.set_nodelay(true);
+    let io = TokioIo::new(Watched::new(stream, activity.clone()));
+    let service = {
+        let (activity, limits) = (activity.clone(), limits.clone());
+        hyper::service::service_fn(move |req| handle(req, remote, app.clone(), limits.clone(), activity.clone()))
+    };
+    // hyper's own head timeout, a backstop: ours (in `Activity`) is tighter.
+    let backstop = limits.header_timeout + limits.idle_timeout + Duration::from_secs(1);
+    let conn =
+        http1::Builder::new().timer(TokioTimer::new()).header_read_timeout(backstop).serve_connection(io, service);
+    tokio::pin!(conn);
+    let expired = activity.expired(&limits);
+    tokio::pin!(expired);
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            served = conn.as_mut() => {
+                if let Err(e) = served {
+                    tracing::debug!(error = %e, "HTTP connection ended with an error");
+                }
+                break;
+            }
+            _ = close.changed(), if !closing => {
+                closing = true;
+                conn.as_mut().graceful_shutdown();
+            }
+            reason = &mut expired => {
+                tracing::debug!(reason, "closing an HTTP connection past its deadline");
+                break;
+            }
+            () = activity.evicted() => {
+                tracing::debug!("closing a waiting HTTP connection to make room for a new one");
+                break;
+            }
+        }
+    }
+}
+
+/// One request: the client's address for the handlers, the body's deadline, the
+/// handler's deadline, and the response body counted until done.
+async fn handle(
+    req: Request<Incoming>,
+    remote: SocketAddr,
+    app: Router,
+    limits: Arc<Limits>,
+    activity: Arc<Activity>,
+) -> Result<Response<Body>, Infallible> {
+    let guard = activity.request_started();
+    let (mut parts, body) = req.into_parts();
+    parts.extensions.insert(ConnectInfo(remote));
+    let api = super::is_api_path(parts.uri.path());
+    let req = Request::from_parts(parts, Body::new(DeadlineBody::new(body, limits.body_timeout)));
+    let response = match tokio::time::timeout(limits.request_timeout, app.oneshot(req)).await {
+        Ok(Ok(response)) => response,
+        Ok(Err(never)) => match never {},
+        Err(_) => {
+            tracing::warn!(timeout_secs = limits.request_timeout.as_secs(), "a request passed its deadline");
+            timed_out(api)
+        }
+    };
+    Ok(response.map(|body| Body::new(Tracked::new(body, guard))))
+}
+
+/// 503 with `Retry-After`: JSON under `/v0`, a short page elsewhere.
+fn timed_out(api: bool) -> Response<Body> {
+    let (content_type, body) = if api {
+        ("application/json; charset=utf-8", r#"{"error":"service_unavailable"}"#)
+    } else {
+        ("text/html; charset=utf-8", TIMED_OUT_PAGE)
+    };
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+    if api {
+        crate::telemetry::add_api_headers(headers);
+    }
+    response
+}
+
+const TIMED_OUT_PAGE: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+<title>Try again</title></head><body><h1>Try again</h1>\
+<p>The server took too long to answer. Please try again in a moment.</p></body></html>\n";

@@ -1,0 +1,81 @@
+//! The server with a test app on a real socket: handler deadlines and slow readers.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::routing::get;
+use axum::Router;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::{serve, Limits};
+
+const BOUND: Duration = Duration::from_secs(30);
+const BIG: usize = 64 << 20;
+
+fn test_app() -> Router {
+    let slow = || async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        "late"
+    };
+    let big = || async {
+        let chunks = (0..BIG >> 16).map(|_| Ok::<_, std::convert::Infallible>(Bytes::from(vec![b'x'; 1 << 16])));
+        Body::from_stream(futures_util::stream::iter(chunks))
+    };
+    Router::new().route("/v0/slow", get(slow)).route("/slow", get(slow)).route("/big", get(big))
+}
+
+async fn start(limits: Limits) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let address = listener.local_addr().expect("an address");
+    tokio::spawn(serve(listener, test_app(), limits, std::future::pending()));
+    address
+}
+
+fn short() -> Limits {
+    Limits { request_timeout: Duration::from_secs(1), idle_timeout: Duration::from_secs(1), ..Limits::default() }
+}
+
+async fn exchange(address: SocketAddr, path: &str) -> String {
+    let mut stream = TcpStream::connect(address).await.expect("connects");
+    let head = format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    stream.write_all(head.as_bytes()).await.expect("sends");
+    let mut answer = Vec::new();
+    tokio::time::timeout(BOUND, stream.read_to_end(&mut answer)).await.expect("an answer").expect("reads");
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn a_handler_past_its_deadline_is_answered_503_json_under_v0_and_a_page_elsewhere() {
+    let address = start(short()).await;
+    let api = exchange(address, "/v0/slow").await.to_ascii_lowercase();
+    assert!(api.starts_with("http/1.1 503"), "{api}");
+    for line in ["retry-after: 5", "cache-control: no-store", "x-content-type-options: nosniff", "application/json"] {
+        assert!(api.contains(line), "{line} missing: {api}");
+    }
+    assert!(api.ends_with(r#"{"error":"service_unavailable"}"#), "{api}");
+    let page = exchange(address, "/slow").await.to_ascii_lowercase();
+    assert!(page.starts_with("http/1.1 503") && page.contains("text/html"), "{page}");
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_a_response_is_cut() {
+    let address = start(short()).await;
+    let mut stream = TcpStream::connect(address).await.expect("connects");
+    stream.write_all(b"GET /big HTTP/1.1\r\nHost: t\r\n\r\n").await.expect("sends");
+    // Stop reading for three times the stall limit (request + idle deadlines: 2 s).
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let mut received = 0usize;
+    let mut buf = vec![0u8; 1 << 16];
+    let read_all = async {
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => received += n,
+            }
+        }
+    };
+    tokio::time::timeout(BOUND, read_all).await.expect("the connection ends");
+    assert!(received < BIG, "the whole {BIG}-byte response was kept for a client that stopped reading");
+}
