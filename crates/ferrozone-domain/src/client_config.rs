@@ -1,4 +1,4 @@
-//! What a device's WireGuard client uses: the effective tunnel settings (DESIGN.md
+//! What a device's WireGuard client uses: the effective tunnel settings (docs/api.md
 //! section 5) and the wg-quick configuration file built from them.
 
 use std::fmt::Write;

@@ -1,8 +1,10 @@
-//! Ferrozone's core: the model, the rules, and the storage interface.
+//! Ferrozone's core: the model, validation, address pools, secrets, the use cases and the
+//! storage interface.
 //!
-//! Nothing here knows about HTTP or SQL. The HTTP API, the command line and
-//! (later) the WireGuard reconciler all go through [`service`], so they all
-//! enforce the same rules.
+//! Nothing here knows about HTTP or SQL. The HTTP API and its sign-in pages, the command
+//! line, the OpenID Connect refresh job and the WireGuard data plane all go through
+//! [`service`], so they all enforce the same rules. [`Store`] is the interface the use cases
+//! write through; `ferrozone-store` implements it for SQLite and PostgreSQL.
 
 pub mod client_config;
 pub mod crypto;

@@ -1,4 +1,4 @@
-//! Server settings the rules depend on (DESIGN.md section 6). Parsed and checked by
+//! Server settings the rules depend on (docs/api.md section 6). Parsed and checked by
 //! the binary's configuration; the domain only reads them.
 
 use crate::ipam::Pools;
@@ -51,7 +51,8 @@ impl Default for PasswordLimits {
 }
 
 impl Settings {
-    /// The defaults of DESIGN.md section 6, for tests and as a base for configuration.
+    /// The defaults of docs/api.md section 6 (the settings table of docs/operations.md), for
+    /// tests and as a base for configuration.
     pub fn standard() -> Self {
         use crate::ipam::Pool;
         let pool = |net: &str, gw: &str| {

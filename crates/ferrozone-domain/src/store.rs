@@ -1,6 +1,8 @@
-//! The storage interface. Each method is one atomic use-case step; every
-//! guarantee that must hold across processes (unique addresses, the device
-//! limit, the last admin) is enforced inside the backend's transaction.
+//! The storage interface: users, tokens, sessions, provider sign-ins, devices, and what the
+//! data plane reads and writes. Each method is one atomic use-case step; every guarantee
+//! that must hold across processes (unique addresses and keys, the device limit, the last
+//! admin, a new password ending every session) is enforced inside one transaction of the
+//! backend, so several processes sharing a PostgreSQL database keep it too.
 
 use async_trait::async_trait;
 use uuid::Uuid;
@@ -37,8 +39,9 @@ pub const STREAM_BATCH: usize = 256;
 /// The capacity of a [`DeviceBatches`] channel: one batch in flight while the next is read.
 pub const STREAM_DEPTH: usize = 2;
 
-/// Errors a store reports with a meaning of their own. Validation problems such as
-/// a taken public key come back as [`crate::DomainError::Invalid`] with the field name.
+/// What Ferrozone stores. A broken rule or a taken unique value (a public key, an email)
+/// comes back as [`crate::DomainError::Invalid`] with the field and message the API shows;
+/// a database that cannot be reached as [`crate::DomainError::Unavailable`].
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// Checks that the database answers.

@@ -1,7 +1,7 @@
 //! Request validation: JSON attributes in, typed values or per-field messages out.
 //!
 //! Each attribute of a request is absent, `null`, or a value, and the three mean
-//! different things (DESIGN.md sections 4 and 5), so validation reads the JSON
+//! different things (docs/api.md sections 4 and 5), so validation reads the JSON
 //! object directly instead of deserialising it into a struct.
 
 pub mod device;

@@ -1,4 +1,4 @@
-//! The API's error responses (DESIGN.md section 2).
+//! The API's error responses (docs/api.md section 2).
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};

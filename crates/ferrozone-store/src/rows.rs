@@ -1,8 +1,11 @@
 //! Rows as both backends store them, and their conversion to and from the domain model.
 //!
 //! The row types hold only types both drivers encode and decode the same way (`Uuid`,
-//! `String`, `i64`, `i32`, `bool`, `Vec<u8>`), so one `FromRow` derive and one set of
-//! `bind_*!` macros serve SQLite and PostgreSQL alike.
+//! `String`, `i64`, `i32`, `bool`, `Vec<u8>`), so one conversion to and from the model
+//! serves SQLite and PostgreSQL alike. Reading and binding differ by driver: PostgreSQL
+//! (sqlx) reads rows by column name through the `FromRow` derives and binds parameters with
+//! the `bind_*!` macros below; SQLite (rusqlite) reads by position in `sqlite/rows.rs` and
+//! binds its own parameters where it runs each statement.
 
 use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;

@@ -154,7 +154,7 @@ async fn userspace(config: &Config, domain: &Domain, changes: Arc<Notify>) -> an
     Ok(Arc::new(backend))
 }
 
-/// The interface's key, port and gateway addresses (DESIGN.md section 6).
+/// The interface's key, port and gateway addresses (docs/api.md section 6).
 fn interface_config(config: &Config, domain: &Domain) -> anyhow::Result<InterfaceConfig> {
     let pools = &domain.settings().pools;
     let addresses = [&pools.v4, &pools.v6]

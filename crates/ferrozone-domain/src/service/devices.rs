@@ -1,4 +1,4 @@
-//! Devices: list, show, create, update, delete (DESIGN.md section 5).
+//! Devices: list, show, create, update, delete (docs/api.md section 5).
 
 use serde_json::{Map, Value};
 use uuid::Uuid;

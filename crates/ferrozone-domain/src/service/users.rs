@@ -1,4 +1,4 @@
-//! Users: list, show, create, update, delete (DESIGN.md section 4).
+//! Users: list, show, create, update, delete (docs/api.md section 4).
 
 use serde_json::{Map, Value};
 use uuid::Uuid;

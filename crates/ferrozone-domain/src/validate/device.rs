@@ -1,4 +1,4 @@
-//! Device attributes (DESIGN.md section 5).
+//! Device attributes (docs/api.md section 5).
 
 mod config;
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! User attributes (DESIGN.md section 4).
+//! User attributes (docs/api.md section 4).
 
 use serde_json::{Map, Value};
 use zeroize::Zeroizing;

@@ -1,4 +1,4 @@
-//! DESIGN.md section 3: bearer tokens. Roles are in `auth/roles.rs`.
+//! docs/api.md section 3: bearer tokens. Roles are in `auth/roles.rs`.
 
 mod roles;
 

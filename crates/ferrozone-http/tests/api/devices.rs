@@ -1,4 +1,4 @@
-//! DESIGN.md section 5: `/v0/devices`. What a new device looks like; the rules are in
+//! docs/api.md section 5: `/v0/devices`. What a new device looks like; the rules are in
 //! `devices/*.rs`.
 
 mod addresses;

@@ -1,6 +1,6 @@
 //! `TestApp`: the application with a fresh database, and a small client for it.
 //!
-//! Every response goes through [`send`], which checks the invariants DESIGN.md section 2
+//! Every response goes through [`send`], which checks the invariants docs/api.md section 2
 //! promises for *every* answer, so each test checks them too: an `x-request-id`, no 5xx,
 //! JSON bodies with `Content-Type: application/json; charset=utf-8` (a device's
 //! configuration, on success, and the web sign-in's HTML pages are the exceptions),

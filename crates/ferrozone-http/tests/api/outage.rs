@@ -1,4 +1,4 @@
-//! DESIGN.md section 2: 503 when the database cannot be reached, 500 for a bug, through a
+//! docs/api.md section 2: 503 when the database cannot be reached, 500 for a bug, through a
 //! store that fails on demand.
 
 use std::sync::{Arc, Mutex};

@@ -1,4 +1,4 @@
-//! DESIGN.md section 4: `/v0/users`. Create and its rules here; see `users/*.rs`.
+//! docs/api.md section 4: `/v0/users`. Create and its rules here; see `users/*.rs`.
 
 mod authorization;
 mod delete;

@@ -1,4 +1,4 @@
-//! DESIGN.md section 2: envelopes, timestamps, content types, errors, routing.
+//! docs/api.md section 2: envelopes, timestamps, content types, errors, routing.
 
 mod body;
 mod headers;

@@ -26,9 +26,9 @@ const TOKENS_AND_DEVICES: &str = concat!(
 /// with the statistics of that moment, and keeps it until the next `ANALYZE` of a table it
 /// reads. Planned while `devices` or `api_tokens` was small, that plan was a hash join over a
 /// sequential scan of the table, and it stayed after the table grew tenfold until autovacuum
-/// analysed it: `get` at 10,000 devices ran 7,000 req/s instead of 18,000
-/// (docs/benchmarks.md). These settings make any scan dearer than any probe, so the plan is
-/// the same at every size.
+/// analysed it, leaving `get` at a fraction of its rate at other sizes (docs/benchmarks.md,
+/// "Where the time goes"). These settings make any scan dearer than any probe, so the plan
+/// is the same at every size.
 const PLANNER: [(&str, &str); 3] = [("enable_seqscan", "off"), ("enable_hashjoin", "off"), ("enable_mergejoin", "off")];
 
 /// `connect` with [`PLANNER`]: the options of the point reader's connection.

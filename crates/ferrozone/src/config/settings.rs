@@ -1,4 +1,4 @@
-//! The settings every subcommand shares (DESIGN.md section 6).
+//! The settings every subcommand shares (docs/api.md section 6).
 
 use std::net::IpAddr;
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! DESIGN.md section 3: what admin and unprivileged tokens may do.
+//! docs/api.md section 3: what admin and unprivileged tokens may do.
 
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! Two instances sharing one database (DESIGN.md sections 1 and 5): they agree on the
+//! Two instances sharing one database (docs/api.md sections 1 and 5): they agree on the
 //! server key and the records, and the guarantees hold across them.
 
 use std::collections::{BTreeMap, HashSet};

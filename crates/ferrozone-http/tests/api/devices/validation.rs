@@ -1,4 +1,4 @@
-//! The validation table of DESIGN.md section 5, on create.
+//! The validation table of docs/api.md section 5, on create.
 
 use axum::http::StatusCode;
 use serde_json::{json, Value};
@@ -38,7 +38,7 @@ async fn expect_accepted(app: &TestApp, cases: &[(Value, Value)]) {
     }
 }
 
-/// `errors` with each message list sorted: DESIGN.md does not fix the order of messages.
+/// `errors` with each message list sorted: docs/api.md does not fix the order of messages.
 fn sorted_messages(errors: &Value) -> Value {
     assert!(errors.is_object(), "no errors object: {errors}");
     let mut errors = errors.clone();
