@@ -3,8 +3,9 @@
 //! `/v0` with its session cookie (see [`crate::extract::Auth`]).
 
 pub mod cookies;
-mod html;
+pub(crate) mod html;
 mod oidc;
+mod page_error;
 pub mod providers;
 pub mod saml;
 pub mod throttle;
@@ -21,6 +22,7 @@ use subtle::ConstantTimeEq;
 use crate::error::ApiError;
 use crate::extract::{ClientAddr, FormFields};
 use crate::AppState;
+use page_error::PageError;
 
 /// What every refused sign-in says, whatever the reason.
 const REFUSED: &str = "The email or password is incorrect, or this account cannot sign in with a password.";
@@ -32,13 +34,15 @@ pub fn routes() -> Router<AppState> {
         .route("/sign_out", post(sign_out))
         .merge(oidc::routes())
         .merge(saml::routes())
+        .method_not_allowed_fallback(page_error::method_not_allowed)
 }
 
 /// The signed-in user's page, or a redirect to the sign-in page.
-async fn home(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+async fn home(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, PageError> {
     if let Some(secret) = cookies::get_host(&headers, cookies::SESSION, app.web.secure_cookies) {
         if let Ok(active) = app.domain.authenticate_session(secret).await? {
-            let page = html::home(&active.user.email, active.user.role.as_str(), &active.csrf_token);
+            let user = &active.user;
+            let page = html::HomePage { email: &user.email, role: user.role.as_str(), csrf_token: &active.csrf_token };
             return Ok(html::response(StatusCode::OK, page));
         }
     }
@@ -54,8 +58,9 @@ async fn sign_in(
     State(app): State<AppState>,
     ClientAddr(address): ClientAddr,
     headers: HeaderMap,
-    FormFields(fields): FormFields,
-) -> Result<Response, ApiError> {
+    sent: Result<FormFields, ApiError>,
+) -> Result<Response, PageError> {
+    let FormFields(fields) = sent?;
     let field = |name: &str| fields.get(name).map(String::as_str).unwrap_or_default();
     let (email, return_to) = (field("email"), local_path(field("return_to")));
     if !form_token_is_valid(&app, &headers, field("csrf_token")) {
@@ -87,7 +92,7 @@ async fn sign_in(
 
 /// The redirect that ends a password sign-in: the session cookie set, the form's cleared,
 /// and the browser's previous session (if any) ended.
-async fn signed_in(app: &AppState, headers: &HeaderMap, secret: &str, return_to: &str) -> Result<Response, ApiError> {
+async fn signed_in(app: &AppState, headers: &HeaderMap, secret: &str, return_to: &str) -> Result<Response, PageError> {
     let secure = app.web.secure_cookies;
     if let Some(previous) = cookies::get_host(headers, cookies::SESSION, secure) {
         app.domain.sign_out(previous).await?;
@@ -123,8 +128,9 @@ const BUSY_RETRY_SECS: u64 = 5;
 async fn sign_out(
     State(app): State<AppState>,
     headers: HeaderMap,
-    FormFields(fields): FormFields,
-) -> Result<Response, ApiError> {
+    sent: Result<FormFields, ApiError>,
+) -> Result<Response, PageError> {
+    let FormFields(fields) = sent?;
     let secure = app.web.secure_cookies;
     if let Some(secret) = cookies::get_host(&headers, cookies::SESSION, secure) {
         if let Ok(active) = app.domain.authenticate_session(secret).await? {
@@ -151,7 +157,7 @@ fn form(app: &AppState, status: StatusCode, email: &str, return_to: &str, error:
     let token = app.domain.sign_in_form_token(cookies::FORM_TOKEN_SECS);
     let providers = provider_links(app, return_to);
     let page = html::SignInPage { email, return_to, form_token: &token, error, providers: &providers };
-    let mut response = html::response(status, page.render());
+    let mut response = html::response(status, page);
     let cookie = cookies::set(cookies::SIGN_IN_FORM, &token, "/", cookies::FORM_TOKEN_SECS, app.web.secure_cookies);
     response.headers_mut().append(header::SET_COOKIE, cookie);
     response
@@ -199,7 +205,7 @@ pub fn local_path(candidate: &str) -> &str {
 
 /// 303 See Other to a local path.
 pub(crate) fn redirect(to: &str) -> Response {
-    let mut response = html::response(StatusCode::SEE_OTHER, String::new());
+    let mut response = html::empty(StatusCode::SEE_OTHER);
     let location = HeaderValue::from_str(to).unwrap_or(HeaderValue::from_static("/"));
     response.headers_mut().insert(header::LOCATION, location);
     response

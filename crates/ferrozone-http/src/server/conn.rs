@@ -21,6 +21,7 @@ use super::body::{DeadlineBody, Tracked};
 use super::caps::Slot;
 use super::watchdog::{Activity, Watched};
 use super::Limits;
+use crate::web::html;
 
 /// Serves one connection until the client closes it, a deadline passes, or the server
 /// stops (then the request in flight, if any, is answered first).
@@ -97,22 +98,17 @@ async fn handle(
 
 /// 503 with `Retry-After`: JSON under `/v0`, a short page elsewhere.
 fn timed_out(api: bool) -> Response<Body> {
-    let (content_type, body) = if api {
-        ("application/json; charset=utf-8", r#"{"error":"service_unavailable"}"#)
-    } else {
-        ("text/html; charset=utf-8", TIMED_OUT_PAGE)
-    };
-    let mut response = Response::new(Body::from(body));
-    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
-    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-    if api {
+    let mut response = if api {
+        let mut response = Response::new(Body::from(r#"{"error":"service_unavailable"}"#));
+        *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
         crate::telemetry::add_api_headers(headers);
-    }
+        response
+    } else {
+        let text = "The server took too long to answer. Please try again in a moment.";
+        html::response(StatusCode::SERVICE_UNAVAILABLE, html::MessagePage { title: "Try again", text, back: false })
+    };
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     response
 }
-
-const TIMED_OUT_PAGE: &str = "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-<title>Try again</title></head><body><h1>Try again</h1>\
-<p>The server took too long to answer. Please try again in a moment.</p></body></html>\n";

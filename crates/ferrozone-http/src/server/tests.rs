@@ -57,6 +57,7 @@ async fn a_handler_past_its_deadline_is_answered_503_json_under_v0_and_a_page_el
     assert!(api.ends_with(r#"{"error":"service_unavailable"}"#), "{api}");
     let page = exchange(address, "/slow").await.to_ascii_lowercase();
     assert!(page.starts_with("http/1.1 503") && page.contains("text/html"), "{page}");
+    assert!(page.contains("retry-after: 5") && page.contains("<h1>try again</h1>"), "{page}");
 }
 
 #[tokio::test]

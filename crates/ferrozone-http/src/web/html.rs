@@ -1,26 +1,14 @@
-//! The server-rendered pages of the web sign-in: no JavaScript, and every value they show
-//! escaped.
+//! The server-rendered pages of the web sign-in: no JavaScript. Each page is an askama
+//! template in `templates/` on the shared `layout.html`, checked at compile time, with every
+//! value it shows escaped.
 
+use askama::Template;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-/// `text` with the five characters that matter in HTML text and attribute values escaped.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#x27;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// What the sign-in page shows.
+#[derive(Template)]
+#[template(path = "sign_in.html")]
 pub struct SignInPage<'a> {
     pub email: &'a str,
     pub return_to: &'a str,
@@ -36,71 +24,58 @@ pub struct ProviderLink {
     pub label: String,
 }
 
-impl SignInPage<'_> {
-    pub fn render(&self) -> String {
-        let error = self.error.map(|e| format!("<p class=\"error\" role=\"alert\">{}</p>\n", escape(e)));
-        let providers = if self.providers.is_empty() {
-            String::new()
-        } else {
-            let links: String = self
-                .providers
-                .iter()
-                .map(|p| format!("<li><a href=\"{}\">Sign in with {}</a></li>\n", escape(&p.href), escape(&p.label)))
-                .collect();
-            format!("<ul class=\"providers\">\n{links}</ul>\n<p>Or with your email and password:</p>\n")
-        };
-        let body = format!(
-            "<h1>Sign in</h1>\n{error}{providers}<form method=\"post\" action=\"/sign_in\">\n\
-             <input type=\"hidden\" name=\"csrf_token\" value=\"{token}\">\n\
-             <input type=\"hidden\" name=\"return_to\" value=\"{return_to}\">\n\
-             <label>Email <input type=\"email\" name=\"email\" value=\"{email}\" autocomplete=\"username\" required autofocus></label>\n\
-             <label>Password <input type=\"password\" name=\"password\" autocomplete=\"current-password\" required></label>\n\
-             <button type=\"submit\">Sign in</button>\n</form>\n",
-            error = error.unwrap_or_default(),
-            token = escape(self.form_token),
-            return_to = escape(self.return_to),
-            email = escape(self.email),
-        );
-        document("Sign in", "", &body)
+/// The page of a signed-in user: who it is, the session's CSRF token in a `<meta>` tag for
+/// scripts calling `/v0`, and a sign-out button.
+#[derive(Template)]
+#[template(path = "home.html")]
+pub struct HomePage<'a> {
+    pub email: &'a str,
+    pub role: &'a str,
+    pub csrf_token: &'a str,
+}
+
+/// A page with a message only (a refused sign-out, say), with a link back home if `back`.
+#[derive(Template)]
+#[template(path = "message.html")]
+pub struct MessagePage<'a> {
+    pub title: &'a str,
+    pub text: &'a str,
+    pub back: bool,
+}
+
+/// A message page with a link back home.
+pub fn message<'a>(title: &'a str, text: &'a str) -> MessagePage<'a> {
+    MessagePage { title, text, back: true }
+}
+
+/// For an identity provider that takes requests by HTTP-POST only: a form that posts
+/// `fields` to `url` when the person presses its button.
+#[derive(Template)]
+#[template(path = "post_to_provider.html")]
+pub struct PostToProvider<'a> {
+    pub label: &'a str,
+    pub url: &'a str,
+    pub fields: &'a [(String, String)],
+}
+
+/// `page` as an HTML response (see [`empty`] for its headers).
+pub fn response(status: StatusCode, page: impl Template) -> Response {
+    match page.render() {
+        Ok(html) => with_headers(status, html),
+        Err(e) => {
+            tracing::error!(error = %e, "a page could not be rendered");
+            with_headers(StatusCode::INTERNAL_SERVER_ERROR, String::new())
+        }
     }
 }
 
-/// The page of a signed-in user: who it is, the session's CSRF token in a `<meta>` tag for
-/// scripts calling `/v0`, and a sign-out button.
-pub fn home(email: &str, role: &str, csrf_token: &str) -> String {
-    let head = format!("<meta name=\"csrf-token\" content=\"{}\">\n", escape(csrf_token));
-    let body = format!(
-        "<h1>Ferrozone</h1>\n<p>Signed in as <strong>{email}</strong> ({role}).</p>\n\
-         <form method=\"post\" action=\"/sign_out\">\n\
-         <input type=\"hidden\" name=\"csrf_token\" value=\"{token}\">\n\
-         <button type=\"submit\">Sign out</button>\n</form>\n",
-        email = escape(email),
-        role = escape(role),
-        token = escape(csrf_token),
-    );
-    document("Ferrozone", &head, &body)
+/// An HTML response without a body (a redirect, say) that no cache keeps and no other site
+/// may frame, with no scripts.
+pub fn empty(status: StatusCode) -> Response {
+    with_headers(status, String::new())
 }
 
-/// A page with a message only (a refused sign-out, say).
-pub fn message(title: &str, text: &str) -> String {
-    document(
-        title,
-        "",
-        &format!("<h1>{}</h1>\n<p>{}</p>\n<p><a href=\"/\">Back</a></p>\n", escape(title), escape(text)),
-    )
-}
-
-pub fn document(title: &str, head: &str, body: &str) -> String {
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n{head}\
-         <title>{title} · Ferrozone</title>\n</head>\n<body>\n{body}</body>\n</html>\n",
-        title = escape(title),
-    )
-}
-
-/// An HTML response that no cache keeps and no other site may frame, with no scripts.
-pub fn response(status: StatusCode, html: String) -> Response {
+fn with_headers(status: StatusCode, html: String) -> Response {
     let mut response = (status, html).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
@@ -119,8 +94,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(escape(r#"<a href="x">'&'</a>"#), "&lt;a href=&quot;x&quot;&gt;&#x27;&amp;&#x27;&lt;/a&gt;");
+    fn pages_escape_markup_and_quotes() {
         let providers = [ProviderLink { href: "/auth/oidc/x?return_to=%2F".into(), label: "<i>Corp</i>".into() }];
         let page = SignInPage {
             email: "\"><script>",
@@ -129,11 +103,22 @@ mod tests {
             error: Some("<b>"),
             providers: &providers,
         }
-        .render();
+        .render()
+        .unwrap();
         assert!(!page.contains("<script>") && !page.contains("<b>") && !page.contains("/'x"), "{page}");
-        assert!(
-            page.contains("<a href=\"/auth/oidc/x?return_to=%2F\">Sign in with &lt;i&gt;Corp&lt;/i&gt;</a>"),
-            "{page}"
-        );
+        assert!(!page.contains("<i>"), "{page}");
+        assert!(page.contains("<a href=\"/auth/oidc/x?return_to=%2F\">Sign in with "), "{page}");
+        let fields = [("a\"b".to_owned(), "<v>".to_owned())];
+        let post = PostToProvider { label: "<L>", url: "https://idp.example/\"x", fields: &fields }.render().unwrap();
+        assert!(!post.contains("<L>") && !post.contains("\"x") && !post.contains("<v>") && !post.contains("a\"b"));
+    }
+
+    #[test]
+    fn pages_share_the_layout() {
+        let page = message("Gone & back", "Text").render().unwrap();
+        assert!(page.starts_with("<!DOCTYPE html>\n<html lang=\"en\">\n"), "{page}");
+        assert!(page.contains("<title>Gone &#38; back · Ferrozone</title>"), "{page}");
+        assert!(page.contains("<h1>Gone &#38; back</h1>\n<p>Text</p>\n<p><a href=\"/\">Back</a></p>\n"), "{page}");
+        assert!(page.ends_with("</body>\n</html>"), "{page}");
     }
 }

@@ -15,8 +15,7 @@ use ferrozone_domain::providers::ProviderPolicy;
 use ferrozone_domain::service::providers::ProviderSignIn;
 use ferrozone_oidc::{FlowSecrets, Provider, SignInError};
 
-use super::{cookies, html, providers};
-use crate::error::ApiError;
+use super::{cookies, html, providers, PageError};
 use crate::extract::ClientAddr;
 use crate::AppState;
 
@@ -35,7 +34,7 @@ async fn start(
     Path(provider_id): Path<String>,
     ClientAddr(client): ClientAddr,
     Query(params): Params,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
     // Discover before storing a flow: a provider that is down gets a clear page here.
     if let Err(e) = app.web.oidc.ready(&provider).await {
@@ -64,7 +63,7 @@ async fn callback(
     Path(provider_id): Path<String>,
     headers: HeaderMap,
     Query(params): Params,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
     let state = params.get("state").map(String::as_str).unwrap_or_default();
     // Taken here (if this browser holds it), the flow can never be used again, whatever follows.
@@ -98,7 +97,7 @@ async fn callback(
     if let (ProviderSignIn::SignedIn(session), Some(token)) = (&outcome, &identity.refresh_token) {
         app.domain.save_oidc_connection(session.user.id, &provider.id, token).await?;
     }
-    providers::respond(&app, &headers, outcome, &identity.email, &flow.return_to).await
+    Ok(providers::respond(&app, &headers, outcome, &identity.email, &flow.return_to).await?)
 }
 
 /// The page for a sign-in the provider's answer did not carry through, logged (without

@@ -130,7 +130,7 @@ pub fn refused(title: &str, text: &str) -> Response {
 /// `None` when `url` cannot be a `Location` header.
 pub fn to_provider(url: &str, cookie: HeaderValue) -> Option<Response> {
     let location = HeaderValue::from_str(url).ok()?;
-    let mut response = html::response(StatusCode::SEE_OTHER, String::new());
+    let mut response = html::empty(StatusCode::SEE_OTHER);
     response.headers_mut().insert(header::LOCATION, location);
     response.headers_mut().append(header::SET_COOKIE, cookie);
     Some(response)

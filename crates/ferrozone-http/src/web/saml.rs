@@ -36,7 +36,7 @@ use ferrozone_saml::{
 };
 
 pub use self::consumer::{SamlLimits, DEFAULT_BODY_LIMIT};
-use super::{cookies, html, providers, query_value, redirect, same_secret};
+use super::{cookies, html, providers, query_value, redirect, same_secret, PageError};
 use crate::error::ApiError;
 use crate::extract::ClientAddr;
 use crate::AppState;
@@ -159,7 +159,7 @@ async fn start(
     Path(id): Path<String>,
     ClientAddr(client): ClientAddr,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let Some((config, idp)) = provider(&app, &id) else {
         return Ok(providers::unknown_provider());
     };
@@ -216,19 +216,7 @@ fn post_page(label: &str, url: &str, fields: &[(String, String)]) -> Option<Resp
     if origin.contains([' ', ';', ',', '\'', '"']) {
         return None;
     }
-    let inputs: String = fields
-        .iter()
-        .map(|(name, value)| {
-            format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">\n", html::escape(name), html::escape(value))
-        })
-        .collect();
-    let body = format!(
-        "<h1>Sign in with {label}</h1>\n<form method=\"post\" action=\"{url}\">\n{inputs}\
-         <button type=\"submit\">Continue to {label}</button>\n</form>\n",
-        label = html::escape(label),
-        url = html::escape(url),
-    );
-    let mut response = html::response(StatusCode::OK, html::document("Sign in", "", &body));
+    let mut response = html::response(StatusCode::OK, html::PostToProvider { label, url, fields });
     let csp = format!("default-src 'none'; form-action {origin}; frame-ancestors 'none'; base-uri 'none'");
     response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_str(&csp).ok()?);
     Some(response)
@@ -237,7 +225,7 @@ fn post_page(label: &str, url: &str, fields: &[(String, String)]) -> Option<Resp
 /// The assertion consumer service: verifies the IdP's response to the flow's request, off
 /// the async workers and within the consumer's limits ([`consumer`]). A full queue answers
 /// 503 before the flow is taken, so the same response can be posted again.
-async fn consume(State(app): State<AppState>, Path(id): Path<String>, request: Request) -> Result<Response, ApiError> {
+async fn consume(State(app): State<AppState>, Path(id): Path<String>, request: Request) -> Result<Response, PageError> {
     let Some((config, idp)) = provider(&app, &id) else {
         return Ok(providers::unknown_provider());
     };
@@ -323,7 +311,7 @@ async fn finish(
     Path(id): Path<String>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
-) -> Result<Response, ApiError> {
+) -> Result<Response, PageError> {
     let Some((config, _)) = provider(&app, &id) else {
         return Ok(providers::unknown_provider());
     };
@@ -340,7 +328,7 @@ async fn finish(
         tracing::info!(provider = %config.id, "SAML sign-in finished in a browser that did not start it");
         return Ok(providers::unknown_flow());
     }
-    providers::finish(&app, &headers, &config.id, config.auto_create_users, email, &flow.return_to).await
+    Ok(providers::finish(&app, &headers, &config.id, config.auto_create_users, email, &flow.return_to).await?)
 }
 
 /// The SP metadata for this provider's IdP to import.

@@ -1,6 +1,7 @@
 //! The web sign-in (docs/api.md section 8, "Sign-in and sessions"): the page, password
 //! sign-in, its refusals and redirects. Sessions calling `/v0` are in `signin/sessions.rs`.
 
+mod pages;
 mod passwords;
 mod providers;
 mod saml;
@@ -17,7 +18,7 @@ use ferrozone_domain::Principal;
 use ferrozone_http::AppState;
 use serde_json::json;
 
-use crate::helpers::{send, TestApp, TestResponse, HTML_UTF8};
+use crate::helpers::{send, send_any, TestApp, TestResponse, HTML_UTF8};
 
 pub const PASSWORD: &str = "correct horse battery staple";
 
@@ -29,6 +30,8 @@ pub struct Browser {
     pub form_cookie: Option<String>,
     pub session: Option<String>,
     pub host_prefix: bool,
+    /// Accept a 5xx answer (for tests of failures).
+    pub allow_5xx: bool,
 }
 
 impl Browser {
@@ -37,7 +40,14 @@ impl Browser {
     }
 
     pub fn on(router: Router, address: &str) -> Self {
-        Self { router, address: address.parse().unwrap(), form_cookie: None, session: None, host_prefix: false }
+        Self {
+            router,
+            address: address.parse().unwrap(),
+            form_cookie: None,
+            session: None,
+            host_prefix: false,
+            allow_5xx: false,
+        }
     }
 
     /// Sends `req` with this browser's cookies and address; keeps the cookies it is given.
@@ -54,7 +64,12 @@ impl Browser {
         if !cookies.is_empty() {
             req = req.header("cookie", cookies.join("; "));
         }
-        let res = send(self.router.clone(), req.body(body).unwrap()).await;
+        let req = req.body(body).unwrap();
+        let res = if self.allow_5xx {
+            send_any(self.router.clone(), req).await
+        } else {
+            send(self.router.clone(), req).await
+        };
         for (name, value) in set_cookies(&res) {
             let unprefixed = name.strip_prefix("__Host-");
             self.host_prefix |= unprefixed.is_some();

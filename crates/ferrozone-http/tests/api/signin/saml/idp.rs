@@ -160,11 +160,15 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
             let raw = &value[..end];
             return Some(
                 raw.replace("&quot;", "\"")
+                    .replace("&#34;", "\"")
                     .replace("&#39;", "'")
                     .replace("&#x27;", "'")
                     .replace("&lt;", "<")
                     .replace("&gt;", ">")
-                    .replace("&amp;", "&"),
+                    .replace("&#60;", "<")
+                    .replace("&#62;", ">")
+                    .replace("&amp;", "&")
+                    .replace("&#38;", "&"),
             );
         }
         rest = &rest[at + name.len()..];
