@@ -1,10 +1,8 @@
 //! Starting `ferrozone serve` as a child process and talking to it.
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -31,7 +29,10 @@ pub fn command(data_dir: &Path, env: &[(&str, &str)]) -> Command {
 pub struct Server {
     pub child: Child,
     pub base: String,
-    stdout: Receiver<String>,
+    /// Where the server's standard output goes. A file, not a pipe: `serve` writes the
+    /// one-time token before it listens, so once `/healthz` answers the file holds it,
+    /// with no reader thread to race.
+    stdout: tempfile::NamedTempFile,
 }
 
 impl Server {
@@ -39,23 +40,15 @@ impl Server {
     pub async fn start(data_dir: &Path, env: &[(&str, &str)]) -> Server {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
-        let mut child = command(data_dir, env)
+        let stdout = tempfile::NamedTempFile::new().expect("a file for the standard output");
+        let child = command(data_dir, env)
             .arg("serve")
             .env("FERROZONE_LISTEN", &listen)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stdout(stdout.reopen().expect("the standard output file reopens"))
+            .stderr(std::process::Stdio::inherit())
             .spawn()
             .expect("ferrozone starts");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let server = Server { child, base: format!("http://{listen}"), stdout: rx };
+        let server = Server { child, base: format!("http://{listen}"), stdout };
         server.wait_ready().await;
         server
     }
@@ -77,7 +70,8 @@ impl Server {
 
     /// The one-time admin token printed on the first start, if this start printed one.
     pub fn printed_token(&self) -> Option<String> {
-        self.stdout.try_iter().find(|l| l.starts_with("fz_"))
+        let printed = std::fs::read_to_string(self.stdout.path()).expect("the standard output file reads");
+        printed.lines().find(|l| l.starts_with("fz_")).map(str::to_owned)
     }
 
     /// `kill -9`.
