@@ -5,11 +5,14 @@
 //! function ([`diff()`]) and applies only the difference, in one batch; the
 //! [`stats`] loop reads handshakes and byte counters back.
 //!
+//! [`domain::DomainPeers`] is the domain as that source, for the server and the benchmark.
+//!
 //! Backends: [`userspace`] (a supervised `wireguard-go`, driven over its UAPI socket),
 //! [`kernel`] (the Linux module over netlink) and [`memory`] (for tests and API-only
 //! replicas, where nothing is enforced).
 
 pub mod diff;
+pub mod domain;
 pub mod kernel;
 mod key;
 pub mod link;

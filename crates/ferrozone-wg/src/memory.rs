@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use tokio::sync::watch;
 
 use crate::diff::Changes;
 use crate::key::Key;
@@ -18,12 +19,14 @@ pub struct MemoryInterface {
     applied: Mutex<Vec<Changes>>,
     kind: &'static str,
     generation: std::sync::atomic::AtomicU64,
+    /// Counts every change to the peers, so that a test can wait for one.
+    changes: watch::Sender<u64>,
 }
 
 impl Default for MemoryInterface {
     fn default() -> Self {
-        let (peers, applied, generation) = Default::default();
-        Self { peers, applied, kind: "memory", generation }
+        let (peers, applied, generation, changes) = Default::default();
+        Self { peers, applied, kind: "memory", generation, changes }
     }
 }
 
@@ -43,17 +46,45 @@ impl MemoryInterface {
         if let Some(peer) = self.lock().get_mut(key) {
             peer.stats = stats;
         }
+        self.changed();
     }
 
     /// Adds a peer behind the reconciler's back (drift).
     pub fn insert(&self, peer: ObservedPeer) {
         self.lock().insert(peer.peer.public_key, peer);
+        self.changed();
     }
 
     /// Loses every peer, as a restarted interface does; the generation moves.
     pub fn reset(&self) {
         self.lock().clear();
         self.generation.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        self.changed();
+    }
+
+    /// Returns once `done` holds for the peers on the interface, checking after each change
+    /// (no polling). Never returns if it never holds: callers bound it with a timeout.
+    pub async fn wait_until(&self, mut done: impl FnMut(&[ObservedPeer]) -> bool) {
+        let mut changes = self.changes.subscribe();
+        loop {
+            // Marks the current count as seen before reading the peers, so a change made
+            // after this read wakes `changed` below.
+            changes.borrow_and_update();
+            if done(&self.peers_now()) {
+                return;
+            }
+            // Cannot fail: the sender lives in `self`, which outlives this call.
+            let _ = changes.changed().await;
+        }
+    }
+
+    /// The peers on the interface now (what [`WireGuard::peers`] answers, without awaiting).
+    pub fn peers_now(&self) -> Vec<ObservedPeer> {
+        self.lock().values().cloned().collect()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|count| *count = count.wrapping_add(1));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<Key, ObservedPeer>> {
@@ -68,7 +99,7 @@ impl WireGuard for MemoryInterface {
     }
 
     async fn peers(&self) -> anyhow::Result<Vec<ObservedPeer>> {
-        Ok(self.lock().values().cloned().collect())
+        Ok(self.peers_now())
     }
 
     async fn apply(&self, changes: &Changes) -> anyhow::Result<()> {
@@ -85,6 +116,7 @@ impl WireGuard for MemoryInterface {
         }
         drop(peers);
         self.applied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(changes.clone());
+        self.changed();
         Ok(())
     }
 

@@ -208,6 +208,17 @@ mod tests {
         assert_eq!(now, vec![ObservedPeer { peer: peer(1), stats }]);
     }
 
+    /// Waits for the interface to hold exactly `count` peers; fails, rather than hangs,
+    /// when it never does (a lost trigger: the timed pass is an hour away).
+    async fn until_count(interface: &MemoryInterface, count: usize) {
+        let waited = tokio::time::timeout(PATIENCE, interface.wait_until(|peers| peers.len() == count)).await;
+        waited.unwrap_or_else(|_| panic!("no pass left {count} peers on the interface within {PATIENCE:?}"));
+    }
+
+    /// Far longer than a pass takes, even on a loaded machine: only a pass that never
+    /// comes runs into it.
+    const PATIENCE: Duration = Duration::from_secs(30);
+
     #[tokio::test]
     async fn the_loop_follows_triggers() {
         let (source, interface, reconciler) = setup();
@@ -216,16 +227,11 @@ mod tests {
         for n in 1..=3 {
             source.0.lock().unwrap().push(peer(n));
             trigger.notify_one();
-            // Wait for the pass the trigger caused (no timing assumption: poll the state).
-            while keys(&interface).await.len() < usize::from(n) {
-                tokio::task::yield_now().await;
-            }
+            until_count(&interface, usize::from(n)).await;
         }
         source.0.lock().unwrap().clear();
         trigger.notify_one();
-        while !keys(&interface).await.is_empty() {
-            tokio::task::yield_now().await;
-        }
+        until_count(&interface, 0).await;
         task.abort();
     }
 

@@ -1,25 +1,21 @@
 //! The WireGuard data plane of `ferrozone serve`: the backend chosen by configuration, the
 //! reconciler and the statistics loop, fed by the domain.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context;
-use async_trait::async_trait;
-use ferrozone_domain::model::StatsReport;
-use ferrozone_domain::{Domain, Timestamp};
+use ferrozone_domain::Domain;
 use ferrozone_http::{DataPlaneHealth, DataPlaneProbe, NoDataPlane};
+use ferrozone_wg::domain::DomainPeers;
 use ferrozone_wg::kernel::Kernel;
 use ferrozone_wg::memory::MemoryInterface;
 use ferrozone_wg::reconciler::{ReconcileStatus, Reconciler};
 use ferrozone_wg::stats::StatsCollector;
 use ferrozone_wg::userspace::Userspace;
-use ferrozone_wg::{InterfaceConfig, Key, Peer, PeerSource, PeerStats, WireGuard};
+use ferrozone_wg::{InterfaceConfig, Key, PeerSource, WireGuard};
 use ipnet::IpNet;
 use tokio::sync::Notify;
-use zeroize::Zeroizing;
 
 use crate::config::{Config, WireguardBackend};
 use crate::supervisor::Supervisor;
@@ -43,7 +39,7 @@ pub async fn start(
     if interface.kind() == "none" {
         return Ok(Arc::new(NoDataPlane));
     }
-    let source: Arc<dyn PeerSource> = Arc::new(DomainPeers { domain: domain.clone(), keys: Mutex::default() });
+    let source: Arc<dyn PeerSource> = Arc::new(DomainPeers::new(domain.clone()));
     tasks.spawn("peer change watcher", watch_peer_changes(domain, changes.clone()));
     let reconciler = Reconciler::new(source.clone(), interface.clone());
     let probe = Probe { backend: interface.kind(), status: reconciler.status() };
@@ -168,52 +164,6 @@ fn interface_config(config: &Config, domain: &Domain) -> anyhow::Result<Interfac
         private_key: Key::from_base64(domain.server_private_key()).context("the server's WireGuard key")?,
         listen_port: config.wireguard_port,
         addresses,
-    })
-}
-
-/// The domain as the data plane's source of peers and sink of statistics. Decrypted
-/// preshared keys are kept from one pass to the next, keyed by their sealed bytes (which
-/// change whenever a key does), so a pass decrypts only new or re-keyed devices.
-struct DomainPeers {
-    domain: Arc<Domain>,
-    keys: Mutex<HashMap<Vec<u8>, Key>>,
-}
-
-#[async_trait]
-impl PeerSource for DomainPeers {
-    async fn desired_peers(&self) -> anyhow::Result<Vec<Peer>> {
-        let active = self.domain.active_peers().await?;
-        let mut known = std::mem::take(&mut *self.keys.lock().unwrap_or_else(PoisonError::into_inner));
-        let mut keys = HashMap::with_capacity(active.len());
-        let mut peers = Vec::with_capacity(active.len());
-        for peer in active {
-            let psk = match known.remove(&peer.preshared_key.0) {
-                Some(psk) => psk,
-                None => Key::from_base64(&Zeroizing::new(self.domain.reveal(&peer.preshared_key)?))?,
-            };
-            let key = Key::from_base64(&peer.public_key).with_context(|| format!("device key {}", peer.public_key))?;
-            peers.push(Peer::for_device(key, Some(psk), peer.ipv4, peer.ipv6));
-            keys.insert(peer.preshared_key.0, psk);
-        }
-        *self.keys.lock().unwrap_or_else(PoisonError::into_inner) = keys;
-        Ok(peers)
-    }
-
-    async fn record_stats(&self, stats: &[(Key, PeerStats)]) -> anyhow::Result<()> {
-        let reports: Vec<StatsReport> = stats.iter().filter_map(|(key, stats)| report(key, stats)).collect();
-        Ok(self.domain.record_stats(&reports).await?)
-    }
-}
-
-/// A device's figures as stored; `None` without a handshake.
-fn report(key: &Key, stats: &PeerStats) -> Option<StatsReport> {
-    let since_epoch = stats.latest_handshake?.duration_since(UNIX_EPOCH).ok()?;
-    Some(StatsReport {
-        public_key: key.to_base64(),
-        latest_handshake: Timestamp::from_micros(i64::try_from(since_epoch.as_micros()).ok()?),
-        remote_ip: stats.endpoint.as_ref().map(SocketAddr::ip).map(|ip| ip.to_canonical().to_string()),
-        rx_bytes: i64::try_from(stats.rx_bytes).unwrap_or(i64::MAX),
-        tx_bytes: i64::try_from(stats.tx_bytes).unwrap_or(i64::MAX),
     })
 }
 

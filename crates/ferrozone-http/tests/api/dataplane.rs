@@ -1,0 +1,58 @@
+//! The API and the data plane in one process: a device created through the router reaches
+//! the interface through the adapter `ferrozone serve` runs (`DomainPeers`) and the
+//! reconciler, woken by the domain's change signal alone (its timed pass is an hour away);
+//! disabling its owner takes it off, enabling puts it back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferrozone_wg::domain::DomainPeers;
+use ferrozone_wg::memory::MemoryInterface;
+use ferrozone_wg::reconciler::Reconciler;
+use ferrozone_wg::{Key, ObservedPeer, Peer};
+use serde_json::Value;
+
+use crate::helpers::TestApp;
+
+/// Far longer than a pass takes on a loaded machine: only a pass that never comes (a lost
+/// wake-up) runs into it, and the test then fails instead of hanging.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// Waits for the interface to hold exactly `expected`.
+async fn until_peers(interface: &MemoryInterface, expected: &[Peer], what: &str) {
+    let matches = |peers: &[ObservedPeer]| peers.iter().map(|o| &o.peer).eq(expected.iter());
+    let waited = tokio::time::timeout(PATIENCE, interface.wait_until(matches)).await;
+    let now = interface.peers_now();
+    waited.unwrap_or_else(|_| panic!("{what}: after {PATIENCE:?} the interface holds {now:?}, not {expected:?}"));
+}
+
+/// The peer a device's JSON says should be on the interface.
+fn peer_of(device: &Value) -> Peer {
+    let key = |field: &str| Key::from_base64(device[field].as_str().unwrap()).unwrap();
+    let ipv4 = device["ipv4"].as_str().map(|a| a.parse().unwrap());
+    let ipv6 = device["ipv6"].as_str().map(|a| a.parse().unwrap());
+    Peer::for_device(key("public_key"), Some(key("preshared_key")), ipv4, ipv6)
+}
+
+#[tokio::test]
+async fn a_device_reaches_the_interface_and_leaves_with_its_disabled_owner() {
+    let app = TestApp::new().await;
+    let interface = Arc::new(MemoryInterface::default());
+    let source = Arc::new(DomainPeers::new(app.domain.clone()));
+    let reconciler = Reconciler::new(source, interface.clone());
+    let task = tokio::spawn(reconciler.run(app.domain.peer_changes(), Duration::from_secs(3600)));
+    until_peers(&interface, &[], "the first pass").await;
+
+    let (user_id, _) = app.user("roams@example.com", "unprivileged").await;
+    let device = app.device(&user_id).await;
+    let peer = peer_of(&device);
+    assert!(!peer.allowed_ips.is_empty() && peer.preshared_key.is_some(), "{device}");
+    until_peers(&interface, std::slice::from_ref(&peer), "after the create").await;
+
+    app.domain.set_user_disabled("roams@example.com", true).await.unwrap();
+    until_peers(&interface, &[], "after disabling the owner").await;
+
+    app.domain.set_user_disabled("roams@example.com", false).await.unwrap();
+    until_peers(&interface, &[peer], "after enabling the owner").await;
+    task.abort();
+}
