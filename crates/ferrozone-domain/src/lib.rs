@@ -6,6 +6,7 @@
 //! [`service`], so they all enforce the same rules. [`Store`] is the interface the use cases
 //! write through; `ferrozone-store` implements it for SQLite and PostgreSQL.
 
+pub mod client;
 pub mod client_config;
 pub mod crypto;
 pub mod error;

@@ -15,6 +15,7 @@ use zeroize::Zeroizing;
 
 use super::sessions::NewSession;
 use super::Domain;
+use crate::client::client_network;
 use crate::crypto::{hash_session_secret, random_secret, Sealed};
 use crate::error::{DomainError, Result};
 use crate::model::{self, email_key, Role, User};
@@ -210,7 +211,7 @@ impl FlowStarts {
                 oldest.map(|k| windows.remove(&k));
             }
         }
-        let (first, count) = windows.entry(address_key(client)).or_insert((now, 0));
+        let (first, count) = windows.entry(client_network(client)).or_insert((now, 0));
         if now.duration_since(*first) >= window {
             (*first, *count) = (now, 0);
         }
@@ -219,18 +220,6 @@ impl FlowStarts {
         }
         *count += 1;
         true
-    }
-}
-
-/// The address flows are counted under: an IPv4 address (mapped ones included) as is, an
-/// IPv6 one by its /64, which one client usually holds whole.
-fn address_key(client: IpAddr) -> IpAddr {
-    match client {
-        IpAddr::V4(v4) => IpAddr::V4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6((u128::from(v6) & !((1u128 << 64) - 1)).into()),
-        },
     }
 }
 

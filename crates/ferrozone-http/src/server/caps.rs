@@ -3,9 +3,11 @@
 //! request is closed to make room, so idle sockets cannot lock new clients out.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+use ferrozone_domain::client::client_network;
 
 use super::watchdog::Activity;
 
@@ -70,7 +72,7 @@ impl Caps {
     /// is counted and logged). A full server makes room by evicting the connection that has
     /// waited longest for a request.
     pub fn admit(self: &Arc<Self>, ip: IpAddr, activity: &Arc<Activity>) -> Option<Slot> {
-        let client = client_key(ip);
+        let client = client_network(ip);
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         let mine = open.per_client.get(&client).copied().unwrap_or(0);
         if self.max_per_client > 0 && mine >= self.max_per_client {
@@ -113,21 +115,6 @@ impl Drop for Slot {
                 open.per_client.remove(&self.client);
             }
         }
-    }
-}
-
-/// The key a client's connections are counted under: its IPv4 address (also when written
-/// IPv4-mapped), or the /64 of its IPv6 address (one host commonly holds a whole /64).
-pub fn client_key(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => {
-                let s = v6.segments();
-                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
-            }
-        },
     }
 }
 
@@ -223,9 +210,9 @@ mod tests {
 
     #[test]
     fn ipv6_clients_are_keyed_by_their_64_and_mapped_ipv4_as_ipv4() {
-        assert_eq!(client_key(ip("2001:db8:1:2:aaaa::1")), client_key(ip("2001:db8:1:2:bbbb::9")));
-        assert_ne!(client_key(ip("2001:db8:1:2::1")), client_key(ip("2001:db8:1:3::1")));
-        assert_eq!(client_key(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
+        assert_eq!(client_network(ip("2001:db8:1:2:aaaa::1")), client_network(ip("2001:db8:1:2:bbbb::9")));
+        assert_ne!(client_network(ip("2001:db8:1:2::1")), client_network(ip("2001:db8:1:3::1")));
+        assert_eq!(client_network(ip("::ffff:192.0.2.7")), ip("192.0.2.7"));
         let caps = Caps::new(10, 1);
         let _a = waiting(&caps, "2001:db8::1").expect("first");
         assert!(waiting(&caps, "2001:db8::2").is_none(), "same /64");

@@ -13,10 +13,11 @@
 
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use ferrozone_domain::client::client_network;
 use ferrozone_domain::settings::PasswordLimits;
 
 /// Attempts evaluated per (account, client network) within [`WINDOW`].
@@ -93,7 +94,7 @@ impl Throttle {
     }
 
     fn reserve_at(&self, account: &str, address: IpAddr, now: Instant) -> Result<(), Refused> {
-        let key = (account.to_owned(), network(address));
+        let key = (account.to_owned(), client_network(address));
         let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let count = counts.pairs.get(&key).filter(|w| now.duration_since(w.first) < WINDOW).map_or(0, |w| w.count);
         if count >= MAX_ATTEMPTS {
@@ -121,7 +122,7 @@ impl Throttle {
     /// (the server was too busy to check the password).
     pub fn release(&self, account: &str, address: IpAddr) {
         let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(window) = counts.pairs.get_mut(&(account.to_owned(), network(address))) {
+        if let Some(window) = counts.pairs.get_mut(&(account.to_owned(), client_network(address))) {
             window.count = window.count.saturating_sub(1);
         }
         self.refund(&mut counts, account);
@@ -131,7 +132,7 @@ impl Throttle {
     /// account's budget.
     pub fn succeeded(&self, account: &str, address: IpAddr) {
         let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        counts.pairs.remove(&(account.to_owned(), network(address)));
+        counts.pairs.remove(&(account.to_owned(), client_network(address)));
         self.refund(&mut counts, account);
     }
 
@@ -139,18 +140,6 @@ impl Throttle {
         if let Some(budget) = counts.accounts.get_mut(account) {
             budget.spent_until = budget.spent_until.checked_sub(self.account_refill).unwrap_or(budget.spent_until);
         }
-    }
-}
-
-/// The network a client address is counted under: an IPv4 address as is (also when mapped
-/// into IPv6), an IPv6 address by its /64.
-pub fn network(address: IpAddr) -> IpAddr {
-    match address {
-        IpAddr::V4(v4) => IpAddr::V4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
-        },
     }
 }
 
@@ -205,8 +194,8 @@ mod tests {
         let same_64 = ip("2001:db8:1:2:ffff:ffff:ffff:ffff");
         assert!(matches!(throttle.reserve_at("a@example.com", same_64, now), Err(Refused::Pair(_))));
         throttle.reserve_at("a@example.com", ip("2001:db8:1:3::1"), now).expect("another /64");
-        assert_eq!(network(ip("::ffff:192.0.2.1")), ip("192.0.2.1"));
-        assert_eq!(network(ip("2001:db8::1:2:3:4")), ip("2001:db8::"));
+        assert_eq!(client_network(ip("::ffff:192.0.2.1")), ip("192.0.2.1"));
+        assert_eq!(client_network(ip("2001:db8::1:2:3:4")), ip("2001:db8::"));
     }
 
     #[test]
