@@ -16,6 +16,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use ferrozone_domain::model::email_key;
+use ferrozone_domain::service::sessions::NewSession;
 use ferrozone_domain::DomainError;
 use subtle::ConstantTimeEq;
 
@@ -87,21 +88,30 @@ async fn sign_in(
         Err(e) => return Err(e.into()),
     };
     app.web.throttle.succeeded(&account, address);
-    signed_in(&app, &headers, &session.secret, return_to).await
+    let mut response = session_started(&app, &headers, &session, return_to).await?;
+    let form_cookie = cookies::clear(cookies::SIGN_IN_FORM, "/", app.web.secure_cookies);
+    response.headers_mut().append(header::SET_COOKIE, form_cookie);
+    Ok(response)
 }
 
-/// The redirect that ends a password sign-in: the session cookie set, the form's cleared,
-/// and the browser's previous session (if any) ended.
-async fn signed_in(app: &AppState, headers: &HeaderMap, secret: &str, return_to: &str) -> Result<Response, PageError> {
+/// The redirect that ends every sign-in, by password or through a provider: the browser's
+/// previous session (if any) ended, and `session`'s cookie set, living as long as the
+/// session; then on to `return_to` if it is a local path, else `/`. The one place a session
+/// cookie is issued.
+async fn session_started(
+    app: &AppState,
+    headers: &HeaderMap,
+    session: &NewSession,
+    return_to: &str,
+) -> Result<Response, ApiError> {
     let secure = app.web.secure_cookies;
     if let Some(previous) = cookies::get_host(headers, cookies::SESSION, secure) {
         app.domain.sign_out(previous).await?;
     }
     let max_age = u64::from(app.domain.settings().session_hours) * 3600;
-    let mut response = redirect(return_to);
-    let set = response.headers_mut();
-    set.append(header::SET_COOKIE, cookies::set(cookies::SESSION, secret, "/", max_age, secure));
-    set.append(header::SET_COOKIE, cookies::clear(cookies::SIGN_IN_FORM, "/", secure));
+    let mut response = redirect(local_path(return_to));
+    let cookie = cookies::set(cookies::SESSION, &session.secret, "/", max_age, secure);
+    response.headers_mut().append(header::SET_COOKIE, cookie);
     Ok(response)
 }
 

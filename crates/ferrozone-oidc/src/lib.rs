@@ -6,10 +6,12 @@
 //! `openidconnect` crate's, a certified-grade implementation, over reqwest with rustls.
 //! This crate decides what Ferrozone does with the answers: [`Oidc`] holds the configured
 //! providers and their lazily discovered metadata, [`signin`] the two halves of a sign-in,
+//! [`flow`] a browser's sign-in over the domain (flow, protocol, provider sign-in),
 //! [`refresh`] one refresh and the meaning of its failures, and [`job`] the background pass
 //! over every stored connection.
 
 mod discovery;
+pub mod flow;
 pub mod job;
 pub mod refresh;
 pub mod signin;
@@ -21,6 +23,7 @@ use openidconnect::reqwest;
 use zeroize::Zeroizing;
 
 pub use discovery::{Discovery, RETRY_AFTER_FAILURE};
+pub use flow::{Begun, Callback, Completed};
 pub use job::{PassReport, RefreshJob};
 pub use refresh::RefreshOutcome;
 pub use signin::{FlowSecrets, Identity, SignInError};

@@ -1,8 +1,10 @@
 //! SAML 2.0 sign-in for Ferrozone, as a service provider (SP): the identity provider's
 //! metadata, the AuthnRequest (HTTP-Redirect binding, or HTTP-POST for IdPs that offer
 //! only it), the SP's own metadata (optionally signed), and a strict verification of the
-//! IdP's Response (HTTP-POST binding). Pure: no I/O, no clock (callers
-//! pass the time), so every rule is unit-tested here.
+//! IdP's Response (HTTP-POST binding). Those protocol modules are pure: no I/O, no clock
+//! (callers pass the time), so every rule is unit-tested here. [`signin`] is the service
+//! provider's sign-in flow on top of them: the one-time flows, the consumer's bounded
+//! verification and the provider sign-in, through Ferrozone's domain (no HTTP types).
 //!
 //! XML signatures are verified here, narrowly: exclusive canonicalization (with or without
 //! comments, with an `InclusiveNamespaces` prefix list) of the element a signature covers,
@@ -23,6 +25,7 @@ pub mod keys;
 pub mod metadata;
 pub mod request;
 pub mod response;
+pub mod signin;
 pub mod sp;
 mod xml;
 
@@ -30,6 +33,7 @@ pub use keys::SpKeyPair;
 pub use metadata::{IdpMetadata, SsoBinding};
 pub use request::{new_request_id, AuthnRequest, Outgoing, REQUEST_ID_PREFIX};
 pub use response::{decode_post_response, verify_response, Expected, Verified, CLOCK_SKEW_SECS};
+pub use signin::{SamlLimits, SamlProvider, SamlSp};
 pub use sp::{sign_metadata, sp_metadata};
 
 /// Why metadata, a key or a response was refused. The message says what and where; it never

@@ -2,8 +2,8 @@
 //! one-time flows that carry a browser to the provider and back, and what happens once the
 //! provider vouched for an email.
 //!
-//! The protocols (OpenID Connect, SAML) live in the HTTP layer; they call
-//! [`Domain::sign_in_with_provider`] only with an email the provider proved.
+//! The protocols (OpenID Connect in `ferrozone-oidc`, SAML in `ferrozone-saml`) end every
+//! sign-in with [`Domain::sign_in_with_identity`], only with an email the provider proved.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -45,6 +45,22 @@ pub enum ProviderSignIn {
     UnusableEmail,
 }
 
+/// Who an identity provider vouched for at a sign-in, and what it left for later.
+pub struct ProviderIdentity {
+    /// The email the provider proved.
+    pub email: String,
+    /// An OpenID Connect refresh token, for the refresh job (SAML leaves none).
+    pub refresh_token: Option<Zeroizing<String>>,
+}
+
+/// A provider sign-in at its end: what it came to for the proven `email`, and where the
+/// browser goes next (its flow's `return_to`).
+pub struct ProviderSignInEnd {
+    pub outcome: ProviderSignIn,
+    pub email: String,
+    pub return_to: String,
+}
+
 /// A flow brought back by its `state`: what it remembered, and where to go afterwards.
 pub struct ReturningFlow {
     pub secrets: Zeroizing<Vec<u8>>,
@@ -52,6 +68,24 @@ pub struct ReturningFlow {
 }
 
 impl Domain {
+    /// The end of every provider sign-in: signs `identity` in through the provider
+    /// `provider_id` under its `policy` ([`Self::sign_in_through_provider`]: the user found or
+    /// created, the sign-in recorded, the session created) and, when that signed someone in
+    /// and the provider left a refresh token, keeps the token as the user's connection to
+    /// the provider ([`Self::save_oidc_connection`]).
+    pub async fn sign_in_with_identity(
+        &self,
+        provider_id: &str,
+        identity: &ProviderIdentity,
+        policy: ProviderPolicy,
+    ) -> Result<ProviderSignIn> {
+        let outcome = self.sign_in_through_provider(provider_id, &identity.email, policy).await?;
+        if let (ProviderSignIn::SignedIn(session), Some(token)) = (&outcome, &identity.refresh_token) {
+            self.save_oidc_connection(session.user.id, provider_id, token).await?;
+        }
+        Ok(outcome)
+    }
+
     /// Signs in the user with `email`, which the provider `method` (its id) vouched for.
     /// An unknown email becomes an unprivileged user without a password only when
     /// `auto_create` is true; otherwise the pre-provisioned users are the allow-list.

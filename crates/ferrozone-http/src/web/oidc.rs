@@ -1,8 +1,9 @@
 //! OpenID Connect sign-in (docs/api.md section 8, "OpenID Connect"), at Firezone 0.x's
 //! paths: `GET /auth/oidc/{provider}` starts the authorization-code flow and
 //! `GET /auth/oidc/{provider}/callback` (with or without the trailing `/` of Firezone's
-//! default redirect URI) ends it. The protocol is `ferrozone-oidc`'s; the one-time flow,
-//! its browser-binding cookie and the session are [`super::providers`]'.
+//! default redirect URI) ends it. The protocol and the flow are `ferrozone-oidc`'s
+//! ([`ferrozone_oidc::flow`]); the flow's browser-binding cookie and the pages are
+//! [`super::providers`]'.
 
 use std::collections::HashMap;
 
@@ -11,11 +12,10 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use ferrozone_domain::providers::ProviderPolicy;
-use ferrozone_domain::service::providers::ProviderSignIn;
-use ferrozone_oidc::{FlowSecrets, Provider, SignInError};
+use ferrozone_oidc::{Begun, Callback, Completed, Provider, SignInError};
 
-use super::{cookies, html, providers, PageError};
+use super::{cookies, html, local_path, providers, PageError};
+use crate::error::ApiError;
 use crate::extract::ClientAddr;
 use crate::AppState;
 
@@ -36,24 +36,13 @@ async fn start(
     Query(params): Params,
 ) -> Result<Response, PageError> {
     let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
-    // Discover before storing a flow: a provider that is down gets a clear page here.
-    if let Err(e) = app.web.oidc.ready(&provider).await {
-        return Ok(failed(&provider, &e));
-    }
-    let secrets = FlowSecrets::new();
-    let return_to = params.get("return_to").map(String::as_str).unwrap_or("/");
-    let started = match providers::begin(&app, &provider.id, &secrets.to_bytes(), return_to, client).await? {
-        Ok(started) => started,
-        Err(page) => return Ok(page),
-    };
-    let url = match app.web.oidc.authorization_url(&provider, &started.state, &secrets).await {
-        Ok(url) => url,
-        Err(e) => return Ok(failed(&provider, &e)),
-    };
-    match providers::to_provider(&url, started.cookie) {
-        Some(response) => Ok(response),
-        None => Ok(failed(&provider, &SignInError::Refused("an invalid authorization URL".into()))),
-    }
+    let return_to = local_path(params.get("return_to").map_or("/", String::as_str));
+    Ok(match app.web.oidc.start(&app.domain, &provider, return_to, client).await? {
+        Begun::ToProvider { state, url } => providers::to_provider(&url, providers::flow_cookie(&app, &state))
+            .unwrap_or_else(|| failed(&provider, &SignInError::Refused("an invalid authorization URL".into()))),
+        Begun::TooMany => providers::too_many_flows(),
+        Begun::Failed(e) => failed(&provider, &e),
+    })
 }
 
 /// Where the provider sends the browser back: the flow must be this browser's and still
@@ -65,39 +54,35 @@ async fn callback(
     Query(params): Params,
 ) -> Result<Response, PageError> {
     let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
-    let state = params.get("state").map(String::as_str).unwrap_or_default();
+    let param = |name: &str| params.get(name).map(String::as_str);
     // Taken here (if this browser holds it), the flow can never be used again, whatever follows.
-    let flow = providers::take(&app, &headers, &provider.id, state).await?;
-    // A flow this browser no longer needs: its cookie goes with it. (When the flow was not
-    // this browser's, its cookie stays: it may belong to a sign-in still under way.)
-    let ended = |response: Response| if flow.is_some() { clear_flow_cookie(&app, response) } else { response };
-    if let Some(error) = params.get("error") {
-        // Only the code is shown, and only if it looks like one (RFC 6749: `error` is ASCII).
-        let code = Some(error.as_str())
-            .filter(|e| e.len() <= 64 && e.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-            .unwrap_or("unknown");
-        tracing::info!(provider = %provider.id, error = code, "the identity provider refused the sign-in");
-        let text = format!("The identity provider did not sign you in ({code}). Please try again.");
-        return Ok(ended(html::response(StatusCode::FORBIDDEN, html::message("Sign-in refused", &text))));
-    }
-    let Some(flow) = flow else {
-        tracing::info!(provider = %provider.id, "OIDC callback without a pending flow of this browser");
-        return Ok(providers::unknown_flow());
+    let flow = providers::take(&app, &headers, &provider.id, param("state").unwrap_or_default()).await?;
+    let taken = flow.is_some();
+    let callback = Callback { code: param("code"), error: param("error"), iss: param("iss") };
+    let completed = app.web.oidc.complete(&app.domain, &provider, flow, callback).await?;
+    Ok(completed_page(&app, &headers, &provider, completed, taken).await?)
+}
+
+/// The answer to a callback that came to `completed`. A flow this browser no longer needs
+/// (`taken`) has its cookie cleared; when the flow was not this browser's, its cookie stays:
+/// it may belong to a sign-in still under way.
+async fn completed_page(
+    app: &AppState,
+    headers: &HeaderMap,
+    provider: &Provider,
+    completed: Completed,
+    taken: bool,
+) -> Result<Response, ApiError> {
+    let page = match completed {
+        Completed::Done(end) => return providers::respond(app, headers, *end).await,
+        Completed::ProviderRefused { code } => {
+            let text = format!("The identity provider did not sign you in ({code}). Please try again.");
+            html::response(StatusCode::FORBIDDEN, html::message("Sign-in refused", &text))
+        }
+        Completed::UnknownFlow => providers::unknown_flow(),
+        Completed::Failed(e) => failed(provider, &e),
     };
-    let (Some(secrets), Some(code)) = (FlowSecrets::from_bytes(&flow.secrets), params.get("code")) else {
-        return Ok(clear_flow_cookie(&app, providers::unknown_flow()));
-    };
-    let iss = params.get("iss").map(String::as_str);
-    let identity = match app.web.oidc.finish(&provider, &secrets, code, iss).await {
-        Ok(identity) => identity,
-        Err(e) => return Ok(clear_flow_cookie(&app, failed(&provider, &e))),
-    };
-    let policy = ProviderPolicy { auto_create_users: provider.auto_create_users, allow_admins: provider.allow_admins };
-    let outcome = app.domain.sign_in_through_provider(&provider.id, &identity.email, policy).await?;
-    if let (ProviderSignIn::SignedIn(session), Some(token)) = (&outcome, &identity.refresh_token) {
-        app.domain.save_oidc_connection(session.user.id, &provider.id, token).await?;
-    }
-    Ok(providers::respond(&app, &headers, outcome, &identity.email, &flow.return_to).await?)
+    Ok(if taken { clear_flow_cookie(app, page) } else { page })
 }
 
 /// The page for a sign-in the provider's answer did not carry through, logged (without

@@ -1,45 +1,25 @@
-//! What every provider sign-in shares (docs/api.md section 8, "Provider sign-in"): the
-//! one-time flow bound to the browser that started it, and the end of the sign-in once a
-//! provider vouched for an email. The protocols (OpenID Connect, SAML) sit on top.
-
-use std::net::IpAddr;
+//! What every provider sign-in shares (docs/api.md section 8, "Provider sign-in") on the
+//! HTTP side: the cookie that binds a one-time flow to the browser that started it, and the
+//! answer once the provider sign-in came to an outcome. The protocols' flows are
+//! `ferrozone-oidc`'s and `ferrozone-saml`'s; their handlers sit on top of these.
 
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use ferrozone_domain::providers::ProviderPolicy;
-use ferrozone_domain::service::providers::{ProviderSignIn, ReturningFlow, FLOW_SECS};
-use zeroize::Zeroizing;
+use ferrozone_domain::service::providers::{ProviderSignIn, ProviderSignInEnd, ReturningFlow, FLOW_SECS};
 
-use super::{cookies, html, local_path, redirect, same_secret};
+use super::{cookies, html, same_secret, session_started};
 use crate::error::ApiError;
 use crate::AppState;
 
-/// A flow just started: its `state` (to send to the provider) and the cookie that binds
-/// it to this browser (to set on the response that leaves for the provider).
-pub struct Started {
-    pub state: Zeroizing<String>,
-    pub cookie: HeaderValue,
-}
-
-/// Starts a sign-in with `provider_id` for the browser at `client`, remembering `secrets`
-/// (sealed) and where to go afterwards (`return_to`, kept only if it is a local path).
-/// `Err` holds the page to answer instead: the address started too many sign-ins.
-pub async fn begin(
-    app: &AppState,
-    provider_id: &str,
-    secrets: &[u8],
-    return_to: &str,
-    client: IpAddr,
-) -> Result<Result<Started, Response>, ApiError> {
-    let started = app.domain.start_sign_in_flow(provider_id, secrets, local_path(return_to), client).await?;
-    let Some(state) = started else { return Ok(Err(too_many_flows())) };
+/// The cookie that binds the flow named by `state` to this browser (set it on the response
+/// that leaves for the provider).
+pub fn flow_cookie(app: &AppState, state: &str) -> HeaderValue {
     let max_age = u64::try_from(FLOW_SECS).unwrap_or(600);
-    let cookie = cookies::set(cookies::FLOW, &state, cookies::FLOW_PATH, max_age, app.web.secure_cookies);
-    Ok(Ok(Started { state, cookie }))
+    cookies::set(cookies::FLOW, state, cookies::FLOW_PATH, max_age, app.web.secure_cookies)
 }
 
 /// 429: this address started too many sign-ins; they expire after [`FLOW_SECS`].
-fn too_many_flows() -> Response {
+pub fn too_many_flows() -> Response {
     let text = "Too many sign-ins were started from your address. Please wait a few minutes and try again.";
     let mut response = html::response(StatusCode::TOO_MANY_REQUESTS, html::message("Too many sign-ins", text));
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(FLOW_SECS.unsigned_abs()));
@@ -60,43 +40,12 @@ pub async fn take(
     Ok(app.domain.take_sign_in_flow(provider_id, state).await?)
 }
 
-/// Signs in the user with `email`, which the provider `provider_id` proved, and answers the
-/// browser: to `return_to` with a session cookie, or a 403 page saying why not.
-pub async fn finish(
-    app: &AppState,
-    headers: &HeaderMap,
-    provider_id: &str,
-    auto_create: bool,
-    email: &str,
-    return_to: &str,
-) -> Result<Response, ApiError> {
-    let allow_admins = app.web.providers.policy(provider_id).is_none_or(|p| p.allow_admins);
-    let policy = ProviderPolicy { auto_create_users: auto_create, allow_admins };
-    let outcome = app.domain.sign_in_through_provider(provider_id, email, policy).await?;
-    respond(app, headers, outcome, email, return_to).await
-}
-
-/// The answer to a provider sign-in that came to `outcome` (see [`finish`]), for a protocol
-/// that needs the outcome itself first (OpenID Connect keeps the user's refresh token).
-pub async fn respond(
-    app: &AppState,
-    headers: &HeaderMap,
-    outcome: ProviderSignIn,
-    email: &str,
-    return_to: &str,
-) -> Result<Response, ApiError> {
-    let secure = app.web.secure_cookies;
+/// The answer to a provider sign-in at its `end`: to its `return_to` with a session cookie,
+/// or a 403 page saying why not. The flow's cookie goes either way.
+pub async fn respond(app: &AppState, headers: &HeaderMap, end: ProviderSignInEnd) -> Result<Response, ApiError> {
+    let ProviderSignInEnd { outcome, email, return_to } = end;
     let mut response = match outcome {
-        ProviderSignIn::SignedIn(session) => {
-            if let Some(previous) = cookies::get_host(headers, cookies::SESSION, secure) {
-                app.domain.sign_out(previous).await?;
-            }
-            let max_age = u64::from(app.domain.settings().session_hours) * 3600;
-            let mut response = redirect(local_path(return_to));
-            let cookie = cookies::set(cookies::SESSION, &session.secret, "/", max_age, secure);
-            response.headers_mut().append(header::SET_COOKIE, cookie);
-            response
-        }
+        ProviderSignIn::SignedIn(session) => session_started(app, headers, &session, &return_to).await?,
         ProviderSignIn::NotAllowed => refused(
             "Not allowed",
             &format!(
@@ -117,6 +66,7 @@ pub async fn respond(
              whose upper and lower case are not plain ASCII). Ask an administrator for help.",
         ),
     };
+    let secure = app.web.secure_cookies;
     response.headers_mut().append(header::SET_COOKIE, cookies::clear(cookies::FLOW, cookies::FLOW_PATH, secure));
     Ok(response)
 }

@@ -1,84 +1,15 @@
-//! What the assertion consumer spends on one response, bounded: the body it reads (a
-//! setting, smaller than the API's), and how many responses are verified at once. Parsing,
-//! canonicalization and signature checks run on the blocking pool, never on the async
-//! workers; at most `concurrency` at a time, `concurrency` more may wait, and a response
-//! beyond those is answered 503 with `Retry-After` at once.
+//! The assertion consumer's request and its own pages: the posted form, read within the
+//! consumer's body limit ([`ferrozone_saml::SamlLimits`], a setting smaller than the API's),
+//! and the 503 for a response the verification queue turned away.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::web::html;
-
-/// The consumer's body limit unless `FERROZONE_SAML_CONSUMER_BODY_LIMIT` says otherwise. Real
-/// responses are under about 50 KB of XML (67 KB as base64); 256 KiB leaves room for IdPs
-/// that send many attributes or certificates.
-pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
-
-/// The consumer's limits (`FERROZONE_SAML_VERIFY_CONCURRENCY`,
-/// `FERROZONE_SAML_CONSUMER_BODY_LIMIT`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SamlLimits {
-    /// Responses verified at once (as many more may wait).
-    pub concurrency: usize,
-    /// The largest request body the consumer reads, in bytes.
-    pub body_limit: usize,
-}
-
-impl Default for SamlLimits {
-    /// One verification per core, [`DEFAULT_BODY_LIMIT`].
-    fn default() -> Self {
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        Self { concurrency: cores, body_limit: DEFAULT_BODY_LIMIT }
-    }
-}
-
-/// Admission to verification: `concurrency` run, as many wait, the rest are turned away.
-#[derive(Debug)]
-pub struct Gate {
-    admitted: Arc<Semaphore>,
-    running: Arc<Semaphore>,
-}
-
-/// A response admitted to verification (holding a place in the queue).
-#[derive(Debug)]
-pub struct Admitted {
-    place: OwnedSemaphorePermit,
-    running: Arc<Semaphore>,
-}
-
-/// A response being verified: dropped when its verification ends.
-#[derive(Debug)]
-pub struct Running {
-    _place: OwnedSemaphorePermit,
-    _slot: OwnedSemaphorePermit,
-}
-
-impl Gate {
-    pub fn new(concurrency: usize) -> Self {
-        let concurrency = concurrency.max(1);
-        Self { admitted: Arc::new(Semaphore::new(concurrency * 2)), running: Arc::new(Semaphore::new(concurrency)) }
-    }
-
-    /// A place, or `None` when as many responses as allowed are already running or waiting.
-    pub fn try_enter(&self) -> Option<Admitted> {
-        let place = Arc::clone(&self.admitted).try_acquire_owned().ok()?;
-        Some(Admitted { place, running: Arc::clone(&self.running) })
-    }
-}
-
-impl Admitted {
-    /// Waits for a verification slot.
-    pub async fn run(self) -> Running {
-        let slot = self.running.acquire_owned().await.expect("the verification semaphore is never closed");
-        Running { _place: self.place, _slot: slot }
-    }
-}
 
 /// The 503 page when the queue is full.
 pub fn busy() -> Response {

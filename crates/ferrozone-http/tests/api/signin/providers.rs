@@ -3,8 +3,8 @@
 //! page's provider links. The protocols themselves are tested against real providers.
 
 use axum::http::StatusCode;
-use ferrozone_domain::providers::Providers;
-use ferrozone_domain::service::providers::ProviderSignIn;
+use ferrozone_domain::providers::{ProviderPolicy, Providers};
+use ferrozone_domain::service::providers::{ProviderIdentity, ProviderSignIn};
 use ferrozone_domain::Principal;
 use ferrozone_http::{AppState, WebSettings};
 use serde_json::json;
@@ -40,6 +40,31 @@ async fn an_unknown_email_is_created_unprivileged_only_when_the_provider_may() {
     let again = signed_in(app.domain.sign_in_with_provider("google", "new@example.com", true).await.unwrap());
     assert_eq!(again.user.id, session.user.id, "the same user, matched case-insensitively");
     assert_eq!(app.show_user(&session.user.id.to_string()).await["last_signed_in_method"], "google");
+}
+
+#[tokio::test]
+async fn a_provider_sign_in_keeps_the_refresh_token_only_of_a_user_it_signed_in() {
+    let app = TestApp::new().await;
+    let closed = ProviderPolicy { auto_create_users: false, allow_admins: true };
+    let token = |t: &str| Some(zeroize::Zeroizing::new(t.to_owned()));
+    let stranger = ProviderIdentity { email: "stranger@example.com".into(), refresh_token: token("refresh-1") };
+    let refused = app.domain.sign_in_with_identity("google", &stranger, closed).await.unwrap();
+    assert!(matches!(refused, ProviderSignIn::NotAllowed));
+    assert!(app.domain.oidc_connections().await.unwrap().is_empty(), "no user, no connection");
+
+    let (id, _) = app.user("kate@example.com", "unprivileged").await;
+    let kate = ProviderIdentity { email: "Kate@example.com".into(), refresh_token: token("refresh-2") };
+    let session = signed_in(app.domain.sign_in_with_identity("google", &kate, closed).await.unwrap());
+    assert_eq!(session.user.id.to_string(), id);
+    assert_eq!(app.show_user(&id).await["last_signed_in_method"], "google");
+    let connections = app.domain.oidc_connections().await.unwrap();
+    assert_eq!(connections.len(), 1);
+    assert_eq!((connections[0].user_id, connections[0].provider_id.as_str()), (session.user.id, "google"));
+    assert_eq!(*app.domain.reveal_refresh_token(&connections[0]).unwrap(), "refresh-2");
+
+    let without = ProviderIdentity { email: "kate@example.com".into(), refresh_token: None };
+    signed_in(app.domain.sign_in_with_identity("saml-idp", &without, closed).await.unwrap());
+    assert_eq!(app.domain.oidc_connections().await.unwrap().len(), 1, "a sign-in without a token adds none");
 }
 
 #[tokio::test]
