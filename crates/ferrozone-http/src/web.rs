@@ -10,6 +10,8 @@ pub mod providers;
 pub mod saml;
 pub mod throttle;
 
+use std::net::IpAddr;
+
 use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
@@ -64,34 +66,85 @@ async fn sign_in(
     let FormFields(fields) = sent?;
     let field = |name: &str| fields.get(name).map(String::as_str).unwrap_or_default();
     let (email, return_to) = (field("email"), local_path(field("return_to")));
-    if !form_token_is_valid(&app, &headers, field("csrf_token")) {
-        let expired = "This sign-in form has expired. Please try again.";
-        return Ok(form(&app, StatusCode::FORBIDDEN, email, return_to, Some(expired)));
+    let token_valid = form_token_is_valid(&app, &headers, field("csrf_token"));
+    let outcome = check_password(&app, address, token_valid, email, field("password")).await?;
+    Ok(password_page(&app, &headers, outcome, email, return_to).await?)
+}
+
+/// What a password sign-in came to.
+enum PasswordSignIn {
+    SignedIn(NewSession),
+    /// The form's token is missing, forged or expired: nothing else was checked.
+    Expired,
+    /// The account (from this network, or from all) used its attempts for now.
+    Throttled(throttle::Refused),
+    /// A wrong email or password, or an account that cannot sign in with one.
+    Refused,
+    /// Password checks are at capacity: the attempt was not counted.
+    Busy,
+}
+
+/// The sign-in behind the form, by the browser at `address`: the form's token (whether it
+/// was `token_valid`), the throttle, then the password; the throttle hears how it went.
+async fn check_password(
+    app: &AppState,
+    address: IpAddr,
+    token_valid: bool,
+    email: &str,
+    password: &str,
+) -> Result<PasswordSignIn, DomainError> {
+    if !token_valid {
+        return Ok(PasswordSignIn::Expired);
     }
     let account = email_key(email);
     if let Err(refused) = app.web.throttle.reserve(&account, address) {
-        let message = match refused {
-            throttle::Refused::Pair(_) => THROTTLED,
-            throttle::Refused::Account(_) => ACCOUNT_THROTTLED,
-        };
-        let page = form(&app, StatusCode::TOO_MANY_REQUESTS, email, return_to, Some(message));
-        return Ok(with_retry_after(page, refused.retry_after_secs()));
+        return Ok(PasswordSignIn::Throttled(refused));
     }
-    let session = match app.domain.sign_in_with_password(email, field("password")).await {
-        Ok(Some(session)) => session,
-        Ok(None) => return Ok(form(&app, StatusCode::UNAUTHORIZED, email, return_to, Some(REFUSED))),
+    match app.domain.sign_in_with_password(email, password).await {
+        Ok(Some(session)) => {
+            app.web.throttle.succeeded(&account, address);
+            Ok(PasswordSignIn::SignedIn(session))
+        }
+        Ok(None) => Ok(PasswordSignIn::Refused),
         Err(DomainError::Busy(_)) => {
             app.web.throttle.release(&account, address);
-            let page = form(&app, StatusCode::SERVICE_UNAVAILABLE, email, return_to, Some(BUSY));
-            return Ok(with_retry_after(page, BUSY_RETRY_SECS));
+            Ok(PasswordSignIn::Busy)
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The answer to a password sign-in: to `return_to` with a session cookie (and the form's
+/// cookie cleared), or the form again saying why not.
+async fn password_page(
+    app: &AppState,
+    headers: &HeaderMap,
+    outcome: PasswordSignIn,
+    email: &str,
+    return_to: &str,
+) -> Result<Response, ApiError> {
+    let (status, message, retry_after) = match outcome {
+        PasswordSignIn::SignedIn(session) => {
+            let mut response = session_started(app, headers, &session, return_to).await?;
+            let form_cookie = cookies::clear(cookies::SIGN_IN_FORM, "/", app.web.secure_cookies);
+            response.headers_mut().append(header::SET_COOKIE, form_cookie);
+            return Ok(response);
+        }
+        PasswordSignIn::Expired => (StatusCode::FORBIDDEN, EXPIRED, None),
+        PasswordSignIn::Throttled(refused @ throttle::Refused::Pair(_)) => {
+            (StatusCode::TOO_MANY_REQUESTS, THROTTLED, Some(refused.retry_after_secs()))
+        }
+        PasswordSignIn::Throttled(refused @ throttle::Refused::Account(_)) => {
+            (StatusCode::TOO_MANY_REQUESTS, ACCOUNT_THROTTLED, Some(refused.retry_after_secs()))
+        }
+        PasswordSignIn::Refused => (StatusCode::UNAUTHORIZED, REFUSED, None),
+        PasswordSignIn::Busy => (StatusCode::SERVICE_UNAVAILABLE, BUSY, Some(BUSY_RETRY_SECS)),
     };
-    app.web.throttle.succeeded(&account, address);
-    let mut response = session_started(&app, &headers, &session, return_to).await?;
-    let form_cookie = cookies::clear(cookies::SIGN_IN_FORM, "/", app.web.secure_cookies);
-    response.headers_mut().append(header::SET_COOKIE, form_cookie);
-    Ok(response)
+    let page = form(app, status, email, return_to, Some(message));
+    Ok(match retry_after {
+        Some(secs) => with_retry_after(page, secs),
+        None => page,
+    })
 }
 
 /// The redirect that ends every sign-in, by password or through a provider: the browser's
@@ -127,6 +180,7 @@ fn with_retry_after(mut response: Response, secs: u64) -> Response {
     response
 }
 
+const EXPIRED: &str = "This sign-in form has expired. Please try again.";
 const THROTTLED: &str = "Too many failed sign-ins. Please wait a minute and try again.";
 const ACCOUNT_THROTTLED: &str = "Too many sign-in attempts for this account. Please wait and try again.";
 const BUSY: &str = "The server is busy. Please try again in a few seconds.";
