@@ -85,10 +85,7 @@ impl Oidc {
         callback: Callback<'_>,
     ) -> Result<Completed, DomainError> {
         if let Some(error) = callback.error {
-            // Only the code is shown, and only if it looks like one (RFC 6749: `error` is ASCII).
-            let code = Some(error)
-                .filter(|e| e.len() <= 64 && e.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-                .unwrap_or("unknown");
+            let code = error_code(error);
             tracing::info!(provider = %provider.id, error = code, "the identity provider refused the sign-in");
             return Ok(Completed::ProviderRefused { code: code.to_owned() });
         }
@@ -109,5 +106,27 @@ impl Oidc {
         let outcome = domain.sign_in_with_identity(&provider.id, &identity, policy).await?;
         let end = ProviderSignInEnd { outcome, email: identity.email, return_to: flow.return_to };
         Ok(Completed::Done(Box::new(end)))
+    }
+}
+
+/// The provider's `error` as shown and logged: only if it looks like a code (RFC 6749:
+/// `error` is ASCII), else `unknown`.
+fn error_code(error: &str) -> &str {
+    Some(error)
+        .filter(|e| e.len() <= 64 && e.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .unwrap_or("unknown")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_error_that_looks_like_a_code_is_shown() {
+        assert_eq!(error_code("access_denied"), "access_denied");
+        assert_eq!(error_code(&"a".repeat(64)), "a".repeat(64));
+        for other in ["access denied", "<script>", "a-b", "accès", &"a".repeat(65)] {
+            assert_eq!(error_code(other), "unknown", "{other:?}");
+        }
     }
 }
