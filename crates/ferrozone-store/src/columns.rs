@@ -203,3 +203,41 @@ macro_rules! columns {
 }
 
 pub(crate) use {columns, role};
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::types::{ToSqlOutput, Value as Owned};
+    use rusqlite::ToSql;
+
+    use super::*;
+
+    columns! {
+        /// A table for the tests.
+        struct PetRow in "pets" as "p" {
+            name: String [edit],
+            id: i64 [key],
+            born_at: i64,
+            updated_at: i64 [edit],
+        }
+    }
+
+    fn values(bound: Vec<&dyn ToSql>) -> Vec<Owned> {
+        let owned = |v: &dyn ToSql| match v.to_sql().unwrap() {
+            ToSqlOutput::Owned(v) => v,
+            ToSqlOutput::Borrowed(v) => v.into(),
+            other => panic!("{other:?}"),
+        };
+        bound.into_iter().map(owned).collect()
+    }
+
+    #[test]
+    fn an_insert_binds_every_column_in_order_an_update_the_key_then_the_edits() {
+        let pet = PetRow { name: "rex".into(), id: 1, born_at: 2, updated_at: 3 };
+        let name = Owned::Text("rex".into());
+        let insert = values(pet.bind_insert(Vec::new()));
+        assert_eq!(insert, [name.clone(), Owned::Integer(1), Owned::Integer(2), Owned::Integer(3)]);
+        assert_eq!(values(pet.bind_update(Vec::new())), [Owned::Integer(1), name, Owned::Integer(3)]);
+        assert_eq!(PetRow::TABLE.key(), 1);
+        assert_eq!(PetRow::TABLE.aliased, ["p_name", "p_id", "p_born_at", "p_updated_at"]);
+    }
+}

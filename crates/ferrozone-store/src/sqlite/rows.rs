@@ -146,3 +146,67 @@ pub(crate) fn oidc_connection(row: &Row<'_>) -> rusqlite::Result<OidcConnectionR
     static AT: Layout = Layout::new(OidcConnectionRow::TABLE.names);
     AT.read(row)
 }
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::Connection;
+
+    use super::*;
+
+    /// A statement that selects a sign-in flow's columns `names`, in that order, after
+    /// another column: each value is its column's name (7 for the integer `expires_at`).
+    fn select(names: &[&str]) -> String {
+        let value = |name: &str| match name {
+            "expires_at" => "7".to_owned(),
+            "state_hash" | "sealed" => format!("CAST('{name}' AS BLOB)"),
+            _ => format!("'{name}'"),
+        };
+        let columns: Vec<String> = names.iter().map(|n| format!("{} AS {n}", value(n))).collect();
+        format!("SELECT 1 AS extra, {}", columns.join(", "))
+    }
+
+    fn flow(conn: &Connection, layout: &Layout, names: &[&str]) -> SignInFlowRow {
+        conn.query_row(&select(names), [], |row| layout.read::<SignInFlowRow>(row)).unwrap()
+    }
+
+    #[test]
+    fn columns_are_read_by_name_whatever_their_order() {
+        let conn = Connection::open_in_memory().unwrap();
+        let layout = Layout::new(SignInFlowRow::TABLE.names);
+        let mut names = SignInFlowRow::TABLE.names.to_vec();
+        names.reverse();
+        let row = flow(&conn, &layout, &names);
+        assert_eq!(row.state_hash, b"state_hash");
+        assert_eq!((row.provider_id.as_str(), row.return_to.as_str(), row.expires_at), ("provider_id", "return_to", 7));
+        // The indexes it keeps serve the next row of the same statement.
+        assert_eq!(flow(&conn, &layout, &names).sealed, b"sealed");
+    }
+
+    #[test]
+    fn a_statement_with_other_columns_is_looked_up_again() {
+        let conn = Connection::open_in_memory().unwrap();
+        let layout = Layout::new(SignInFlowRow::TABLE.names);
+        let names = SignInFlowRow::TABLE.names.to_vec();
+        assert_eq!(flow(&conn, &layout, &names).provider_id, "provider_id");
+        let sql = format!("{}, 'more' AS more", select(&names));
+        let row = conn.query_row(&sql, [], |row| layout.read::<SignInFlowRow>(row)).unwrap();
+        assert_eq!((row.return_to.as_str(), row.expires_at), ("return_to", 7));
+    }
+
+    #[test]
+    fn a_missing_column_is_an_error_naming_it() {
+        let conn = Connection::open_in_memory().unwrap();
+        let layout = Layout::new(SignInFlowRow::TABLE.names);
+        let err = conn.query_row("SELECT 1 AS state_hash", [], |row| layout.read::<SignInFlowRow>(row)).unwrap_err();
+        assert!(matches!(&err, rusqlite::Error::InvalidColumnName(name) if name == "provider_id"), "{err:?}");
+    }
+
+    #[test]
+    fn a_null_key_reads_as_no_row() {
+        let conn = Connection::open_in_memory().unwrap();
+        let layout = Layout::new(SignInFlowRow::TABLE.names);
+        let sql = select(SignInFlowRow::TABLE.names).replace("CAST('state_hash' AS BLOB)", "NULL");
+        let row = conn.query_row(&sql, [], |row| layout.read_optional::<SignInFlowRow>(row)).unwrap();
+        assert!(row.is_none());
+    }
+}
