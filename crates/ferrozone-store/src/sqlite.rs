@@ -154,7 +154,7 @@ impl SqliteStore {
         row: R,
     ) -> Result<()> {
         self.write(move |tx| {
-            let args = row.bind_insert(Vec::<&dyn ToSql>::new());
+            let args = rows::insert_args(&row);
             prepare(tx.conn(), statement).and_then(|mut stmt| stmt.execute(args.as_slice())).or_db(context)
         })
         .await?;
@@ -404,7 +404,7 @@ impl Store for SqliteStore {
             prepare(conn, sql::DELETE_EXPIRED_SIGN_IN_FLOWS)
                 .and_then(|mut stmt| stmt.execute([now.micros()]))
                 .or_db("delete expired sign-in flows")?;
-            let args = row.bind_insert(Vec::<&dyn ToSql>::new());
+            let args = rows::insert_args(&row);
             prepare(conn, sql::INSERT_SIGN_IN_FLOW)
                 .and_then(|mut stmt| stmt.execute(args.as_slice()))
                 .or_db("insert a sign-in flow")

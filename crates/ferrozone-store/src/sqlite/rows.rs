@@ -24,6 +24,16 @@ impl<'q> Binder<'q> for Vec<&'q dyn ToSql> {
     }
 }
 
+/// The parameters of `row`'s `(insert R)` statement.
+pub(crate) fn insert_args<R: Columns>(row: &R) -> Vec<&dyn ToSql> {
+    row.bind_insert(Vec::with_capacity(R::TABLE.names.len()))
+}
+
+/// The parameters of `row`'s `(update R)` statement.
+pub(crate) fn update_args<R: Columns>(row: &R) -> Vec<&dyn ToSql> {
+    row.bind_update(Vec::with_capacity(R::TABLE.names.len()))
+}
+
 /// Where the columns named `names` are in a statement's results, found by name on the first
 /// read. The indexes are kept with the statement's column count: a statement with another
 /// count has its columns looked up again, on every read.

@@ -10,12 +10,11 @@ use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
-use rusqlite::{params, Connection, OptionalExtension, ToSql};
+use rusqlite::{params, Connection, OptionalExtension};
 use uuid::Uuid;
 
 use super::errors::OrDb;
 use super::{prepare, rows};
-use crate::columns::Columns;
 use crate::rows::{DeviceRow, UserRow};
 use crate::sql;
 use crate::tx::{Family, WriteTx};
@@ -56,7 +55,7 @@ impl WriteTx for SqliteTx<'_> {
 
     async fn update_user(&mut self, user: &User) -> Result<()> {
         let row = UserRow::from(user);
-        let args = row.bind_update(Vec::<&dyn ToSql>::new());
+        let args = rows::update_args(&row);
         prepare(self.conn, sql::UPDATE_USER)
             .and_then(|mut stmt| stmt.execute(args.as_slice()))
             .or_db("update a user")?;
@@ -91,7 +90,7 @@ impl WriteTx for SqliteTx<'_> {
 
     async fn insert_device(&mut self, device: &Device) -> Result<()> {
         let row = DeviceRow::encode(device)?;
-        let args = row.bind_insert(Vec::<&dyn ToSql>::new());
+        let args = rows::insert_args(&row);
         prepare(self.conn, sql::INSERT_DEVICE)
             .and_then(|mut stmt| stmt.execute(args.as_slice()))
             .or_db("insert a device")?;
@@ -100,7 +99,7 @@ impl WriteTx for SqliteTx<'_> {
 
     async fn update_device(&mut self, device: &Device) -> Result<()> {
         let row = DeviceRow::encode(device)?;
-        let args = row.bind_update(Vec::<&dyn ToSql>::new());
+        let args = rows::update_args(&row);
         prepare(self.conn, sql::UPDATE_DEVICE)
             .and_then(|mut stmt| stmt.execute(args.as_slice()))
             .or_db("update a device")?;
