@@ -44,7 +44,8 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    /// The position of the key column (there is one: see [`crate::sql::text`]).
+    /// The position of the key column. Panics for a table declared without one (at compile
+    /// time for the statements of [`crate::sql::text`] that need it).
     pub(crate) const fn key(&self) -> usize {
         let mut i = 0;
         while i < self.roles.len() {
@@ -106,7 +107,8 @@ pub(crate) trait Columns: Sized {
     /// Binds the key, then the editable columns: the parameters of `update`.
     fn bind_update<'q, B: Binder<'q>>(&'q self, binder: B) -> B;
 
-    /// Reads the row, or `None` when its key is NULL (an outer join that found none).
+    /// Reads the row, or `None` when its key is NULL (an outer join that found none). For
+    /// tables declared with a `[key]`.
     fn read_optional<S: Source>(src: &S) -> Result<Option<Self>, S::Error> {
         if src.is_null(Self::TABLE.key())? {
             return Ok(None);
@@ -190,7 +192,6 @@ macro_rules! columns {
                 binder $( .bind(&self.$field) )+
             }
 
-            #[allow(unused_mut)]
             fn bind_update<'q, B: $crate::columns::Binder<'q>>(&'q self, binder: B) -> B {
                 use $crate::columns::Role;
                 let mut binder = binder;

@@ -7,11 +7,9 @@ use sqlx::{PgPool, Row};
 use uuid::Uuid;
 
 use super::errors::{db_error, OrDb};
-use super::rows::{read_aliased, read_aliased_optional};
+use super::rows;
 use crate::coalesce::{fail_all, Coalescer};
-use crate::rows::{
-    token_and_device, DeviceRow, PointReads, Question, TokenAndDevice, TokenRow, TokenUserRow, UserRow, CONTEXT,
-};
+use crate::rows::{token_and_device, DeviceRow, PointReads, Question, TokenAndDevice, TokenRow, UserRow, CONTEXT};
 use crate::sql::sql;
 
 /// [`crate::sql::TOKEN_AND_DEVICE`] for many `(token hash, device id)` pairs. `n` is a
@@ -74,11 +72,7 @@ async fn read_batch(pool: &PgPool, batch: &[Question]) -> sqlx::Result<Vec<Resul
 
 /// One question's answer from its row of [`TOKENS_AND_DEVICES`].
 fn decode(row: &PgRow) -> Result<TokenAndDevice> {
-    let read = || -> sqlx::Result<(TokenUserRow, Option<DeviceRow>)> {
-        let token = TokenUserRow { token: read_aliased(row)?, user: read_aliased(row)? };
-        Ok((token, read_aliased_optional(row)?))
-    };
-    let (token, device) = read().or_db(CONTEXT)?;
+    let (token, device) = rows::token_and_device(row).or_db(CONTEXT)?;
     token_and_device(token, device)
 }
 

@@ -22,12 +22,12 @@ use tokio::sync::{mpsc, Notify};
 use uuid::Uuid;
 
 use super::errors::OrDb;
-use super::rows::{read_aliased, take};
+use super::rows::{from_row, read_aliased, session_with_user, token_with_user};
 use super::tx::PgTx;
 use crate::columns::Columns;
 use crate::rows::{
-    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, SessionRow, SessionUserRow,
-    SignInFlowRow, TokenRow, TokenUserRow, UserRow,
+    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenRow,
+    UserRow,
 };
 use crate::tx::{Begin, Commit};
 use crate::{flows, sql};
@@ -56,17 +56,7 @@ fn list_query<'q>(
     if let Some(limit) = query.limit {
         q = q.bind(i64::from(limit));
     }
-    q.try_map(take::<DeviceRow>)
-}
-
-/// A row of [`sql::TOKEN_WITH_USER`].
-fn token_with_user(row: PgRow) -> sqlx::Result<TokenUserRow> {
-    Ok(TokenUserRow { token: read_aliased(&row)?, user: read_aliased(&row)? })
-}
-
-/// A row of [`sql::SESSION_WITH_USER`].
-fn session_with_user(row: PgRow) -> sqlx::Result<SessionUserRow> {
-    Ok(SessionUserRow { session: read_aliased::<SessionRow>(&row)?, user: read_aliased(&row)? })
+    q.try_map(from_row::<DeviceRow>)
 }
 
 /// The [`Store`] on a PostgreSQL database. Several processes may share the database.
@@ -130,15 +120,18 @@ impl Store for PgStore {
     }
 
     async fn list_users(&self) -> Result<Vec<User>> {
-        let rows =
-            sqlx::query(sql::LIST_USERS).try_map(take::<UserRow>).fetch_all(&self.pool).await.or_db("list users")?;
+        let rows = sqlx::query(sql::LIST_USERS)
+            .try_map(from_row::<UserRow>)
+            .fetch_all(&self.pool)
+            .await
+            .or_db("list users")?;
         decode_all(rows)
     }
 
     async fn user_by_id(&self, id: Uuid) -> Result<Option<User>> {
         let row = sqlx::query(sql::USER_BY_ID)
             .bind(id)
-            .try_map(take::<UserRow>)
+            .try_map(from_row::<UserRow>)
             .fetch_optional(&self.pool)
             .await
             .or_db("load a user")?;
@@ -148,7 +141,7 @@ impl Store for PgStore {
     async fn user_by_email(&self, email_key: &str) -> Result<Option<User>> {
         let row = sqlx::query(sql::USER_BY_EMAIL)
             .bind(email_key.to_owned())
-            .try_map(take::<UserRow>)
+            .try_map(from_row::<UserRow>)
             .fetch_optional(&self.pool)
             .await
             .or_db("load a user")?;
@@ -200,7 +193,7 @@ impl Store for PgStore {
     async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>> {
         let rows = sqlx::query(sql::LIST_TOKENS)
             .bind(user_id)
-            .try_map(take::<TokenRow>)
+            .try_map(from_row::<TokenRow>)
             .fetch_all(&self.pool)
             .await
             .or_db("list tokens")?;
@@ -266,7 +259,7 @@ impl Store for PgStore {
     async fn take_sign_in_flow(&self, state_hash: &[u8]) -> Result<Option<SignInFlow>> {
         let row = sqlx::query(sql::TAKE_SIGN_IN_FLOW)
             .bind(state_hash)
-            .try_map(take::<SignInFlowRow>)
+            .try_map(from_row::<SignInFlowRow>)
             .fetch_optional(&self.pool)
             .await
             .or_db("take a sign-in flow")?;
@@ -302,7 +295,7 @@ impl Store for PgStore {
 
     async fn list_oidc_connections(&self) -> Result<Vec<OidcConnection>> {
         let rows = sqlx::query(sql::LIST_OIDC_CONNECTIONS)
-            .try_map(take::<OidcConnectionRow>)
+            .try_map(from_row::<OidcConnectionRow>)
             .fetch_all(&self.pool)
             .await
             .or_db("list OIDC connections")?;
@@ -390,7 +383,7 @@ impl Store for PgStore {
     async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>> {
         let row = sqlx::query(sql::DEVICE_BY_ID)
             .bind(id)
-            .try_map(take::<DeviceRow>)
+            .try_map(from_row::<DeviceRow>)
             .fetch_optional(&self.pool)
             .await
             .or_db("load a device")?;

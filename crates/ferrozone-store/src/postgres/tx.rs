@@ -11,7 +11,7 @@ use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use super::errors::OrDb;
-use super::rows::{read, take};
+use super::rows::{from_row, read};
 use super::{INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_USER, POP_RELEASED};
 use crate::columns::Columns;
 use crate::rows::{DeviceRow, UserRow};
@@ -60,7 +60,7 @@ impl WriteTx for PgTx {
     async fn lock_user(&mut self, id: Uuid) -> Result<Option<User>> {
         let row = sqlx::query(LOCK_USER)
             .bind(id)
-            .try_map(take::<UserRow>)
+            .try_map(from_row::<UserRow>)
             .fetch_optional(&mut *self.tx)
             .await
             .or_db("lock a user")?;
@@ -103,7 +103,7 @@ impl WriteTx for PgTx {
     async fn lock_device(&mut self, id: Uuid) -> Result<Option<Device>> {
         let row = sqlx::query(LOCK_DEVICE)
             .bind(id)
-            .try_map(take::<DeviceRow>)
+            .try_map(from_row::<DeviceRow>)
             .fetch_optional(&mut *self.tx)
             .await
             .or_db("lock a device")?;
