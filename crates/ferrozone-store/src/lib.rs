@@ -28,6 +28,7 @@ use anyhow::bail;
 use ferrozone_domain::Store;
 
 mod coalesce;
+mod columns;
 mod errors;
 mod flows;
 pub mod postgres;

@@ -8,10 +8,13 @@ use anyhow::Context;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 
-use crate::sql::{select_devices, select_users, user_columns};
+use crate::rows::{DeviceRow, UserRow};
+use crate::sql::sql;
 use crate::{Redacted, StoreOptions};
 
+mod errors;
 mod point_reads;
+mod rows;
 mod store;
 mod tx;
 
@@ -24,21 +27,21 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 // just the same, but do not block foreign-key checks (a token inserted for a user whose
 // row is locked by a device insert).
 /// [`crate::sql::USER_BY_ID`], locking the row.
-const LOCK_USER: &str = concat!(select_users!(), " WHERE id = $1 FOR NO KEY UPDATE");
+const LOCK_USER: &str = sql![(select UserRow), " WHERE id = $1 FOR NO KEY UPDATE"];
 /// [`LOCK_USER`] with the user's device count (kept by the triggers of migration 0002, which
 /// update the row, so a concurrent insert holds the same lock), read as the lock returns it;
 /// and whether any address of each family was released (see [`tx::PgTx`]).
-const LOCK_OWNER: &str = concat!(
+const LOCK_OWNER: &str = sql![
     "SELECT ",
-    user_columns!(),
+    (columns UserRow),
     ", device_count, EXISTS (SELECT 1 FROM ip_released WHERE family = 4) AS released_v4, \
      EXISTS (SELECT 1 FROM ip_released WHERE family = 6) AS released_v6 \
      FROM users WHERE id = $1 FOR NO KEY UPDATE"
-);
+];
 /// [`crate::sql::ADMIN_IDS`], locking the rows in id order.
 const LOCK_ADMINS: &str = "SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR NO KEY UPDATE";
 /// [`crate::sql::DEVICE_BY_ID`], locking the row.
-const LOCK_DEVICE: &str = concat!(select_devices!(), " WHERE id = $1 FOR NO KEY UPDATE");
+const LOCK_DEVICE: &str = sql![(select DeviceRow), " WHERE id = $1 FOR NO KEY UPDATE"];
 /// [`crate::sql::POP_RELEASED`]. SKIP LOCKED passes over an address that a concurrent
 /// insert (popping, or claiming it explicitly) is taking out of the list.
 const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND address = \
@@ -46,14 +49,17 @@ const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND addres
      FOR UPDATE SKIP LOCKED) RETURNING address";
 
 /// [`crate::sql::INSERT_DEVICE`] that also takes the addresses that
-/// [`crate::tx::WriteTx::take_if_free`] handed out unchecked (`$25` IPv4, `$26` IPv6, either
-/// NULL) out of the released list. The devices' unique indexes decide whether they were
-/// free: a taken one fails the insert.
-const INSERT_DEVICE_TAKING: &str = concat!(
-    "WITH taken AS (DELETE FROM ip_released WHERE (family = 4 AND address = $25) \
-     OR (family = 6 AND address = $26)) ",
-    crate::sql::insert_device!()
-);
+/// [`crate::tx::WriteTx::take_if_free`] handed out unchecked (the two parameters after the
+/// device's: IPv4, IPv6, either NULL) out of the released list. The devices' unique indexes
+/// decide whether they were free: a taken one fails the insert.
+const INSERT_DEVICE_TAKING: &str = sql![
+    "WITH taken AS (DELETE FROM ip_released WHERE (family = 4 AND address = ",
+    (after DeviceRow, 1),
+    ") OR (family = 6 AND address = ",
+    (after DeviceRow, 2),
+    ")) ",
+    (insert DeviceRow)
+];
 
 /// Connections of the address-cursor pool (see [`PgStore`]): each claim is one short
 /// statement, so two serve any number of concurrent inserts.

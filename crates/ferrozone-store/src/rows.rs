@@ -1,11 +1,9 @@
 //! Rows as both backends store them, and their conversion to and from the domain model.
 //!
-//! The row types hold only types both drivers encode and decode the same way (`Uuid`,
-//! `String`, `i64`, `i32`, `bool`, `Vec<u8>`), so one conversion to and from the model
-//! serves SQLite and PostgreSQL alike. Reading and binding differ by driver: PostgreSQL
-//! (sqlx) reads rows by column name through the `FromRow` derives and binds parameters with
-//! the `bind_*!` macros below; SQLite (rusqlite) reads by position in `sqlite/rows.rs` and
-//! binds its own parameters where it runs each statement.
+//! Each row type is declared once with [`columns!`], which makes its column lists, binds and
+//! reads (see [`crate::columns`]). The row types hold only types both drivers encode and
+//! decode the same way (`Uuid`, `String`, `i64`, `i32`, `bool`, `Vec<u8>`), so one conversion
+//! to and from the model serves SQLite and PostgreSQL alike.
 
 use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;
@@ -18,19 +16,22 @@ use ferrozone_domain::store::STREAM_BATCH;
 use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
 
-/// A `users` row.
-#[derive(Debug, sqlx::FromRow)]
-pub(crate) struct UserRow {
-    pub id: Uuid,
-    pub email: String,
-    pub email_key: String,
-    pub role: String,
-    pub password_hash: Option<String>,
-    pub disabled_at: Option<i64>,
-    pub last_signed_in_at: Option<i64>,
-    pub last_signed_in_method: Option<String>,
-    pub inserted_at: i64,
-    pub updated_at: i64,
+use crate::columns::columns;
+
+columns! {
+    /// A `users` row. Signing in is not an edit: the `UPDATE` leaves its columns alone.
+    pub(crate) struct UserRow in "users" as "u" {
+        id: Uuid [key],
+        email: String [edit],
+        email_key: String [edit],
+        role: String [edit],
+        password_hash: Option<String> [edit],
+        disabled_at: Option<i64> [edit],
+        last_signed_in_at: Option<i64>,
+        last_signed_in_method: Option<String>,
+        inserted_at: i64,
+        updated_at: i64 [edit],
+    }
 }
 
 impl From<&User> for UserRow {
@@ -69,16 +70,31 @@ impl TryFrom<UserRow> for User {
     }
 }
 
-/// An `api_tokens` row.
-#[derive(Debug, sqlx::FromRow)]
-pub(crate) struct TokenRow {
-    pub id: Uuid,
-    pub user_id: Uuid,
-    pub name: String,
-    pub token_hash: Vec<u8>,
-    pub inserted_at: i64,
-    pub expires_at: i64,
-    pub last_used_at: Option<i64>,
+columns! {
+    /// An `api_tokens` row.
+    pub(crate) struct TokenRow in "api_tokens" as "t" {
+        id: Uuid [key],
+        user_id: Uuid,
+        name: String,
+        token_hash: Vec<u8>,
+        inserted_at: i64,
+        expires_at: i64,
+        last_used_at: Option<i64>,
+    }
+}
+
+impl From<&ApiToken> for TokenRow {
+    fn from(token: &ApiToken) -> Self {
+        Self {
+            id: token.id,
+            user_id: token.user_id,
+            name: token.name.clone(),
+            token_hash: token.token_hash.clone(),
+            inserted_at: token.inserted_at.micros(),
+            expires_at: token.expires_at.micros(),
+            last_used_at: token.last_used_at.map(Timestamp::micros),
+        }
+    }
 }
 
 impl From<TokenRow> for ApiToken {
@@ -114,15 +130,9 @@ pub(crate) fn token_and_device(token: TokenUserRow, device: Option<DeviceRow>) -
 }
 
 /// A row of [`crate::sql::TOKEN_WITH_USER`]: a token and its owner.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 pub(crate) struct TokenUserRow {
-    pub token_id: Uuid,
-    pub token_name: String,
-    pub token_hash: Vec<u8>,
-    pub token_inserted_at: i64,
-    pub expires_at: i64,
-    pub last_used_at: Option<i64>,
-    #[sqlx(flatten)]
+    pub token: TokenRow,
     pub user: UserRow,
 }
 
@@ -130,27 +140,37 @@ impl TryFrom<TokenUserRow> for (ApiToken, User) {
     type Error = DomainError;
 
     fn try_from(row: TokenUserRow) -> Result<Self> {
-        let token = ApiToken {
-            id: row.token_id,
-            user_id: row.user.id,
-            name: row.token_name,
-            token_hash: row.token_hash,
-            inserted_at: Timestamp::from_micros(row.token_inserted_at),
-            expires_at: Timestamp::from_micros(row.expires_at),
-            last_used_at: row.last_used_at.map(Timestamp::from_micros),
-        };
-        Ok((token, User::try_from(row.user)?))
+        Ok((ApiToken::from(row.token), User::try_from(row.user)?))
+    }
+}
+
+columns! {
+    /// A `sessions` row.
+    pub(crate) struct SessionRow in "sessions" as "s" {
+        id: Uuid [key],
+        user_id: Uuid,
+        secret_hash: Vec<u8>,
+        inserted_at: i64,
+        expires_at: i64,
+    }
+}
+
+impl From<&Session> for SessionRow {
+    fn from(session: &Session) -> Self {
+        Self {
+            id: session.id,
+            user_id: session.user_id,
+            secret_hash: session.secret_hash.clone(),
+            inserted_at: session.inserted_at.micros(),
+            expires_at: session.expires_at.micros(),
+        }
     }
 }
 
 /// A row of [`crate::sql::SESSION_WITH_USER`]: a session and its user.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 pub(crate) struct SessionUserRow {
-    pub session_id: Uuid,
-    pub secret_hash: Vec<u8>,
-    pub session_inserted_at: i64,
-    pub expires_at: i64,
-    #[sqlx(flatten)]
+    pub session: SessionRow,
     pub user: UserRow,
 }
 
@@ -158,26 +178,42 @@ impl TryFrom<SessionUserRow> for (Session, User) {
     type Error = DomainError;
 
     fn try_from(row: SessionUserRow) -> Result<Self> {
+        let s = row.session;
         let session = Session {
-            id: row.session_id,
-            user_id: row.user.id,
-            secret_hash: row.secret_hash,
-            inserted_at: Timestamp::from_micros(row.session_inserted_at),
-            expires_at: Timestamp::from_micros(row.expires_at),
+            id: s.id,
+            user_id: s.user_id,
+            secret_hash: s.secret_hash,
+            inserted_at: Timestamp::from_micros(s.inserted_at),
+            expires_at: Timestamp::from_micros(s.expires_at),
         };
         Ok((session, User::try_from(row.user)?))
     }
 }
 
-/// An `oidc_connections` row.
-#[derive(Debug, sqlx::FromRow)]
-pub(crate) struct OidcConnectionRow {
-    pub user_id: Uuid,
-    pub provider_id: String,
-    pub refresh_token: Vec<u8>,
-    pub refreshed_at: i64,
-    pub inserted_at: i64,
-    pub updated_at: i64,
+columns! {
+    /// An `oidc_connections` row, keyed by user and provider. A sign-in replaces the
+    /// `[edit]` columns of an existing one (the upsert's `excluded` list).
+    pub(crate) struct OidcConnectionRow in "oidc_connections" as "o" {
+        user_id: Uuid,
+        provider_id: String,
+        refresh_token: Vec<u8> [edit],
+        refreshed_at: i64 [edit],
+        inserted_at: i64,
+        updated_at: i64 [edit],
+    }
+}
+
+impl From<&OidcConnection> for OidcConnectionRow {
+    fn from(c: &OidcConnection) -> Self {
+        Self {
+            user_id: c.user_id,
+            provider_id: c.provider_id.clone(),
+            refresh_token: c.refresh_token.0.clone(),
+            refreshed_at: c.refreshed_at.micros(),
+            inserted_at: c.inserted_at.micros(),
+            updated_at: c.updated_at.micros(),
+        }
+    }
 }
 
 impl From<OidcConnectionRow> for OidcConnection {
@@ -193,14 +229,27 @@ impl From<OidcConnectionRow> for OidcConnection {
     }
 }
 
-/// A `sign_in_flows` row.
-#[derive(Debug, sqlx::FromRow)]
-pub(crate) struct SignInFlowRow {
-    pub state_hash: Vec<u8>,
-    pub provider_id: String,
-    pub sealed: Vec<u8>,
-    pub return_to: String,
-    pub expires_at: i64,
+columns! {
+    /// A `sign_in_flows` row.
+    pub(crate) struct SignInFlowRow in "sign_in_flows" as "f" {
+        state_hash: Vec<u8> [key],
+        provider_id: String,
+        sealed: Vec<u8>,
+        return_to: String,
+        expires_at: i64,
+    }
+}
+
+impl From<&SignInFlow> for SignInFlowRow {
+    fn from(flow: &SignInFlow) -> Self {
+        Self {
+            state_hash: flow.state_hash.clone(),
+            provider_id: flow.provider_id.clone(),
+            sealed: flow.sealed.0.clone(),
+            return_to: flow.return_to.clone(),
+            expires_at: flow.expires_at.micros(),
+        }
+    }
 }
 
 impl From<SignInFlowRow> for SignInFlow {
@@ -215,33 +264,35 @@ impl From<SignInFlowRow> for SignInFlow {
     }
 }
 
-/// A `devices` row. Addresses are their canonical text, lists are JSON arrays.
-#[derive(Debug, sqlx::FromRow)]
-pub(crate) struct DeviceRow {
-    pub id: Uuid,
-    pub user_id: Uuid,
-    pub name: String,
-    pub description: Option<String>,
-    pub public_key: String,
-    pub preshared_key: Vec<u8>,
-    pub ipv4: Option<String>,
-    pub ipv6: Option<String>,
-    pub allowed_ips: String,
-    pub dns: String,
-    pub endpoint: Option<String>,
-    pub mtu: Option<i32>,
-    pub persistent_keepalive: Option<i32>,
-    pub use_default_allowed_ips: bool,
-    pub use_default_dns: bool,
-    pub use_default_endpoint: bool,
-    pub use_default_mtu: bool,
-    pub use_default_persistent_keepalive: bool,
-    pub latest_handshake: Option<i64>,
-    pub remote_ip: Option<String>,
-    pub rx_bytes: Option<i64>,
-    pub tx_bytes: Option<i64>,
-    pub inserted_at: i64,
-    pub updated_at: i64,
+columns! {
+    /// A `devices` row. Addresses are their canonical text, lists are JSON arrays. The
+    /// `UPDATE` writes the editable columns; the data plane's statistics are left alone.
+    pub(crate) struct DeviceRow in "devices" as "d" {
+        id: Uuid [key],
+        user_id: Uuid,
+        name: String [edit],
+        description: Option<String> [edit],
+        public_key: String [edit],
+        preshared_key: Vec<u8> [edit],
+        ipv4: Option<String> [edit],
+        ipv6: Option<String> [edit],
+        allowed_ips: String [edit],
+        dns: String [edit],
+        endpoint: Option<String> [edit],
+        mtu: Option<i32> [edit],
+        persistent_keepalive: Option<i32> [edit],
+        use_default_allowed_ips: bool [edit],
+        use_default_dns: bool [edit],
+        use_default_endpoint: bool [edit],
+        use_default_mtu: bool [edit],
+        use_default_persistent_keepalive: bool [edit],
+        latest_handshake: Option<i64>,
+        remote_ip: Option<String>,
+        rx_bytes: Option<i64>,
+        tx_bytes: Option<i64>,
+        inserted_at: i64,
+        updated_at: i64 [edit],
+    }
 }
 
 impl DeviceRow {
@@ -323,13 +374,14 @@ impl TryFrom<DeviceRow> for Device {
     }
 }
 
-/// A row of [`crate::sql::ACTIVE_PEERS`].
-#[derive(Debug, sqlx::FromRow)]
-pub(crate) struct ActivePeerRow {
-    pub public_key: String,
-    pub preshared_key: Vec<u8>,
-    pub ipv4: Option<String>,
-    pub ipv6: Option<String>,
+columns! {
+    /// A row of [`crate::sql::ACTIVE_PEERS`]: the columns of a device that the data plane uses.
+    pub(crate) struct ActivePeerRow in "devices" as "d" {
+        public_key: String,
+        preshared_key: Vec<u8>,
+        ipv4: Option<String>,
+        ipv6: Option<String>,
+    }
 }
 
 impl TryFrom<ActivePeerRow> for ActivePeer {
@@ -366,95 +418,6 @@ where
 {
     rows.into_iter().map(T::try_from).collect()
 }
-
-/// Binds a [`UserRow`] to [`crate::sql::INSERT_USER`].
-macro_rules! bind_user_insert {
-    ($query:expr, $row:expr) => {
-        $query
-            .bind($row.id)
-            .bind(&$row.email)
-            .bind(&$row.email_key)
-            .bind(&$row.role)
-            .bind(&$row.password_hash)
-            .bind($row.disabled_at)
-            .bind($row.last_signed_in_at)
-            .bind(&$row.last_signed_in_method)
-            .bind($row.inserted_at)
-            .bind($row.updated_at)
-    };
-}
-
-/// Binds a [`UserRow`] to [`crate::sql::UPDATE_USER`].
-macro_rules! bind_user_update {
-    ($query:expr, $row:expr) => {
-        $query
-            .bind($row.id)
-            .bind(&$row.email)
-            .bind(&$row.email_key)
-            .bind(&$row.role)
-            .bind(&$row.password_hash)
-            .bind($row.updated_at)
-            .bind($row.disabled_at)
-    };
-}
-
-/// Binds a [`DeviceRow`] to [`crate::sql::INSERT_DEVICE`].
-macro_rules! bind_device_insert {
-    ($query:expr, $row:expr) => {
-        $query
-            .bind($row.id)
-            .bind($row.user_id)
-            .bind(&$row.name)
-            .bind(&$row.description)
-            .bind(&$row.public_key)
-            .bind(&$row.preshared_key)
-            .bind(&$row.ipv4)
-            .bind(&$row.ipv6)
-            .bind(&$row.allowed_ips)
-            .bind(&$row.dns)
-            .bind(&$row.endpoint)
-            .bind($row.mtu)
-            .bind($row.persistent_keepalive)
-            .bind($row.use_default_allowed_ips)
-            .bind($row.use_default_dns)
-            .bind($row.use_default_endpoint)
-            .bind($row.use_default_mtu)
-            .bind($row.use_default_persistent_keepalive)
-            .bind($row.latest_handshake)
-            .bind(&$row.remote_ip)
-            .bind($row.rx_bytes)
-            .bind($row.tx_bytes)
-            .bind($row.inserted_at)
-            .bind($row.updated_at)
-    };
-}
-
-/// Binds a [`DeviceRow`] to [`crate::sql::UPDATE_DEVICE`].
-macro_rules! bind_device_update {
-    ($query:expr, $row:expr) => {
-        $query
-            .bind($row.id)
-            .bind(&$row.name)
-            .bind(&$row.description)
-            .bind(&$row.public_key)
-            .bind(&$row.preshared_key)
-            .bind(&$row.ipv4)
-            .bind(&$row.ipv6)
-            .bind(&$row.allowed_ips)
-            .bind(&$row.dns)
-            .bind(&$row.endpoint)
-            .bind($row.mtu)
-            .bind($row.persistent_keepalive)
-            .bind($row.use_default_allowed_ips)
-            .bind($row.use_default_dns)
-            .bind($row.use_default_endpoint)
-            .bind($row.use_default_mtu)
-            .bind($row.use_default_persistent_keepalive)
-            .bind($row.updated_at)
-    };
-}
-
-pub(crate) use {bind_device_insert, bind_device_update, bind_user_insert, bind_user_update};
 
 /// Gathers decoded devices into [`DeviceBatches`](ferrozone_domain::store::DeviceBatches)
 /// batches; each backend sends the full ones its own way.

@@ -42,7 +42,10 @@ use self::conn::Location;
 use self::errors::OrDb;
 use self::tx::SqliteTx;
 use self::writer::Writer;
-use crate::rows::{decode_all, Batcher, PointReads, TokenAndDevice, UserRow};
+use crate::columns::Columns;
+use crate::rows::{
+    decode_all, Batcher, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenAndDevice, TokenRow, UserRow,
+};
 use crate::{flows, sql, StoreOptions, Synchronous};
 
 pub use self::migrate::{Migration, MIGRATIONS};
@@ -141,6 +144,21 @@ impl SqliteStore {
         write: impl FnOnce(&mut SqliteTx<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         self.inner.writer.write(move |conn| write(&mut SqliteTx::new(conn))).await
+    }
+
+    /// `row`'s insert in the writer's next batch.
+    async fn insert<R: Columns + Send + 'static>(
+        &self,
+        context: &'static str,
+        statement: &'static str,
+        row: R,
+    ) -> Result<()> {
+        self.write(move |tx| {
+            let args = rows::insert_args(&row);
+            prepare(tx.conn(), statement).and_then(|mut stmt| stmt.execute(args.as_slice())).or_db(context)
+        })
+        .await?;
+        Ok(())
     }
 
     /// One statement in the writer's next batch; returns the number of rows it changed.
@@ -258,21 +276,7 @@ impl Store for SqliteStore {
     }
 
     async fn insert_user(&self, user: &User) -> Result<()> {
-        let r = UserRow::from(user);
-        let args: Args = vec![
-            Box::new(r.id),
-            Box::new(r.email),
-            Box::new(r.email_key),
-            Box::new(r.role),
-            Box::new(r.password_hash),
-            Box::new(r.disabled_at),
-            Box::new(r.last_signed_in_at),
-            Box::new(r.last_signed_in_method),
-            Box::new(r.inserted_at),
-            Box::new(r.updated_at),
-        ];
-        self.execute("insert a user", sql::INSERT_USER, args).await?;
-        Ok(())
+        self.insert("insert a user", sql::INSERT_USER, UserRow::from(user)).await
     }
 
     async fn update_user(&self, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
@@ -285,17 +289,7 @@ impl Store for SqliteStore {
     }
 
     async fn insert_token(&self, token: &ApiToken) -> Result<()> {
-        let args: Args = vec![
-            Box::new(token.id),
-            Box::new(token.user_id),
-            Box::new(token.name.clone()),
-            Box::new(token.token_hash.clone()),
-            Box::new(token.inserted_at.micros()),
-            Box::new(token.expires_at.micros()),
-            Box::new(token.last_used_at.map(Timestamp::micros)),
-        ];
-        self.execute("insert a token", sql::INSERT_TOKEN, args).await?;
-        Ok(())
+        self.insert("insert a token", sql::INSERT_TOKEN, TokenRow::from(token)).await
     }
 
     async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>> {
@@ -328,15 +322,7 @@ impl Store for SqliteStore {
     }
 
     async fn insert_session(&self, session: &Session) -> Result<()> {
-        let args: Args = vec![
-            Box::new(session.id),
-            Box::new(session.user_id),
-            Box::new(session.secret_hash.clone()),
-            Box::new(session.inserted_at.micros()),
-            Box::new(session.expires_at.micros()),
-        ];
-        self.execute("insert a session", sql::INSERT_SESSION, args).await?;
-        Ok(())
+        self.insert("insert a session", sql::INSERT_SESSION, SessionRow::from(session)).await
     }
 
     async fn session_by_hash(&self, hash: &[u8]) -> Result<Option<(Session, User)>> {
@@ -363,17 +349,8 @@ impl Store for SqliteStore {
     }
 
     async fn upsert_oidc_connection(&self, connection: &OidcConnection) -> Result<()> {
-        let c = connection;
-        let args: Args = vec![
-            Box::new(c.user_id),
-            Box::new(c.provider_id.clone()),
-            Box::new(c.refresh_token.0.clone()),
-            Box::new(c.refreshed_at.micros()),
-            Box::new(c.inserted_at.micros()),
-            Box::new(c.updated_at.micros()),
-        ];
-        self.execute("store an OIDC connection", sql::UPSERT_OIDC_CONNECTION, args).await?;
-        Ok(())
+        let row = OidcConnectionRow::from(connection);
+        self.insert("store an OIDC connection", sql::UPSERT_OIDC_CONNECTION, row).await
     }
 
     async fn list_oidc_connections(&self) -> Result<Vec<OidcConnection>> {
@@ -421,21 +398,15 @@ impl Store for SqliteStore {
     }
 
     async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()> {
-        let flow = flow.clone();
+        let row = SignInFlowRow::from(flow);
         self.write(move |tx| {
             let conn = tx.conn();
             prepare(conn, sql::DELETE_EXPIRED_SIGN_IN_FLOWS)
                 .and_then(|mut stmt| stmt.execute([now.micros()]))
                 .or_db("delete expired sign-in flows")?;
-            let args = rusqlite::params![
-                flow.state_hash,
-                flow.provider_id,
-                flow.sealed.0,
-                flow.return_to,
-                flow.expires_at.micros()
-            ];
+            let args = rows::insert_args(&row);
             prepare(conn, sql::INSERT_SIGN_IN_FLOW)
-                .and_then(|mut stmt| stmt.execute(args))
+                .and_then(|mut stmt| stmt.execute(args.as_slice()))
                 .or_db("insert a sign-in flow")
         })
         .await?;

@@ -3,23 +3,28 @@
 
 use ferrozone_domain::error::Result;
 use sqlx::postgres::{PgConnectOptions, PgRow};
-use sqlx::{FromRow, PgPool, Row};
+use sqlx::{PgPool, Row};
 use uuid::Uuid;
 
-use super::store::device_at;
+use super::errors::{db_error, OrDb};
+use super::rows;
 use crate::coalesce::{fail_all, Coalescer};
-use crate::errors::{db_error, OrDb};
-use crate::rows::{token_and_device, PointReads, Question, TokenAndDevice, TokenUserRow, CONTEXT};
-use crate::sql::{self, token_and_device_columns};
+use crate::rows::{token_and_device, DeviceRow, PointReads, Question, TokenAndDevice, TokenRow, UserRow, CONTEXT};
+use crate::sql::sql;
 
-/// [`sql::TOKEN_AND_DEVICE`] for many `(token hash, device id)` pairs. `n` is a question's
-/// position in the arrays (from 1); a question whose token does not exist has no row.
-const TOKENS_AND_DEVICES: &str = concat!(
-    token_and_device_columns!(),
+/// [`crate::sql::TOKEN_AND_DEVICE`] for many `(token hash, device id)` pairs. `n` is a
+/// question's position in the arrays (from 1); a question whose token does not exist has no row.
+const TOKENS_AND_DEVICES: &str = sql![
+    "SELECT ",
+    (aliased TokenRow),
+    ", ",
+    (aliased UserRow),
+    ", ",
+    (aliased DeviceRow),
     ", r.n FROM unnest($1::bytea[], $2::uuid[]) WITH ORDINALITY AS r (token_hash, device_id, n) \
      JOIN api_tokens t ON t.token_hash = r.token_hash JOIN users u ON u.id = t.user_id \
      LEFT JOIN devices d ON d.id = r.device_id"
-);
+];
 
 /// Planner settings of the point reader's connection: index probes, never a scan of a whole
 /// table. PostgreSQL caches a generic plan per connection after a few executions, planned
@@ -67,8 +72,7 @@ async fn read_batch(pool: &PgPool, batch: &[Question]) -> sqlx::Result<Vec<Resul
 
 /// One question's answer from its row of [`TOKENS_AND_DEVICES`].
 fn decode(row: &PgRow) -> Result<TokenAndDevice> {
-    let token = TokenUserRow::from_row(row).or_db(CONTEXT)?;
-    let device = device_at(row, sql::TOKEN_AND_DEVICE_DEVICE_AT).or_db(CONTEXT)?;
+    let (token, device) = rows::token_and_device(row).or_db(CONTEXT)?;
     token_and_device(token, device)
 }
 

@@ -16,16 +16,18 @@ use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
 use sqlx::postgres::{PgArguments, PgListener, PgRow};
-use sqlx::query::QueryAs;
-use sqlx::{PgPool, Postgres, Row};
+use sqlx::query::Map;
+use sqlx::{PgPool, Postgres};
 use tokio::sync::{mpsc, Notify};
 use uuid::Uuid;
 
+use super::errors::OrDb;
+use super::rows::{from_row, read_aliased, session_with_user, token_with_user};
 use super::tx::PgTx;
-use crate::errors::OrDb;
+use crate::columns::Columns;
 use crate::rows::{
-    self, bind_user_insert, decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads,
-    SessionUserRow, SignInFlowRow, TokenRow, TokenUserRow, UserRow,
+    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenRow,
+    UserRow,
 };
 use crate::tx::{Begin, Commit};
 use crate::{flows, sql};
@@ -40,8 +42,11 @@ async fn to_completion<T: Send + 'static>(work: impl Future<Output = Result<T>> 
 }
 
 /// [`sql::list_devices`] with the arguments of `query` bound in its parameter order.
-fn list_query<'q>(sql: &'q str, query: &DeviceQuery) -> QueryAs<'q, Postgres, DeviceRow, PgArguments> {
-    let mut q = sqlx::query_as::<Postgres, DeviceRow>(sql);
+fn list_query<'q>(
+    sql: &'q str,
+    query: &DeviceQuery,
+) -> Map<'q, Postgres, fn(PgRow) -> sqlx::Result<DeviceRow>, PgArguments> {
+    let mut q = sqlx::query(sql);
     if let Some(user_id) = query.user_id {
         q = q.bind(user_id);
     }
@@ -51,7 +56,7 @@ fn list_query<'q>(sql: &'q str, query: &DeviceQuery) -> QueryAs<'q, Postgres, De
     if let Some(limit) = query.limit {
         q = q.bind(i64::from(limit));
     }
-    q
+    q.try_map(from_row::<DeviceRow>)
 }
 
 /// The [`Store`] on a PostgreSQL database. Several processes may share the database.
@@ -115,19 +120,28 @@ impl Store for PgStore {
     }
 
     async fn list_users(&self) -> Result<Vec<User>> {
-        let rows: Vec<UserRow> = sqlx::query_as(sql::LIST_USERS).fetch_all(&self.pool).await.or_db("list users")?;
+        let rows = sqlx::query(sql::LIST_USERS)
+            .try_map(from_row::<UserRow>)
+            .fetch_all(&self.pool)
+            .await
+            .or_db("list users")?;
         decode_all(rows)
     }
 
     async fn user_by_id(&self, id: Uuid) -> Result<Option<User>> {
-        let row: Option<UserRow> =
-            sqlx::query_as(sql::USER_BY_ID).bind(id).fetch_optional(&self.pool).await.or_db("load a user")?;
+        let row = sqlx::query(sql::USER_BY_ID)
+            .bind(id)
+            .try_map(from_row::<UserRow>)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load a user")?;
         row.map(User::try_from).transpose()
     }
 
     async fn user_by_email(&self, email_key: &str) -> Result<Option<User>> {
-        let row: Option<UserRow> = sqlx::query_as(sql::USER_BY_EMAIL)
+        let row = sqlx::query(sql::USER_BY_EMAIL)
             .bind(email_key.to_owned())
+            .try_map(from_row::<UserRow>)
             .fetch_optional(&self.pool)
             .await
             .or_db("load a user")?;
@@ -141,7 +155,7 @@ impl Store for PgStore {
 
     async fn insert_user(&self, user: &User) -> Result<()> {
         let row = UserRow::from(user);
-        bind_user_insert!(sqlx::query(sql::INSERT_USER), row).execute(&self.pool).await.or_db("insert a user")?;
+        row.bind_insert(sqlx::query(sql::INSERT_USER)).execute(&self.pool).await.or_db("insert a user")?;
         Ok(())
     }
 
@@ -156,23 +170,15 @@ impl Store for PgStore {
     }
 
     async fn insert_token(&self, token: &ApiToken) -> Result<()> {
-        sqlx::query(sql::INSERT_TOKEN)
-            .bind(token.id)
-            .bind(token.user_id)
-            .bind(token.name.clone())
-            .bind(token.token_hash.clone())
-            .bind(token.inserted_at.micros())
-            .bind(token.expires_at.micros())
-            .bind(token.last_used_at.map(Timestamp::micros))
-            .execute(&self.pool)
-            .await
-            .or_db("insert a token")?;
+        let row = TokenRow::from(token);
+        row.bind_insert(sqlx::query(sql::INSERT_TOKEN)).execute(&self.pool).await.or_db("insert a token")?;
         Ok(())
     }
 
     async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>> {
-        let row: Option<TokenUserRow> = sqlx::query_as(sql::TOKEN_WITH_USER)
+        let row = sqlx::query(sql::TOKEN_WITH_USER)
             .bind(hash.to_vec())
+            .try_map(token_with_user)
             .fetch_optional(&self.pool)
             .await
             .or_db("load a token")?;
@@ -181,12 +187,16 @@ impl Store for PgStore {
 
     /// One statement, one round trip, shared with the other reads of this kind waiting then.
     async fn token_and_device(&self, hash: &[u8], id: Uuid) -> Result<(Option<(ApiToken, User)>, Option<Device>)> {
-        self.point_reads.ask((hash.to_vec(), id), rows::CONTEXT).await
+        self.point_reads.ask((hash.to_vec(), id), crate::rows::CONTEXT).await
     }
 
     async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>> {
-        let rows: Vec<TokenRow> =
-            sqlx::query_as(sql::LIST_TOKENS).bind(user_id).fetch_all(&self.pool).await.or_db("list tokens")?;
+        let rows = sqlx::query(sql::LIST_TOKENS)
+            .bind(user_id)
+            .try_map(from_row::<TokenRow>)
+            .fetch_all(&self.pool)
+            .await
+            .or_db("list tokens")?;
         Ok(rows.into_iter().map(ApiToken::from).collect())
     }
 
@@ -212,21 +222,15 @@ impl Store for PgStore {
     }
 
     async fn insert_session(&self, session: &Session) -> Result<()> {
-        sqlx::query(sql::INSERT_SESSION)
-            .bind(session.id)
-            .bind(session.user_id)
-            .bind(session.secret_hash.clone())
-            .bind(session.inserted_at.micros())
-            .bind(session.expires_at.micros())
-            .execute(&self.pool)
-            .await
-            .or_db("insert a session")?;
+        let row = SessionRow::from(session);
+        row.bind_insert(sqlx::query(sql::INSERT_SESSION)).execute(&self.pool).await.or_db("insert a session")?;
         Ok(())
     }
 
     async fn session_by_hash(&self, hash: &[u8]) -> Result<Option<(Session, User)>> {
-        let row: Option<SessionUserRow> = sqlx::query_as(sql::SESSION_WITH_USER)
+        let row = sqlx::query(sql::SESSION_WITH_USER)
             .bind(hash.to_vec())
+            .try_map(session_with_user)
             .fetch_optional(&self.pool)
             .await
             .or_db("load a session")?;
@@ -244,12 +248,8 @@ impl Store for PgStore {
             .execute(&self.pool)
             .await
             .or_db("delete expired sign-in flows")?;
-        sqlx::query(sql::INSERT_SIGN_IN_FLOW)
-            .bind(&flow.state_hash)
-            .bind(&flow.provider_id)
-            .bind(&flow.sealed.0)
-            .bind(&flow.return_to)
-            .bind(flow.expires_at.micros())
+        let row = SignInFlowRow::from(flow);
+        row.bind_insert(sqlx::query(sql::INSERT_SIGN_IN_FLOW))
             .execute(&self.pool)
             .await
             .or_db("insert a sign-in flow")?;
@@ -257,8 +257,9 @@ impl Store for PgStore {
     }
 
     async fn take_sign_in_flow(&self, state_hash: &[u8]) -> Result<Option<SignInFlow>> {
-        let row: Option<SignInFlowRow> = sqlx::query_as(sql::TAKE_SIGN_IN_FLOW)
+        let row = sqlx::query(sql::TAKE_SIGN_IN_FLOW)
             .bind(state_hash)
+            .try_map(from_row::<SignInFlowRow>)
             .fetch_optional(&self.pool)
             .await
             .or_db("take a sign-in flow")?;
@@ -284,14 +285,8 @@ impl Store for PgStore {
     }
 
     async fn upsert_oidc_connection(&self, connection: &OidcConnection) -> Result<()> {
-        let c = connection;
-        sqlx::query(sql::UPSERT_OIDC_CONNECTION)
-            .bind(c.user_id)
-            .bind(c.provider_id.clone())
-            .bind(c.refresh_token.0.clone())
-            .bind(c.refreshed_at.micros())
-            .bind(c.inserted_at.micros())
-            .bind(c.updated_at.micros())
+        let row = OidcConnectionRow::from(connection);
+        row.bind_insert(sqlx::query(sql::UPSERT_OIDC_CONNECTION))
             .execute(&self.pool)
             .await
             .or_db("store an OIDC connection")?;
@@ -299,8 +294,11 @@ impl Store for PgStore {
     }
 
     async fn list_oidc_connections(&self) -> Result<Vec<OidcConnection>> {
-        let rows: Vec<OidcConnectionRow> =
-            sqlx::query_as(sql::LIST_OIDC_CONNECTIONS).fetch_all(&self.pool).await.or_db("list OIDC connections")?;
+        let rows = sqlx::query(sql::LIST_OIDC_CONNECTIONS)
+            .try_map(from_row::<OidcConnectionRow>)
+            .fetch_all(&self.pool)
+            .await
+            .or_db("list OIDC connections")?;
         Ok(rows.into_iter().map(OidcConnection::from).collect())
     }
 
@@ -383,8 +381,12 @@ impl Store for PgStore {
     }
 
     async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>> {
-        let row: Option<DeviceRow> =
-            sqlx::query_as(sql::DEVICE_BY_ID).bind(id).fetch_optional(&self.pool).await.or_db("load a device")?;
+        let row = sqlx::query(sql::DEVICE_BY_ID)
+            .bind(id)
+            .try_map(from_row::<DeviceRow>)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load a device")?;
         row.map(Device::try_from).transpose()
     }
 
@@ -405,8 +407,11 @@ impl Store for PgStore {
     }
 
     async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
-        let rows: Vec<ActivePeerRow> =
-            sqlx::query_as(sql::ACTIVE_PEERS).fetch_all(&self.pool).await.or_db("list the active peers")?;
+        let rows = sqlx::query(sql::ACTIVE_PEERS)
+            .try_map(|row: PgRow| read_aliased::<ActivePeerRow>(&row))
+            .fetch_all(&self.pool)
+            .await
+            .or_db("list the active peers")?;
         decode_all(rows)
     }
 
@@ -444,38 +449,6 @@ impl Store for PgStore {
             }
         }
     }
-}
-
-/// The device columns of [`sql::token_and_device_columns`] from position `at`; `None` when the join
-/// found no device.
-pub(super) fn device_at(row: &PgRow, at: usize) -> sqlx::Result<Option<DeviceRow>> {
-    let Some(id) = row.try_get::<Option<Uuid>, _>(at)? else { return Ok(None) };
-    Ok(Some(DeviceRow {
-        id,
-        user_id: row.try_get(at + 1)?,
-        name: row.try_get(at + 2)?,
-        description: row.try_get(at + 3)?,
-        public_key: row.try_get(at + 4)?,
-        preshared_key: row.try_get(at + 5)?,
-        ipv4: row.try_get(at + 6)?,
-        ipv6: row.try_get(at + 7)?,
-        allowed_ips: row.try_get(at + 8)?,
-        dns: row.try_get(at + 9)?,
-        endpoint: row.try_get(at + 10)?,
-        mtu: row.try_get(at + 11)?,
-        persistent_keepalive: row.try_get(at + 12)?,
-        use_default_allowed_ips: row.try_get(at + 13)?,
-        use_default_dns: row.try_get(at + 14)?,
-        use_default_endpoint: row.try_get(at + 15)?,
-        use_default_mtu: row.try_get(at + 16)?,
-        use_default_persistent_keepalive: row.try_get(at + 17)?,
-        latest_handshake: row.try_get(at + 18)?,
-        remote_ip: row.try_get(at + 19)?,
-        rx_bytes: row.try_get(at + 20)?,
-        tx_bytes: row.try_get(at + 21)?,
-        inserted_at: row.try_get(at + 22)?,
-        updated_at: row.try_get(at + 23)?,
-    }))
 }
 
 /// The channel of migration 0003's triggers.

@@ -7,12 +7,14 @@ use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
-use sqlx::{FromRow, PgPool, Postgres, Row, Transaction};
+use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
+use super::errors::OrDb;
+use super::rows::{from_row, read};
 use super::{INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_USER, POP_RELEASED};
-use crate::errors::OrDb;
-use crate::rows::{bind_device_insert, bind_device_update, bind_user_update, DeviceRow, UserRow};
+use crate::columns::Columns;
+use crate::rows::{DeviceRow, UserRow};
 use crate::sql;
 use crate::tx::{look_and_take, Commit, Family, WriteTx};
 
@@ -56,8 +58,12 @@ fn offset_to_db(offset: u64) -> i64 {
 #[async_trait]
 impl WriteTx for PgTx {
     async fn lock_user(&mut self, id: Uuid) -> Result<Option<User>> {
-        let row: Option<UserRow> =
-            sqlx::query_as(LOCK_USER).bind(id).fetch_optional(&mut *self.tx).await.or_db("lock a user")?;
+        let row = sqlx::query(LOCK_USER)
+            .bind(id)
+            .try_map(from_row::<UserRow>)
+            .fetch_optional(&mut *self.tx)
+            .await
+            .or_db("lock a user")?;
         row.map(User::try_from).transpose()
     }
 
@@ -67,7 +73,7 @@ impl WriteTx for PgTx {
 
     async fn update_user(&mut self, user: &User) -> Result<()> {
         let row = UserRow::from(user);
-        bind_user_update!(sqlx::query(sql::UPDATE_USER), row).execute(&mut *self.tx).await.or_db("update a user")?;
+        row.bind_update(sqlx::query(sql::UPDATE_USER)).execute(&mut *self.tx).await.or_db("update a user")?;
         Ok(())
     }
 
@@ -95,15 +101,19 @@ impl WriteTx for PgTx {
     }
 
     async fn lock_device(&mut self, id: Uuid) -> Result<Option<Device>> {
-        let row: Option<DeviceRow> =
-            sqlx::query_as(LOCK_DEVICE).bind(id).fetch_optional(&mut *self.tx).await.or_db("lock a device")?;
+        let row = sqlx::query(LOCK_DEVICE)
+            .bind(id)
+            .try_map(from_row::<DeviceRow>)
+            .fetch_optional(&mut *self.tx)
+            .await
+            .or_db("lock a device")?;
         row.map(Device::try_from).transpose()
     }
 
     async fn insert_device(&mut self, device: &Device) -> Result<()> {
         let row = DeviceRow::encode(device)?;
         let [v4, v6] = std::mem::take(&mut self.unchecked);
-        bind_device_insert!(sqlx::query(INSERT_DEVICE_TAKING), row)
+        row.bind_insert(sqlx::query(INSERT_DEVICE_TAKING))
             .bind(v4)
             .bind(v6)
             .execute(&mut *self.tx)
@@ -114,10 +124,7 @@ impl WriteTx for PgTx {
 
     async fn update_device(&mut self, device: &Device) -> Result<()> {
         let row = DeviceRow::encode(device)?;
-        bind_device_update!(sqlx::query(sql::UPDATE_DEVICE), row)
-            .execute(&mut *self.tx)
-            .await
-            .or_db("update a device")?;
+        row.bind_update(sqlx::query(sql::UPDATE_DEVICE)).execute(&mut *self.tx).await.or_db("update a device")?;
         Ok(())
     }
 
@@ -186,7 +193,7 @@ impl WriteTx for PgTx {
         let Some(row) = row else { return Ok(None) };
         let decoded = (|| -> sqlx::Result<(UserRow, i64, [bool; 2])> {
             let released = [row.try_get("released_v4")?, row.try_get("released_v6")?];
-            Ok((UserRow::from_row(&row)?, row.try_get("device_count")?, released))
+            Ok((read::<UserRow>(&row)?, row.try_get("device_count")?, released))
         })();
         let (user, count, released) = decoded.or_db("lock a user")?;
         self.released = Some(released);

@@ -1,4 +1,4 @@
-//! From SQLite errors to [`DomainError`]s with a meaning, as [`crate::errors`] does for
+//! From SQLite errors to [`DomainError`]s with a meaning, as `postgres/errors.rs` does for
 //! PostgreSQL: taken unique values are `Invalid` on their attribute, a foreign-key violation
 //! is a missing owner, a busy, locked, full or unreadable database is `Unavailable`.
 

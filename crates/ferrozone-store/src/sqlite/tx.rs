@@ -54,11 +54,10 @@ impl WriteTx for SqliteTx<'_> {
     }
 
     async fn update_user(&mut self, user: &User) -> Result<()> {
-        let r = UserRow::from(user);
+        let row = UserRow::from(user);
+        let args = rows::update_args(&row);
         prepare(self.conn, sql::UPDATE_USER)
-            .and_then(|mut stmt| {
-                stmt.execute(params![r.id, r.email, r.email_key, r.role, r.password_hash, r.updated_at, r.disabled_at])
-            })
+            .and_then(|mut stmt| stmt.execute(args.as_slice()))
             .or_db("update a user")?;
         Ok(())
     }
@@ -90,65 +89,19 @@ impl WriteTx for SqliteTx<'_> {
     }
 
     async fn insert_device(&mut self, device: &Device) -> Result<()> {
-        let r = DeviceRow::encode(device)?;
+        let row = DeviceRow::encode(device)?;
+        let args = rows::insert_args(&row);
         prepare(self.conn, sql::INSERT_DEVICE)
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    r.id,
-                    r.user_id,
-                    r.name,
-                    r.description,
-                    r.public_key,
-                    r.preshared_key,
-                    r.ipv4,
-                    r.ipv6,
-                    r.allowed_ips,
-                    r.dns,
-                    r.endpoint,
-                    r.mtu,
-                    r.persistent_keepalive,
-                    r.use_default_allowed_ips,
-                    r.use_default_dns,
-                    r.use_default_endpoint,
-                    r.use_default_mtu,
-                    r.use_default_persistent_keepalive,
-                    r.latest_handshake,
-                    r.remote_ip,
-                    r.rx_bytes,
-                    r.tx_bytes,
-                    r.inserted_at,
-                    r.updated_at,
-                ])
-            })
+            .and_then(|mut stmt| stmt.execute(args.as_slice()))
             .or_db("insert a device")?;
         Ok(())
     }
 
     async fn update_device(&mut self, device: &Device) -> Result<()> {
-        let r = DeviceRow::encode(device)?;
+        let row = DeviceRow::encode(device)?;
+        let args = rows::update_args(&row);
         prepare(self.conn, sql::UPDATE_DEVICE)
-            .and_then(|mut stmt| {
-                stmt.execute(params![
-                    r.id,
-                    r.name,
-                    r.description,
-                    r.public_key,
-                    r.preshared_key,
-                    r.ipv4,
-                    r.ipv6,
-                    r.allowed_ips,
-                    r.dns,
-                    r.endpoint,
-                    r.mtu,
-                    r.persistent_keepalive,
-                    r.use_default_allowed_ips,
-                    r.use_default_dns,
-                    r.use_default_endpoint,
-                    r.use_default_mtu,
-                    r.use_default_persistent_keepalive,
-                    r.updated_at,
-                ])
-            })
+            .and_then(|mut stmt| stmt.execute(args.as_slice()))
             .or_db("update a device")?;
         Ok(())
     }

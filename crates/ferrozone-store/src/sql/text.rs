@@ -1,0 +1,250 @@
+//! Statement text assembled at compile time from the column lists of [`crate::columns`].
+//!
+//! [`sql!`] joins literal text and lists derived from a row type into one `&'static str`
+//! constant, so no statement is built at run time:
+//!
+//! ```ignore
+//! const DEVICE_BY_ID: &str = sql![(select DeviceRow), " WHERE id = $1"];
+//! const INSERT_DEVICE: &str = sql![(insert DeviceRow)];
+//! ```
+//!
+//! The parts, for a row type `R` of table `t` (alias `a`):
+//!
+//! | part | text |
+//! |---|---|
+//! | `"…"` | the literal |
+//! | `(columns R)` | `c1, c2, …` |
+//! | `(aliased R)` | `a.c1 AS a_c1, a.c2 AS a_c2, …` |
+//! | `(select R)` | `SELECT c1, c2, … FROM t` |
+//! | `(insert R)` | `INSERT INTO t (c1, c2, …) VALUES ($1, $2, …)` |
+//! | `(update R)` | `UPDATE t SET e1 = $2, e2 = $3, … WHERE key = $1` (the `[edit]` columns) |
+//! | `(excluded R)` | `e1 = excluded.e1, …` (the `[edit]` columns, for an upsert) |
+//! | `(after R k)` | the placeholder `k` places after the `insert`'s last: `$<columns + k>` |
+
+use crate::columns::{Role, Table};
+
+/// One piece of a statement; see the module documentation.
+#[derive(Debug)]
+pub(crate) enum Part {
+    Text(&'static str),
+    Columns(&'static Table),
+    Aliased(&'static Table),
+    Select(&'static Table),
+    Insert(&'static Table),
+    Update(&'static Table),
+    Excluded(&'static Table),
+    After(&'static Table, usize),
+}
+
+/// Statement text being written into `N` bytes. With `N = 0` it only counts: [`sql!`]
+/// builds each statement twice, once to learn its length and once to write it.
+pub(crate) struct Text<const N: usize> {
+    pub bytes: [u8; N],
+    pub len: usize,
+}
+
+impl<const N: usize> Text<N> {
+    /// The text of `parts`.
+    pub(crate) const fn of(parts: &[Part]) -> Self {
+        let mut text = Self { bytes: [0; N], len: 0 };
+        let mut i = 0;
+        while i < parts.len() {
+            text = text.part(&parts[i]);
+            i += 1;
+        }
+        text
+    }
+
+    const fn part(self, part: &Part) -> Self {
+        match *part {
+            Part::Text(s) => self.push(s),
+            Part::Columns(t) => self.list(t.names, ", "),
+            Part::Aliased(t) => self.aliased(t),
+            Part::Select(t) => self.push("SELECT ").list(t.names, ", ").push(" FROM ").push(t.name),
+            Part::Insert(t) => self.insert(t),
+            Part::Update(t) => self.update(t),
+            Part::Excluded(t) => self.excluded(t),
+            Part::After(t, k) => self.push("$").number(t.names.len() + k),
+        }
+    }
+
+    const fn push(mut self, s: &str) -> Self {
+        let s = s.as_bytes();
+        let mut i = 0;
+        while i < s.len() {
+            if N > 0 {
+                self.bytes[self.len] = s[i];
+            }
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    const fn number(self, n: usize) -> Self {
+        let text = if n >= 10 { self.number(n / 10) } else { self };
+        let digit = [b'0' + (n % 10) as u8];
+        match std::str::from_utf8(&digit) {
+            Ok(digit) => text.push(digit),
+            Err(_) => panic!("not a digit"),
+        }
+    }
+
+    const fn list(mut self, names: &[&str], separator: &str) -> Self {
+        let mut i = 0;
+        while i < names.len() {
+            if i > 0 {
+                self = self.push(separator);
+            }
+            self = self.push(names[i]);
+            i += 1;
+        }
+        self
+    }
+
+    const fn aliased(mut self, t: &Table) -> Self {
+        let mut i = 0;
+        while i < t.names.len() {
+            if i > 0 {
+                self = self.push(", ");
+            }
+            self = self.push(t.alias).push(".").push(t.names[i]).push(" AS ").push(t.aliased[i]);
+            i += 1;
+        }
+        self
+    }
+
+    const fn insert(mut self, t: &Table) -> Self {
+        self = self.push("INSERT INTO ").push(t.name).push(" (").list(t.names, ", ").push(") VALUES (");
+        let mut i = 0;
+        while i < t.names.len() {
+            if i > 0 {
+                self = self.push(", ");
+            }
+            self = self.push("$").number(i + 1);
+            i += 1;
+        }
+        self.push(")")
+    }
+
+    /// The `[edit]` columns get `$2`, `$3`, … in order; the key is `$1`.
+    const fn update(mut self, t: &Table) -> Self {
+        self = self.push("UPDATE ").push(t.name).push(" SET ");
+        let (mut i, mut n) = (0, 1);
+        while i < t.names.len() {
+            if matches!(t.roles[i], Role::Edit) {
+                n += 1;
+                if n > 2 {
+                    self = self.push(", ");
+                }
+                self = self.push(t.names[i]).push(" = $").number(n);
+            }
+            i += 1;
+        }
+        self.push(" WHERE ").push(t.names[t.key()]).push(" = $1")
+    }
+
+    const fn excluded(mut self, t: &Table) -> Self {
+        let (mut i, mut first) = (0, true);
+        while i < t.names.len() {
+            if matches!(t.roles[i], Role::Edit) {
+                if !first {
+                    self = self.push(", ");
+                }
+                first = false;
+                self = self.push(t.names[i]).push(" = excluded.").push(t.names[i]);
+            }
+            i += 1;
+        }
+        self
+    }
+}
+
+/// One [`Part`] of [`sql!`].
+macro_rules! part {
+    ($text:literal) => {
+        $crate::sql::text::Part::Text($text)
+    };
+    ((columns $row:ty)) => {
+        $crate::sql::text::Part::Columns(&<$row as $crate::columns::Columns>::TABLE)
+    };
+    ((aliased $row:ty)) => {
+        $crate::sql::text::Part::Aliased(&<$row as $crate::columns::Columns>::TABLE)
+    };
+    ((select $row:ty)) => {
+        $crate::sql::text::Part::Select(&<$row as $crate::columns::Columns>::TABLE)
+    };
+    ((insert $row:ty)) => {
+        $crate::sql::text::Part::Insert(&<$row as $crate::columns::Columns>::TABLE)
+    };
+    ((update $row:ty)) => {
+        $crate::sql::text::Part::Update(&<$row as $crate::columns::Columns>::TABLE)
+    };
+    ((excluded $row:ty)) => {
+        $crate::sql::text::Part::Excluded(&<$row as $crate::columns::Columns>::TABLE)
+    };
+    ((after $row:ty, $k:literal)) => {
+        $crate::sql::text::Part::After(&<$row as $crate::columns::Columns>::TABLE, $k)
+    };
+}
+
+/// A statement's text from its parts (see the module documentation), as a constant.
+macro_rules! sql {
+    ($($part:tt),+ $(,)?) => {{
+        const PARTS: &[$crate::sql::text::Part] = &[$($crate::sql::text::part!($part)),+];
+        const LEN: usize = $crate::sql::text::Text::<0>::of(PARTS).len;
+        const BYTES: [u8; LEN] = $crate::sql::text::Text::<LEN>::of(PARTS).bytes;
+        match ::std::str::from_utf8(&BYTES) {
+            Ok(text) => text,
+            Err(_) => panic!("statement text is not UTF-8"),
+        }
+    }};
+}
+
+pub(crate) use {part, sql};
+
+#[cfg(test)]
+mod tests {
+    use uuid::Uuid;
+
+    use crate::columns::columns;
+
+    columns! {
+        /// A table for the tests.
+        struct PetRow in "pets" as "p" {
+            id: Uuid [key],
+            name: String [edit],
+            born_at: i64,
+            updated_at: i64 [edit],
+        }
+    }
+
+    #[test]
+    fn every_part_derives_from_the_declaration() {
+        assert_eq!(
+            sql![(select PetRow), " WHERE id = $1"],
+            "SELECT id, name, born_at, updated_at FROM pets WHERE id = $1"
+        );
+        assert_eq!(
+            sql!["SELECT ", (aliased PetRow), " FROM pets p"],
+            "SELECT p.id AS p_id, p.name AS p_name, p.born_at AS p_born_at, p.updated_at AS p_updated_at FROM pets p"
+        );
+        assert_eq!(sql![(insert PetRow)], "INSERT INTO pets (id, name, born_at, updated_at) VALUES ($1, $2, $3, $4)");
+        assert_eq!(sql![(update PetRow)], "UPDATE pets SET name = $2, updated_at = $3 WHERE id = $1");
+        assert_eq!(sql![(excluded PetRow)], "name = excluded.name, updated_at = excluded.updated_at");
+        assert_eq!(sql!["(", (columns PetRow), ") ", (after PetRow, 1)], "(id, name, born_at, updated_at) $5");
+    }
+
+    #[test]
+    fn placeholders_count_past_nine() {
+        columns! {
+            struct WideRow in "wide" as "w" {
+                c1: i64 [key], c2: i64, c3: i64, c4: i64, c5: i64, c6: i64,
+                c7: i64, c8: i64, c9: i64, c10: i64 [edit], c11: i64 [edit],
+            }
+        }
+        assert!(sql![(insert WideRow)].ends_with("$9, $10, $11)"));
+        assert_eq!(sql![(update WideRow)], "UPDATE wide SET c10 = $2, c11 = $3 WHERE c1 = $1");
+        assert_eq!(sql![(after WideRow, 2)], "$13");
+    }
+}
