@@ -15,16 +15,16 @@ use sqlx::error::{DatabaseError, ErrorKind};
 use sqlx::postgres::PgDatabaseError;
 
 /// The message of every uniqueness error.
-pub(crate) const TAKEN: &str = "has already been taken";
+pub(crate) use ferrozone_domain::rules::{Unique, TAKEN};
 
 /// Unique constraints a client can violate: PostgreSQL constraint name, the columns SQLite
 /// names in `UNIQUE constraint failed: …`, and the attribute the error is reported on.
 const UNIQUE_FIELDS: &[(&str, &str, &str)] = &[
-    ("users_email_key_unique", "users.email_key", "email"),
-    ("devices_public_key_unique", "devices.public_key", "public_key"),
-    ("devices_user_id_name_unique", "devices.user_id, devices.name", "name"),
-    ("devices_ipv4_unique", "devices.ipv4", "ipv4"),
-    ("devices_ipv6_unique", "devices.ipv6", "ipv6"),
+    ("users_email_key_unique", "users.email_key", Unique::Email.field()),
+    ("devices_public_key_unique", "devices.public_key", Unique::PublicKey.field()),
+    ("devices_user_id_name_unique", "devices.user_id, devices.name", Unique::DeviceName.field()),
+    ("devices_ipv4_unique", "devices.ipv4", Unique::Ipv4.field()),
+    ("devices_ipv6_unique", "devices.ipv6", Unique::Ipv6.field()),
 ];
 
 /// Adds the mapping to sqlx results: `query.execute(..).await.or_db("insert device")?`.
@@ -48,7 +48,7 @@ pub(crate) fn db_error(err: sqlx::Error, context: &'static str) -> DomainError {
                 }
             }
             // Every foreign key of the schema points at users(id).
-            ErrorKind::ForeignKeyViolation => return DomainError::invalid("user_id", "does not exist"),
+            ErrorKind::ForeignKeyViolation => return ferrozone_domain::rules::missing_owner(),
             _ => {}
         }
     }
