@@ -4,7 +4,8 @@
 //! Nothing here knows about HTTP or SQL. The HTTP API and its sign-in pages, the command
 //! line, the OpenID Connect refresh job and the WireGuard data plane all go through
 //! [`service`], so they all enforce the same rules. [`Store`] is the interface the use cases
-//! write through; `ferrozone-store` implements it for SQLite and PostgreSQL.
+//! write through; `ferrozone-store` implements it for SQLite and PostgreSQL, running the
+//! rules that need a write transaction ([`rules`]) on its own transactions.
 
 pub mod client;
 pub mod client_config;
@@ -14,6 +15,7 @@ pub mod ipam;
 pub mod model;
 pub mod names;
 pub mod providers;
+pub mod rules;
 pub mod service;
 pub mod settings;
 pub mod store;

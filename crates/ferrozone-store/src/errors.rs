@@ -1,17 +1,17 @@
 //! What both backends' error mappings share (`postgres/errors.rs`, `sqlite/errors.rs`): the
 //! unique constraints a client can violate, and the attribute each is reported on.
 
-/// The message of every uniqueness error.
-pub(crate) const TAKEN: &str = "has already been taken";
+/// The domain's message of every uniqueness error, and the values it can be about.
+pub(crate) use ferrozone_domain::rules::{Unique, TAKEN};
 
 /// Unique constraints a client can violate: PostgreSQL constraint name, the columns SQLite
 /// names in `UNIQUE constraint failed: …`, and the attribute the error is reported on.
 const UNIQUE_FIELDS: &[(&str, &str, &str)] = &[
-    ("users_email_key_unique", "users.email_key", "email"),
-    ("devices_public_key_unique", "devices.public_key", "public_key"),
-    ("devices_user_id_name_unique", "devices.user_id, devices.name", "name"),
-    ("devices_ipv4_unique", "devices.ipv4", "ipv4"),
-    ("devices_ipv6_unique", "devices.ipv6", "ipv6"),
+    ("users_email_key_unique", "users.email_key", Unique::Email.field()),
+    ("devices_public_key_unique", "devices.public_key", Unique::PublicKey.field()),
+    ("devices_user_id_name_unique", "devices.user_id, devices.name", Unique::DeviceName.field()),
+    ("devices_ipv4_unique", "devices.ipv4", Unique::Ipv4.field()),
+    ("devices_ipv6_unique", "devices.ipv6", Unique::Ipv6.field()),
 ];
 
 /// The attribute of a unique violation PostgreSQL reports on `constraint`.

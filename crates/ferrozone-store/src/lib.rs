@@ -5,7 +5,8 @@
 //! binary (`migrations/sqlite`, `migrations/postgres`, mirrored file names).
 //!
 //! Every guarantee that must hold across processes (unique addresses, the device limit,
-//! the last admin) is enforced inside one database transaction: on SQLite the write
+//! the last admin) is enforced inside one database transaction, by the rules of
+//! [`ferrozone_domain::rules`] run on this crate's transactions: on SQLite the write
 //! transaction holds the database write lock from its first statement (`BEGIN IMMEDIATE`),
 //! on PostgreSQL the transaction locks the rows it depends on (owner, address pool, admins).
 //!
@@ -30,13 +31,12 @@ use ferrozone_domain::Store;
 mod coalesce;
 mod columns;
 mod errors;
-mod flows;
 pub mod postgres;
 mod rows;
 mod sql;
+#[path = "sqlite/store.rs"]
 pub mod sqlite;
 pub mod testing;
-mod tx;
 
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;

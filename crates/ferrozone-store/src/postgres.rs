@@ -49,7 +49,7 @@ const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND addres
      FOR UPDATE SKIP LOCKED) RETURNING address";
 
 /// [`crate::sql::INSERT_DEVICE`] that also takes the addresses that
-/// [`crate::tx::WriteTx::take_if_free`] handed out unchecked (the two parameters after the
+/// [`ferrozone_domain::rules::tx::WriteTx::take_if_free`] handed out unchecked (the two parameters after the
 /// device's: IPv4, IPv6, either NULL) out of the released list. The devices' unique indexes
 /// decide whether they were free: a taken one fails the insert.
 const INSERT_DEVICE_TAKING: &str = sql![

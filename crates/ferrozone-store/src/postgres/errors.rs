@@ -37,7 +37,7 @@ pub(crate) fn db_error(err: sqlx::Error, context: &'static str) -> DomainError {
                 }
             }
             // Every foreign key of the schema points at users(id).
-            ErrorKind::ForeignKeyViolation => return DomainError::invalid("user_id", "does not exist"),
+            ErrorKind::ForeignKeyViolation => return ferrozone_domain::rules::missing_owner(),
             _ => {}
         }
     }

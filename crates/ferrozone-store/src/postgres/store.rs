@@ -1,5 +1,5 @@
 //! The [`Store`] on PostgreSQL: the SQL shared with SQLite from [`crate::sql`], the locking
-//! variants from [`super`], the multi-statement rules from [`crate::flows`].
+//! variants from [`super`], the multi-statement rules from [`ferrozone_domain::rules`].
 
 use std::future::Future;
 use std::sync::Arc;
@@ -12,6 +12,8 @@ use ferrozone_domain::model::{
     ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
     UserUpdate,
 };
+use ferrozone_domain::rules;
+use ferrozone_domain::rules::tx::{Begin, Commit};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
@@ -29,8 +31,7 @@ use crate::rows::{
     decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenRow,
     UserRow,
 };
-use crate::tx::{Begin, Commit};
-use crate::{flows, sql};
+use crate::sql;
 
 /// Runs a multi-statement write to its end even when the caller goes away: a request
 /// cancelled by a client disconnect must not abandon a transaction halfway (holding its
@@ -161,12 +162,12 @@ impl Store for PgStore {
 
     async fn update_user(&self, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
         let (db, update) = (self.clone(), update.clone());
-        to_completion(async move { flows::update_user(&db, id, &update, now).await }).await
+        to_completion(async move { rules::update_user(&db, id, &update, now).await }).await
     }
 
     async fn delete_user(&self, id: Uuid) -> Result<()> {
         let db = self.clone();
-        to_completion(async move { flows::delete_user(&db, id).await }).await
+        to_completion(async move { rules::delete_user(&db, id).await }).await
     }
 
     async fn insert_token(&self, token: &ApiToken) -> Result<()> {
@@ -392,12 +393,12 @@ impl Store for PgStore {
 
     async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
         let (db, device, pools) = (self.clone(), device.clone(), pools.clone());
-        to_completion(async move { flows::insert_device(&db, &device, &pools, max_devices).await }).await
+        to_completion(async move { rules::insert_device(&db, &device, &pools, max_devices).await }).await
     }
 
     async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
         let (db, update) = (self.clone(), update.clone());
-        to_completion(async move { flows::update_device(&db, id, &update, now).await }).await
+        to_completion(async move { rules::update_device(&db, id, &update, now).await }).await
     }
 
     async fn delete_device(&self, id: Uuid) -> Result<bool> {

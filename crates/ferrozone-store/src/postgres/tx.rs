@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
+use ferrozone_domain::rules::tx::{look_and_take, Commit, Family, WriteTx};
 use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
@@ -16,7 +17,6 @@ use super::{INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_USE
 use crate::columns::Columns;
 use crate::rows::{DeviceRow, UserRow};
 use crate::sql;
-use crate::tx::{look_and_take, Commit, Family, WriteTx};
 
 /// An open write transaction; rolled back when dropped uncommitted. `cursors` is the
 /// store's pool for address-pool cursors.
@@ -30,7 +30,7 @@ use crate::tx::{look_and_take, Commit, Family, WriteTx};
 /// `unchecked` holds the addresses (IPv4, IPv6) that [`WriteTx::take_if_free`] handed out
 /// without a look: the device's insert takes them out of the released list, and its unique
 /// indexes decide whether they were free, which saves a create two round trips. A taken one
-/// fails the insert; the flow then retries with [`WriteTx::look_before_taking`] (`careful`).
+/// fails the insert; the rule then retries with [`WriteTx::look_before_taking`] (`careful`).
 pub(super) struct PgTx {
     tx: Transaction<'static, Postgres>,
     cursors: PgPool,

@@ -29,7 +29,7 @@ pub(crate) fn db_error(err: rusqlite::Error, context: &'static str) -> DomainErr
                 }
             }
             // Every foreign key of the schema points at users(id).
-            ffi::SQLITE_CONSTRAINT_FOREIGNKEY => return DomainError::invalid("user_id", "does not exist"),
+            ffi::SQLITE_CONSTRAINT_FOREIGNKEY => return ferrozone_domain::rules::missing_owner(),
             _ => {}
         }
         if matches!(

@@ -1,6 +1,6 @@
 //! [`WriteTx`] on the writer's connection, inside the batch transaction the writer opened
 //! (see [`super::writer`]). Every method runs to completion before it returns: the futures
-//! of the shared flows never wait, and the writer drives them with one poll.
+//! of the rules never wait, and the writer drives them with one poll.
 //!
 //! No row locks: the batch transaction began with `BEGIN IMMEDIATE` and holds the database.
 
@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
+use ferrozone_domain::rules::tx::{Family, WriteTx};
 use rusqlite::{params, Connection, OptionalExtension};
 use uuid::Uuid;
 
@@ -17,7 +18,6 @@ use super::errors::OrDb;
 use super::{prepare, rows};
 use crate::rows::{DeviceRow, UserRow};
 use crate::sql;
-use crate::tx::{Family, WriteTx};
 
 pub(crate) struct SqliteTx<'c> {
     conn: &'c mut Connection,

@@ -6,16 +6,16 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use ferrozone_domain::error::Result;
-use ferrozone_domain::ipam::Pool;
-use ferrozone_domain::model::AddressRequest;
-use ferrozone_domain::DomainError;
+use crate::error::Result;
+use crate::ipam::Pool;
+use crate::model::AddressRequest;
+use crate::DomainError;
 
-use crate::tx::{Family, WriteTx};
+use super::tx::{Family, WriteTx};
 
 /// The address a new device gets for one family. `Given` addresses are taken out of the
 /// released list here and left to the unique index to decide.
-pub(crate) async fn settle(
+pub(super) async fn settle(
     tx: &mut dyn WriteTx,
     request: AddressRequest<IpAddr>,
     pool: Option<&Pool>,
@@ -96,4 +96,44 @@ async fn reclaim(tx: &mut dyn WriteTx, pool: &Pool) -> Result<Option<IpAddr>> {
         }
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use crate::model::{AddressRequest, Role};
+    use crate::rules::devices::insert_device;
+    use crate::rules::devices::tests::{errors_on, new_device, pools};
+    use crate::rules::fake::FakeDb;
+
+    async fn assign(db: &FakeDb, user: uuid::Uuid) -> Result<Option<Ipv4Addr>, crate::DomainError> {
+        Ok(insert_device(db, &new_device(user, AddressRequest::Assign), &pools(), 99).await?.ipv4)
+    }
+
+    #[tokio::test]
+    async fn released_addresses_first_then_the_cursor_then_the_ones_it_skipped() {
+        let db = FakeDb::default();
+        let user = db.add_user(Role::Unprivileged);
+        // Stale entries before it in text order are dropped: unparseable, outside the
+        // network, the network address, the gateway, in use.
+        let given = new_device(user, AddressRequest::Given(Ipv4Addr::new(10, 0, 0, 3)));
+        insert_device(&db, &given, &pools(), 99).await.unwrap();
+        for stale in ["0 not an address", "1.2.3.4", "10.0.0.0", "10.0.0.1", "10.0.0.3"] {
+            db.state().released.insert((4, stale.into()));
+        }
+        db.state().released.insert((4, "10.0.0.5".into()));
+        assert_eq!(assign(&db, user).await.unwrap(), Some(Ipv4Addr::new(10, 0, 0, 5)));
+        assert!(db.state().released.is_empty());
+        // The cursor: .2, then .3 is skipped (given), .4, then .5 is taken, .6.
+        for last in [2, 4, 6] {
+            assert_eq!(assign(&db, user).await.unwrap(), Some(Ipv4Addr::new(10, 0, 0, last)));
+        }
+        let full = assign(&db, user).await.unwrap_err();
+        assert_eq!(errors_on(full, "base"), ["CIDR 10.0.0.0/29 is exhausted"]);
+        // A device gone without its release (a claim that never committed): found again.
+        let gone = db.state().devices.values().find(|d| d.ipv4 == Some(Ipv4Addr::new(10, 0, 0, 4))).unwrap().id;
+        db.state().devices.remove(&gone);
+        assert_eq!(assign(&db, user).await.unwrap(), Some(Ipv4Addr::new(10, 0, 0, 4)));
+    }
 }

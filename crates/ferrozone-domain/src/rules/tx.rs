@@ -1,33 +1,34 @@
-//! The write transaction as the shared use-case logic ([`crate::flows`]) sees it.
+//! The write transaction as the rules ([`crate::rules`]) see it.
 //!
-//! Each backend implements [`WriteTx`] with its own SQL where the two differ (PostgreSQL
-//! takes row locks; SQLite already holds the database write lock from `BEGIN IMMEDIATE`),
-//! so the rules themselves (device limit, address assignment, last admin) are written once.
+//! Each backend of `ferrozone-store` implements [`WriteTx`] with its own SQL where the two
+//! differ (PostgreSQL takes row locks; SQLite already holds the database write lock from
+//! `BEGIN IMMEDIATE`), so the rules themselves (device limit, address assignment, last
+//! admin) are written once.
 //!
 //! Lock order, in every transaction that takes more than one: admin rows (by id), the
 //! user row, released addresses, device rows. (Pool cursors take no lock that lasts: see
 //! [`WriteTx::claim_offset`].)
-//! On PostgreSQL, flows end every transaction with [`finish`]; one dropped on the way (a
-//! cancelled request) is rolled back by sqlx when its connection goes back to the pool.
-//! On SQLite the writer thread runs the flows' transaction bodies and commits them.
+//! On PostgreSQL, the rules end every transaction with [`finish`]; one dropped on the way
+//! (a cancelled request) is rolled back by sqlx when its connection goes back to the pool.
+//! On SQLite the writer thread runs the rules' transaction bodies and commits them.
 
 use std::net::IpAddr;
 
+use crate::error::Result;
+use crate::ipam::Pool;
+use crate::model::{Device, User};
 use async_trait::async_trait;
-use ferrozone_domain::error::Result;
-use ferrozone_domain::ipam::Pool;
-use ferrozone_domain::model::{Device, User};
 use uuid::Uuid;
 
 /// The address family of a released address (the `family` column of `ip_released`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Family {
+pub enum Family {
     V4,
     V6,
 }
 
 impl Family {
-    pub(crate) fn of(addr: IpAddr) -> Self {
+    pub fn of(addr: IpAddr) -> Self {
         if addr.is_ipv4() {
             Family::V4
         } else {
@@ -35,8 +36,8 @@ impl Family {
         }
     }
 
-    /// The value stored in `ip_released.family`.
-    pub(crate) fn code(self) -> i16 {
+    /// The IP version, 4 or 6 (what the store keeps in `ip_released.family`).
+    pub fn code(self) -> i16 {
         match self {
             Family::V4 => 4,
             Family::V6 => 6,
@@ -46,14 +47,14 @@ impl Family {
 
 /// Starts write transactions that the caller ends ([`finish`]).
 #[async_trait]
-pub(crate) trait Begin: Send + Sync {
+pub trait Begin: Send + Sync {
     async fn begin(&self) -> Result<Box<dyn Commit>>;
 }
 
 /// The statements of one open write transaction. Methods that say "lock" hold the row until
 /// the end of the transaction (on PostgreSQL; on SQLite the whole database is held already).
 #[async_trait]
-pub(crate) trait WriteTx: Send {
+pub trait WriteTx: Send {
     /// The user, locked.
     async fn lock_user(&mut self, id: Uuid) -> Result<Option<User>>;
     /// The ids of all admins, locked, in id order.
@@ -103,7 +104,7 @@ pub(crate) trait WriteTx: Send {
     ///
     /// A backend may answer true without looking and leave both to the insert: its unique
     /// index fails it when `addr` was taken ("has already been taken", an address race that
-    /// [`crate::flows`] retries, calling [`Self::look_before_taking`] first). PostgreSQL
+    /// [`crate::rules`] retries, calling [`Self::look_before_taking`] first). PostgreSQL
     /// does, which saves two round trips per address; after that call it looks.
     async fn take_if_free(&mut self, addr: IpAddr) -> Result<bool> {
         look_and_take(self, addr).await
@@ -116,7 +117,7 @@ pub(crate) trait WriteTx: Send {
 
 /// [`WriteTx::take_if_free`] that looks first: whether a device has `addr`, and if none
 /// does, `addr` leaves the released addresses.
-pub(crate) async fn look_and_take<T: WriteTx + ?Sized>(tx: &mut T, addr: IpAddr) -> Result<bool> {
+pub async fn look_and_take<T: WriteTx + ?Sized>(tx: &mut T, addr: IpAddr) -> Result<bool> {
     if tx.address_in_use(addr).await? {
         return Ok(false);
     }
@@ -126,7 +127,7 @@ pub(crate) async fn look_and_take<T: WriteTx + ?Sized>(tx: &mut T, addr: IpAddr)
 
 /// A write transaction its holder ends: PostgreSQL's. (SQLite's writer ends its own.)
 #[async_trait]
-pub(crate) trait Commit: WriteTx {
+pub trait Commit: WriteTx {
     async fn commit(self: Box<Self>) -> Result<()>;
     /// Ends the transaction without its changes, now rather than when the connection is
     /// next used, so that no lock outlives the operation. Failures are logged.
@@ -134,7 +135,7 @@ pub(crate) trait Commit: WriteTx {
 }
 
 /// Commits `tx` if `result` is `Ok`, rolls it back otherwise; returns `result`.
-pub(crate) async fn finish<T>(tx: Box<dyn Commit>, result: Result<T>) -> Result<T> {
+pub async fn finish<T>(tx: Box<dyn Commit>, result: Result<T>) -> Result<T> {
     match result {
         Ok(value) => {
             tx.commit().await?;

@@ -1,22 +1,22 @@
 //! Updating and deleting users, with the last-admin rule.
 
-use ferrozone_domain::error::Result;
-use ferrozone_domain::model::{Role, User, UserUpdate};
-use ferrozone_domain::{DomainError, Timestamp};
+use crate::error::Result;
+use crate::model::{Role, User, UserUpdate};
+use crate::{DomainError, Timestamp};
 use uuid::Uuid;
 
-use crate::tx::{finish, Begin, WriteTx};
-
-const LAST_ADMIN: &str = "cannot remove the last admin";
+use super::tx::{finish, Begin, WriteTx};
+use super::LAST_ADMIN;
 
 /// Applies `update`; `updated_at` moves only when a stored value changes.
-pub(crate) async fn update_user(db: &dyn Begin, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
+pub async fn update_user(db: &dyn Begin, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
     let mut tx = db.begin().await?;
     let result = update_in(tx.as_mut(), id, update, now).await;
     finish(tx, result).await
 }
 
-pub(crate) async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
+/// The body of [`update_user`], in the caller's transaction.
+pub async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
     // Admins are locked before the target (the global lock order), and only when the
     // update could remove one.
     let demoting = update.role == Some(Role::Unprivileged);
@@ -35,13 +35,14 @@ pub(crate) async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdat
 }
 
 /// Deletes a user with its devices (whose addresses are released) and tokens.
-pub(crate) async fn delete_user(db: &dyn Begin, id: Uuid) -> Result<()> {
+pub async fn delete_user(db: &dyn Begin, id: Uuid) -> Result<()> {
     let mut tx = db.begin().await?;
     let result = delete_in(tx.as_mut(), id).await;
     finish(tx, result).await
 }
 
-pub(crate) async fn delete_in(tx: &mut dyn WriteTx, id: Uuid) -> Result<()> {
+/// The body of [`delete_user`], in the caller's transaction.
+pub async fn delete_in(tx: &mut dyn WriteTx, id: Uuid) -> Result<()> {
     let admins = tx.lock_admins().await?;
     let stored = tx.lock_user(id).await?.ok_or(DomainError::NotFound)?;
     if stored.role == Role::Admin && is_last_admin(&admins, id) {
@@ -87,6 +88,7 @@ fn apply(stored: &User, update: &UserUpdate, now: Timestamp) -> Option<User> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::fake::FakeDb;
 
     fn user() -> User {
         User {
@@ -134,5 +136,61 @@ mod tests {
         assert!(is_last_admin(&[a], a));
         assert!(is_last_admin(&[], a));
         assert!(!is_last_admin(&[a, b], a));
+    }
+
+    fn base(err: DomainError) -> Vec<String> {
+        let DomainError::Invalid(errors) = err else { panic!("not Invalid: {err:?}") };
+        errors.get("base").expect("a base error").to_vec()
+    }
+
+    fn demote() -> UserUpdate {
+        UserUpdate { role: Some(Role::Unprivileged), ..UserUpdate::default() }
+    }
+
+    #[tokio::test]
+    async fn the_last_admin_can_be_neither_demoted_nor_deleted() {
+        let db = FakeDb::default();
+        let (admin, user) = (db.add_user(Role::Admin), db.add_user(Role::Unprivileged));
+        let now = Timestamp::from_micros(9);
+        assert_eq!(base(update_user(&db, admin, &demote(), now).await.unwrap_err()), [LAST_ADMIN]);
+        assert_eq!(base(delete_user(&db, admin).await.unwrap_err()), [LAST_ADMIN]);
+        assert_eq!(db.state().users[&admin].role, Role::Admin, "nothing changed");
+
+        delete_user(&db, user).await.unwrap();
+        let second = db.add_user(Role::Admin);
+        assert_eq!(update_user(&db, admin, &demote(), now).await.unwrap().role, Role::Unprivileged);
+        assert_eq!(base(delete_user(&db, second).await.unwrap_err()), [LAST_ADMIN]);
+        delete_user(&db, admin).await.unwrap();
+        assert!(matches!(delete_user(&db, admin).await, Err(DomainError::NotFound)));
+    }
+
+    #[tokio::test]
+    async fn a_new_password_ends_every_session_of_its_user() {
+        let db = FakeDb::default();
+        let (user, other) = (db.add_user(Role::Unprivileged), db.add_user(Role::Admin));
+        db.state().sessions = vec![user, other, user];
+        let now = Timestamp::from_micros(9);
+        let email = UserUpdate { email: Some("new@example.com".into()), ..UserUpdate::default() };
+        update_user(&db, user, &email, now).await.unwrap();
+        assert_eq!(db.state().sessions, [user, other, user], "another change keeps the sessions");
+
+        let password = UserUpdate { password_hash: Some("h".into()), ..UserUpdate::default() };
+        let changed = update_user(&db, user, &password, now).await.unwrap();
+        assert_eq!(changed.password_hash.as_deref(), Some("h"));
+        assert_eq!(db.state().sessions, [other], "only the user's sessions end");
+    }
+
+    #[tokio::test]
+    async fn an_update_that_changes_nothing_writes_nothing() {
+        let db = FakeDb::default();
+        let user = db.add_user(Role::Unprivileged);
+        let stored = db.state().users[&user].clone();
+        let same = UserUpdate { email: Some(stored.email.clone()), ..UserUpdate::default() };
+        assert_eq!(update_user(&db, user, &same, Timestamp::from_micros(9)).await.unwrap(), stored);
+        assert_eq!(db.state().users[&user].updated_at, stored.updated_at);
+        assert!(matches!(
+            update_user(&db, Uuid::nil(), &same, Timestamp::from_micros(9)).await,
+            Err(DomainError::NotFound)
+        ));
     }
 }

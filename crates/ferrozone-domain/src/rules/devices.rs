@@ -2,16 +2,15 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use ferrozone_domain::error::Result;
-use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{AddressRequest, Device, DeviceUpdate, NewDevice, PeerStats};
-use ferrozone_domain::{DomainError, Timestamp};
+use crate::error::Result;
+use crate::ipam::Pools;
+use crate::model::{AddressRequest, Device, DeviceUpdate, NewDevice, PeerStats};
+use crate::{DomainError, Timestamp};
 use uuid::Uuid;
 
 use super::assign::settle;
-use crate::tx::{finish, Begin, WriteTx};
-
-const LIMIT_REACHED: &str = "Maximum device limit reached. Remove an existing device before creating a new one.";
+use super::tx::{finish, Begin, WriteTx};
+use super::{missing_owner, LIMIT_REACHED};
 
 /// Attempts of an insert whose assigned address turned out to be taken. Only PostgreSQL can
 /// lose that race: to a concurrent explicit claim, or to a device that had the cursor's
@@ -21,7 +20,7 @@ const LIMIT_REACHED: &str = "Maximum device limit reached. Remove an existing de
 const ATTEMPTS: u32 = 4;
 
 /// Inserts `new` with its addresses, within the owner's device limit.
-pub(crate) async fn insert_device(db: &dyn Begin, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+pub async fn insert_device(db: &dyn Begin, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
     let mut attempt = 1;
     loop {
         match insert_once(db, new, pools, max_devices, attempt > 1).await {
@@ -57,15 +56,11 @@ async fn insert_once(
     finish(tx, result).await
 }
 
-pub(crate) async fn insert_in(
-    tx: &mut dyn WriteTx,
-    new: &NewDevice,
-    pools: &Pools,
-    max_devices: u32,
-) -> Result<Device> {
+/// The body of [`insert_device`]: one attempt, in the caller's transaction.
+pub async fn insert_in(tx: &mut dyn WriteTx, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
     // The owner's row lock serializes this user's inserts: its count stays true.
     let Some((_, count)) = tx.lock_owner(new.user_id).await? else {
-        return Err(DomainError::invalid("user_id", "does not exist"));
+        return Err(missing_owner());
     };
     if count >= u64::from(max_devices) {
         return Err(DomainError::invalid("base", LIMIT_REACHED));
@@ -92,13 +87,14 @@ pub(crate) async fn insert_in(
 }
 
 /// Writes `update` if it differs from the stored device; returns the stored device.
-pub(crate) async fn update_device(db: &dyn Begin, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
+pub async fn update_device(db: &dyn Begin, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
     let mut tx = db.begin().await?;
     let result = update_in(tx.as_mut(), id, update, now).await;
     finish(tx, result).await
 }
 
-pub(crate) async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
+/// The body of [`update_device`], in the caller's transaction.
+pub async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
     let stored = tx.lock_device(id).await?.ok_or(DomainError::NotFound)?;
     let Some(changed) = apply(&stored, update, now) else { return Ok(stored) };
     // A newly taken address leaves the released list; the old one enters it (trigger).
@@ -153,3 +149,6 @@ fn v6(addr: IpAddr) -> Result<Ipv6Addr> {
         IpAddr::V4(_) => Err(DomainError::Internal(anyhow::anyhow!("the IPv6 pool handed out {addr}"))),
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests;

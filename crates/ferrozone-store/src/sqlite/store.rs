@@ -32,6 +32,7 @@ use ferrozone_domain::model::{
     ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
     UserUpdate,
 };
+use ferrozone_domain::rules;
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::{DomainError, Timestamp};
 use rusqlite::{params, CachedStatement, Connection, OptionalExtension, ToSql};
@@ -46,7 +47,7 @@ use crate::columns::Columns;
 use crate::rows::{
     decode_all, Batcher, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenAndDevice, TokenRow, UserRow,
 };
-use crate::{flows, sql, StoreOptions, Synchronous};
+use crate::{sql, StoreOptions, Synchronous};
 
 pub use self::migrate::{Migration, MIGRATIONS};
 
@@ -214,7 +215,7 @@ impl Inner {
     }
 }
 
-/// Runs a transaction body of [`flows`] to its end. The body's steps are [`SqliteTx`]
+/// Runs a transaction body of [`rules`] to its end. The body's steps are [`SqliteTx`]
 /// methods, which never wait, so one poll completes it.
 fn run_now<T>(body: impl std::future::Future<Output = Result<T>>) -> Result<T> {
     let mut body = std::pin::pin!(body);
@@ -281,11 +282,11 @@ impl Store for SqliteStore {
 
     async fn update_user(&self, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
         let update = update.clone();
-        self.write(move |tx| run_now(flows::users::update_in(tx, id, &update, now))).await
+        self.write(move |tx| run_now(rules::users::update_in(tx, id, &update, now))).await
     }
 
     async fn delete_user(&self, id: Uuid) -> Result<()> {
-        self.write(move |tx| run_now(flows::users::delete_in(tx, id))).await
+        self.write(move |tx| run_now(rules::users::delete_in(tx, id))).await
     }
 
     async fn insert_token(&self, token: &ApiToken) -> Result<()> {
@@ -482,12 +483,12 @@ impl Store for SqliteStore {
 
     async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
         let (device, pools) = (device.clone(), pools.clone());
-        self.write(move |tx| run_now(flows::devices::insert_in(tx, &device, &pools, max_devices))).await
+        self.write(move |tx| run_now(rules::devices::insert_in(tx, &device, &pools, max_devices))).await
     }
 
     async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
         let update = update.clone();
-        self.write(move |tx| run_now(flows::devices::update_in(tx, id, &update, now))).await
+        self.write(move |tx| run_now(rules::devices::update_in(tx, id, &update, now))).await
     }
 
     async fn delete_device(&self, id: Uuid) -> Result<bool> {
