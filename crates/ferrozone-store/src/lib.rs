@@ -33,7 +33,6 @@ mod errors;
 pub mod postgres;
 mod rows;
 mod sql;
-#[path = "sqlite/store.rs"]
 pub mod sqlite;
 pub mod testing;
 
