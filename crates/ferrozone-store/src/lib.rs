@@ -34,6 +34,7 @@ pub mod postgres;
 mod rows;
 mod sql;
 pub mod sqlite;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use postgres::PgStore;
