@@ -107,8 +107,14 @@ impl Domain {
         })
     }
 
-    pub fn store(&self) -> &dyn Store {
+    /// The store, for the use cases. Outer layers call use cases, never the store.
+    pub(crate) fn store(&self) -> &dyn Store {
         self.store.as_ref()
+    }
+
+    /// Checks that the database answers (for the health check).
+    pub async fn check_storage(&self) -> Result<()> {
+        self.store.ping().await
     }
 
     pub fn settings(&self) -> &Settings {

@@ -34,8 +34,8 @@ mod errors;
 pub mod postgres;
 mod rows;
 mod sql;
-#[path = "sqlite/store.rs"]
 pub mod sqlite;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use postgres::PgStore;

@@ -104,6 +104,7 @@ impl PgStore {
 
     /// Migrates a schema nobody else uses, without the advisory lock: sqlx takes one lock
     /// per *database*, which would serialize tests that each migrate a schema of their own.
+    #[cfg(any(test, feature = "testing"))]
     pub(crate) async fn migrate_private_schema(&self) -> anyhow::Result<()> {
         let migrator = Migrator {
             migrations: MIGRATOR.migrations.clone(),

@@ -12,6 +12,9 @@
 //!
 //! Dropping the [`TestDb`] deletes the SQLite directory or drops the schema; the schema of a
 //! test that panicked is kept (its name is printed) for a look with `psql`.
+//!
+//! Built only with the `testing` feature (and for this crate's unit tests), which the
+//! dev-dependencies of the crates that use it turn on: release builds leave it out.
 
 use std::sync::Arc;
 use std::time::Duration;

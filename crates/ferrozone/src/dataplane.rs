@@ -59,7 +59,7 @@ async fn forever(task: impl std::future::Future<Output = ()>) -> anyhow::Result<
 /// the database. A lost watch (the database restarted) is retried: meanwhile the
 /// reconciler's timed passes keep the interface in line.
 async fn watch_peer_changes(domain: Arc<Domain>, changes: Arc<Notify>) -> anyhow::Result<()> {
-    let watch = || domain.store().watch_peer_changes(changes.clone());
+    let watch = || domain.watch_peer_changes();
     retry_watch(watch, &changes, (WATCH_RETRY, WATCH_RETRY_MAX)).await
 }
 

@@ -32,6 +32,13 @@ impl Domain {
         self.store().active_peers().await
     }
 
+    /// Runs until the store is closed, notifying [`Domain::peer_changes`] after changes to
+    /// the peers that other processes commit (this process's own notify it directly). An
+    /// error ends the watch: the caller may start it again.
+    pub async fn watch_peer_changes(&self) -> Result<()> {
+        self.store().watch_peer_changes(self.peer_changes.clone()).await
+    }
+
     /// Stores statistics read from the interface.
     pub async fn record_stats(&self, reports: &[StatsReport]) -> Result<()> {
         self.store().record_stats(reports).await

@@ -45,7 +45,7 @@ pub fn routes() -> Router<AppState> {
 /// 200 when the database answers, with the data plane's state (`status` is `degraded`
 /// while the last reconcile failed); 503 when the database does not answer.
 async fn healthz(State(app): State<AppState>) -> Response {
-    if let Err(e) = app.domain.store().ping().await {
+    if let Err(e) = app.domain.check_storage().await {
         return ApiError::Unavailable(anyhow::Error::new(e)).into_response();
     }
     reply::json(StatusCode::OK, &report(&app.data_plane.health()))

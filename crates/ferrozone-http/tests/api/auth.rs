@@ -116,7 +116,7 @@ async fn stored_token(app: &TestApp, user_id: &str, expires_at: Timestamp) -> St
         expires_at,
         last_used_at: None,
     };
-    app.domain.store().insert_token(&token).await.expect("token stored");
+    app.store.insert_token(&token).await.expect("token stored");
     secret.to_string()
 }
 
@@ -166,7 +166,7 @@ async fn a_disabled_users_token_is_refused() {
     for (email, role) in [("off@example.com", Role::Unprivileged), ("off-admin@example.com", Role::Admin)] {
         let now = Timestamp::now();
         let user = User { disabled_at: Some(now), ..User::new(email.into(), role, None, now) };
-        app.domain.store().insert_user(&user).await.expect("user stored");
+        app.store.insert_user(&user).await.expect("user stored");
         let token = app.token(email).await;
         app.device(&user.id.to_string()).await;
         for path in ["/v0/devices", "/v0/users", &format!("/v0/users/{}", user.id)] {
@@ -230,7 +230,7 @@ async fn tokens_are_opaque_stored_as_hashes_and_expire_in_30_days_by_default() {
     assert!(app.admin.starts_with("fz_") && app.admin.len() == 3 + 43, "fz_ + 256 bits: {}", app.admin);
     assert!(app.admin.bytes().skip(3).all(url_safe));
     let (token, secret) = app.domain.create_token("admin@localhost", Some("ci"), None).await.unwrap();
-    let stored = app.domain.store().list_tokens(token.user_id).await.unwrap();
+    let stored = app.store.list_tokens(token.user_id).await.unwrap();
     let stored = stored.iter().find(|t| t.id == token.id).unwrap();
     assert_eq!(stored.token_hash, ferrozone_domain::crypto::hash_token(&secret).to_vec());
     assert_eq!(stored.name, "ci");

@@ -6,13 +6,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::http::{Method, StatusCode};
 use ferrozone_wg::domain::DomainPeers;
 use ferrozone_wg::memory::MemoryInterface;
 use ferrozone_wg::reconciler::Reconciler;
 use ferrozone_wg::{Key, ObservedPeer, Peer};
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use crate::helpers::TestApp;
+use crate::helpers::{json_request, key, send, TestApp};
 
 /// Far longer than a pass takes on a loaded machine: only a pass that never comes (a lost
 /// wake-up) runs into it, and the test then fails instead of hanging.
@@ -55,4 +56,46 @@ async fn a_device_reaches_the_interface_and_leaves_with_its_disabled_owner() {
     app.domain.set_user_disabled("roams@example.com", false).await.unwrap();
     until_peers(&interface, &[peer], "after enabling the owner").await;
     task.abort();
+}
+
+/// How long one attempt of the test below waits for the interface. Only an attempt whose
+/// change the watch could not hear (it was made before the watch started listening) runs
+/// into it; the next attempt makes another change.
+const ATTEMPT_PATIENCE: Duration = Duration::from_secs(3);
+
+/// A device another instance creates (a second process on the database) reaches this
+/// instance's interface: the only wake-up its reconciler gets is the domain's watch on the
+/// database (`Domain::watch_peer_changes`, what `serve` runs), its timed pass is an hour away.
+#[tokio::test]
+async fn a_device_created_by_another_instance_reaches_the_interface_through_the_watch() {
+    let app = TestApp::new().await;
+    let (other, _) = app.second_instance().await;
+    let (user_id, _) = app.user("elsewhere@example.com", "unprivileged").await;
+    let changes = app.domain.peer_changes();
+    // This process's own changes so far left a wake-up: taken, so that none is left over.
+    let _ = tokio::time::timeout(Duration::ZERO, changes.notified()).await;
+    let interface = Arc::new(MemoryInterface::default());
+    let reconciler = Reconciler::new(Arc::new(DomainPeers::new(app.domain.clone())), interface.clone());
+    let mut status = reconciler.status();
+    let task = tokio::spawn(reconciler.run(changes, Duration::from_secs(3600)));
+    let first_pass = tokio::time::timeout(PATIENCE, status.wait_for(|s| s.last_success.is_some())).await;
+    first_pass.expect("the first pass").expect("the reconciler runs");
+    let domain = app.domain.clone();
+    let watch = tokio::spawn(async move { domain.watch_peer_changes().await });
+
+    let mut expected = Vec::new();
+    for _ in 0..10 {
+        let body = json!({"device": {"user_id": user_id, "public_key": key()}});
+        let res = send(other.clone(), json_request(Method::POST, "/v0/devices", Some(&app.admin), Some(&body))).await;
+        expected.push(peer_of(res.expect_status(StatusCode::CREATED).data()));
+        let all_there = |peers: &[ObservedPeer]| {
+            peers.len() == expected.len() && expected.iter().all(|e| peers.iter().any(|o| o.peer == *e))
+        };
+        if tokio::time::timeout(ATTEMPT_PATIENCE, interface.wait_until(all_there)).await.is_ok() {
+            task.abort();
+            watch.abort();
+            return;
+        }
+    }
+    panic!("no change of the other instance woke the reconciler: the interface holds {:?}", interface.peers_now());
 }

@@ -242,7 +242,7 @@ async fn preshared_keys_are_stored_encrypted() {
     let app = TestApp::new().await;
     let psk = key();
     let device = app.device_with(&app.admin_id, json!({"preshared_key": psk})).await;
-    let stored = app.domain.store().device_by_id(id_of(&device).parse().unwrap()).await.unwrap().unwrap();
+    let stored = app.store.device_by_id(id_of(&device).parse().unwrap()).await.unwrap().unwrap();
     let raw = STANDARD.decode(&psk).unwrap();
     let sealed = &stored.preshared_key.0;
     assert!(!sealed.windows(psk.len()).any(|w| w == psk.as_bytes()), "the base64 text is not stored");

@@ -31,6 +31,9 @@ pub const NOT_JSON: &[&str] = &["text/plain; charset=utf-8", "image/png", "image
 pub struct TestApp {
     pub router: Router,
     pub domain: Arc<Domain>,
+    /// The store the domain writes through (wrapped, for an app made by [`TestApp::build`]),
+    /// for tests that look at or prepare what is stored.
+    pub store: Arc<dyn Store>,
     /// Token of the first admin, `admin@localhost`.
     pub admin: String,
     pub admin_id: String,
@@ -126,11 +129,12 @@ impl TestApp {
         let mut settings = Settings::standard();
         edit(&mut settings);
         let secret_key = Cipher::generate_key();
-        let domain = open_domain(wrap(db.store.clone()), settings, &secret_key).await;
+        let store = wrap(db.store.clone());
+        let domain = open_domain(store.clone(), settings, &secret_key).await;
         let admin = domain.bootstrap_admin("admin@localhost").await.expect("bootstrap").expect("a new admin");
         let admin_id = domain.find_user("admin@localhost").await.expect("admin exists").id.to_string();
         let router = ferrozone_http::app(AppState::new(domain.clone(), false));
-        Self { router, domain, admin: admin.to_string(), admin_id, db, secret_key }
+        Self { router, domain, store, admin: admin.to_string(), admin_id, db, secret_key }
     }
 
     /// Another instance on the same database, with a connection pool of its own, the same

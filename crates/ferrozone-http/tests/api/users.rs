@@ -213,7 +213,7 @@ async fn passwords_are_stored_as_argon2id_hashes() {
     let app = TestApp::new().await;
     let attrs = json!({"email": "pw@example.com", "password": PASSWORD, "password_confirmation": PASSWORD});
     let id = create(&app, attrs).await.expect_status(StatusCode::CREATED).id();
-    let stored = || async { app.domain.store().user_by_id(id.parse().unwrap()).await.unwrap().unwrap().password_hash };
+    let stored = || async { app.store.user_by_id(id.parse().unwrap()).await.unwrap().unwrap().password_hash };
     let hash = stored().await.unwrap();
     assert!(hash.starts_with("$argon2id$") && !hash.contains(PASSWORD), "{hash}");
     assert!(verify_password(PASSWORD, &hash));
@@ -223,6 +223,6 @@ async fn passwords_are_stored_as_argon2id_hashes() {
     let hash = stored().await.unwrap();
     assert!(verify_password(new, &hash) && !verify_password(PASSWORD, &hash));
     let provider_only = create(&app, json!({"email": "sso@example.com"})).await.id();
-    let user = app.domain.store().user_by_id(provider_only.parse().unwrap()).await.unwrap().unwrap();
+    let user = app.store.user_by_id(provider_only.parse().unwrap()).await.unwrap().unwrap();
     assert_eq!(user.password_hash, None);
 }

@@ -1,24 +1,6 @@
-//! The SQLite backend: one file in WAL mode, driven through rusqlite.
-//!
-//! - Writes go to one writer thread ([`writer`]) that owns the only writing connection and
-//!   commits queued writes together: one fsync per batch, every answer after its commit.
-//!   Its transactions begin with `BEGIN IMMEDIATE`, so another process on the same file
-//!   (the CLI) waits for the write lock (`busy_timeout`) instead of failing halfway.
-//! - Reads run on the calling thread, on a pooled read-only connection: a point read is a
-//!   few microseconds of SQLite, with no hand-off to another thread. Thanks to WAL they never
-//!   wait for the writer. Reads of unbounded size (lists) move to a blocking thread. The
-//!   hot read of an authenticated `GET` of one device goes to a reader task instead, which
-//!   answers the ones waiting at one moment in one read transaction ([`crate::coalesce`]).
-//!
-//! Row locks are not needed: a write transaction holds the whole database.
-
-mod conn;
-mod errors;
-mod migrate;
-mod point_reads;
-mod rows;
-mod tx;
-mod writer;
+//! The [`Store`] on SQLite: reads on pooled read-only connections, writes (the
+//! multi-statement rules of [`ferrozone_domain::rules`] among them) in the batches of
+//! [`super::writer`].
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -35,21 +17,20 @@ use ferrozone_domain::model::{
 use ferrozone_domain::rules;
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::{DomainError, Timestamp};
-use rusqlite::{params, CachedStatement, Connection, OptionalExtension, ToSql};
+use rusqlite::{params, Connection, OptionalExtension, ToSql};
 use tokio::sync::{mpsc, Notify};
 use uuid::Uuid;
 
-use self::conn::Location;
-use self::errors::OrDb;
-use self::tx::SqliteTx;
-use self::writer::Writer;
+use super::conn::Location;
+use super::errors::OrDb;
+use super::tx::SqliteTx;
+use super::writer::Writer;
+use super::{migrate, point_reads, prepare, rows};
 use crate::columns::Columns;
 use crate::rows::{
     decode_all, Batcher, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenAndDevice, TokenRow, UserRow,
 };
 use crate::{sql, StoreOptions, Synchronous};
-
-pub use self::migrate::{Migration, MIGRATIONS};
 
 /// The [`Store`] on an SQLite database. Clones share the connections.
 #[derive(Clone)]
@@ -59,7 +40,7 @@ pub struct SqliteStore {
     point_reads: PointReads,
 }
 
-struct Inner {
+pub(super) struct Inner {
     location: Location,
     synchronous: Synchronous,
     /// Idle read connections; at most `max_idle` are kept.
@@ -73,12 +54,6 @@ impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SqliteStore").field("database", &self.inner.location.describe()).finish_non_exhaustive()
     }
-}
-
-/// Prepares (or takes from the connection's cache) `statement`, written with the shared
-/// `$n` placeholders, which SQLite reads as names; `?n` binds by number.
-pub(crate) fn prepare<'c>(conn: &'c Connection, statement: &str) -> rusqlite::Result<CachedStatement<'c>> {
-    conn.prepare_cached(&statement.replace('$', "?"))
 }
 
 impl SqliteStore {
@@ -192,7 +167,11 @@ fn list_args(query: &DeviceQuery) -> Args {
 }
 
 impl Inner {
-    fn read<T>(&self, context: &'static str, read: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
+    pub(super) fn read<T>(
+        &self,
+        context: &'static str,
+        read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T> {
         if self.closed.load(Ordering::Acquire) {
             return Err(DomainError::Unavailable(anyhow::anyhow!("the SQLite database is closed")));
         }

@@ -31,7 +31,7 @@ async fn a_device_without_a_public_key_gets_a_generated_pair() {
         let private_key = d["private_key"].as_str().unwrap();
         assert_eq!(public_key_of(private_key).as_deref(), d["public_key"].as_str(), "a matching pair");
 
-        let stored = app.domain.store().device_by_id(id_of(&d).parse().unwrap()).await.unwrap().unwrap();
+        let stored = app.store.device_by_id(id_of(&d).parse().unwrap()).await.unwrap().unwrap();
         assert_eq!(stored.public_key, d["public_key"].as_str().unwrap(), "the public key is stored");
         let shown = app.show_device(&id_of(&d)).await;
         assert_eq!(shown.get("private_key"), None, "never shown again");

@@ -40,7 +40,7 @@ async fn deleting_a_user_deletes_its_devices_and_tokens() {
     assert_eq!(app.list(&format!("/v0/devices?user_id={gone}")).await, Vec::<Value>::new());
     assert_eq!(app.list("/v0/devices").await, std::slice::from_ref(&survivor));
     app.get("/v0/devices", &token).await.expect_auth_error("invalid_token");
-    assert!(app.domain.store().list_tokens(gone.parse().unwrap()).await.unwrap().is_empty());
+    assert!(app.store.list_tokens(gone.parse().unwrap()).await.unwrap().is_empty());
     app.get("/v0/devices", &kept_token).await.expect(StatusCode::OK, json!({"data": [survivor]}));
 
     // The freed public key and addresses can be used again.
@@ -68,7 +68,7 @@ async fn an_admin_may_delete_itself_unless_it_is_the_last() {
     let (second, _) = app.user("second@example.com", "admin").await;
     app.delete("/v0/users/admin@localhost", &app.admin).await.expect_status(StatusCode::NO_CONTENT);
     app.get("/v0/users", &app.admin).await.expect_auth_error("invalid_token");
-    assert_eq!(app.domain.store().count_admins().await.unwrap(), 1);
+    assert_eq!(app.store.count_admins().await.unwrap(), 1);
     assert!(app.domain.find_user(&second).await.is_ok());
 }
 
@@ -126,7 +126,7 @@ async fn assert_one_admin_left(app: &TestApp, responses: &[TestResponse], succes
         ];
         assert!(ok.contains(&loser.body), "{statuses:?} {}", loser.body);
     }
-    assert_eq!(app.domain.store().count_admins().await.unwrap(), 1);
+    assert_eq!(app.store.count_admins().await.unwrap(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
