@@ -12,6 +12,7 @@ pub mod server;
 mod stream;
 mod telemetry;
 mod web;
+mod wire;
 
 use std::sync::Arc;
 
