@@ -12,7 +12,7 @@ pub mod server;
 mod stream;
 mod telemetry;
 mod web;
-mod wire;
+pub mod wire;
 
 use std::sync::Arc;
 

@@ -11,7 +11,7 @@ mod reader;
 mod users;
 
 pub use devices::DeviceEnvelope;
-pub use reader::Reader;
+pub use reader::{Attr, Reader};
 pub use users::UserEnvelope;
 
 use serde_json::{Map, Value};

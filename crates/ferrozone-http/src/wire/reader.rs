@@ -147,7 +147,7 @@ fn nullable(kind: Type) -> ObjectBuilder {
 }
 
 /// The schema of `{key: {…}}`, its attributes being the component `attrs`.
-pub fn envelope(key: &str, doc: &str, attrs: &str) -> RefOr<Schema> {
+pub(super) fn envelope(key: &str, doc: &str, attrs: &str) -> RefOr<Schema> {
     let object = ObjectBuilder::new()
         .property(key, utoipa::openapi::Ref::from_schema_name(attrs))
         .required(key)
