@@ -57,14 +57,14 @@ fuzz_target!(|data: &[u8]| {
         devices(attrs);
     }
     if let Some(Value::Object(attrs)) = body.get("user") {
-        let _ = user::create(&NewUser::parse(attrs));
-        let _ = user::update(&UserChanges::parse(attrs));
+        let _ = user::create(&NewUser::parse(attrs.clone()));
+        let _ = user::update(&UserChanges::parse(attrs.clone()));
     }
 });
 
 fn devices(attrs: &Map<String, Value>) {
     let f = &*FIXTURE;
-    let input = NewDevice::parse(attrs);
+    let input = NewDevice::parse(attrs.clone());
     for default_owner in [None, Some(f.owner)] {
         if let Ok(checked) = device::check_create(&input, &f.settings, SERVER_KEY, default_owner) {
             let created = device::complete(checked, &f.cipher);
@@ -73,7 +73,7 @@ fn devices(attrs: &Map<String, Value>) {
             assert!(created.device.name.chars().count() <= 255, "an accepted name fits");
         }
     }
-    let changes = DeviceChanges::parse(attrs);
+    let changes = DeviceChanges::parse(attrs.clone());
     if let Ok(checked) = device::check_update(&changes, &f.stored, &f.settings, SERVER_KEY) {
         let update = device::complete_update(checked, &f.stored, &f.cipher);
         assert!(is_valid_key(&update.public_key), "an updated public key is a key");

@@ -157,7 +157,7 @@ impl JsonObject {
     /// The attributes under `T::KEY` (`{"device": {…}}`) as `T`: a body whose `T::KEY` is
     /// missing or not an object is a 400.
     pub fn read<T: Attributes>(self) -> Result<T, ApiError> {
-        self.wrapped(T::KEY).map(|attrs| T::parse(&attrs))
+        self.wrapped(T::KEY).map(T::parse)
     }
 
     /// The object under `key` (`{"device": {…}}`): missing or not an object is a 400.

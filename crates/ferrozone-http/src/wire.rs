@@ -22,9 +22,9 @@ pub trait Attributes: Sized {
     const KEY: &'static str;
 
     /// Reads the attributes; in [`Reader::describe`], declares them.
-    fn read(r: &mut Reader<'_>) -> Self;
+    fn read(r: &mut Reader) -> Self;
 
-    fn parse(attrs: &Map<String, Value>) -> Self {
+    fn parse(attrs: Map<String, Value>) -> Self {
         Reader::parse(attrs, Self::read)
     }
 }

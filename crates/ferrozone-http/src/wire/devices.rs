@@ -35,7 +35,7 @@ const USE_DEFAULT_PERSISTENT_KEEPALIVE: Attr = Attr::new("use_default_persistent
 impl Attributes for NewDevice {
     const KEY: &'static str = "device";
 
-    fn read(r: &mut Reader<'_>) -> Self {
+    fn read(r: &mut Reader) -> Self {
         NewDevice {
             user_id: r.uuid_text(&USER_ID).into_value(),
             name: r.text(&NAME).into_value(),
@@ -53,7 +53,7 @@ impl Attributes for NewDevice {
 impl Attributes for DeviceChanges {
     const KEY: &'static str = "device";
 
-    fn read(r: &mut Reader<'_>) -> Self {
+    fn read(r: &mut Reader) -> Self {
         DeviceChanges {
             user_id: r.uuid_text(&USER_ID).into_value(),
             name: r.text(&NAME),
@@ -68,7 +68,7 @@ impl Attributes for DeviceChanges {
     }
 }
 
-fn tunnel(r: &mut Reader<'_>) -> TunnelSettings {
+fn tunnel(r: &mut Reader) -> TunnelSettings {
     TunnelSettings {
         use_default_allowed_ips: r.flag(&USE_DEFAULT_ALLOWED_IPS),
         use_default_dns: r.flag(&USE_DEFAULT_DNS),
@@ -118,7 +118,7 @@ mod tests {
     use super::*;
 
     fn parse<T: Attributes>(v: Value) -> T {
-        T::parse(v.as_object().unwrap())
+        T::parse(v.as_object().unwrap().clone())
     }
 
     #[test]

@@ -27,19 +27,21 @@ impl Attr {
 
 /// Reads the attributes of one request, or (in [`Reader::describe`]) collects their schemas:
 /// then every attribute reads as absent.
-pub struct Reader<'a> {
-    attrs: Option<&'a Map<String, Value>>,
+pub struct Reader {
+    /// The attributes not read yet; `None` when describing.
+    attrs: Option<Map<String, Value>>,
     wrong_types: WrongTypes,
     schemas: BTreeMap<&'static str, Schema>,
 }
 
-impl<'a> Reader<'a> {
-    pub fn parse<T>(attrs: &'a Map<String, Value>, read: impl FnOnce(&mut Reader<'a>) -> T) -> T {
+impl Reader {
+    /// Reads `attrs` with `read`, which takes each value out (no copy).
+    pub fn parse<T>(attrs: Map<String, Value>, read: impl FnOnce(&mut Reader) -> T) -> T {
         read(&mut Reader { attrs: Some(attrs), wrong_types: WrongTypes::default(), schemas: BTreeMap::new() })
     }
 
     /// The object schema of the attributes `read` reads, described as `doc`.
-    pub fn describe<T>(doc: &str, read: impl FnOnce(&mut Reader<'_>) -> T) -> Schema {
+    pub fn describe<T>(doc: &str, read: impl FnOnce(&mut Reader) -> T) -> Schema {
         let mut r = Reader { attrs: None, wrong_types: WrongTypes::default(), schemas: BTreeMap::new() };
         read(&mut r);
         let object = r.schemas.into_iter().fold(ObjectBuilder::new(), |o, (name, schema)| o.property(name, schema));
@@ -53,18 +55,18 @@ impl<'a> Reader<'a> {
 
     /// A string.
     pub fn text(&mut self, attr: &Attr) -> Patch<String> {
-        self.read(attr, nullable(Type::String), |v| v.as_str().map(str::to_owned))
+        self.read(attr, nullable(Type::String), string)
     }
 
     /// A string the schema shows as a UUID; the domain checks it.
     pub fn uuid_text(&mut self, attr: &Attr) -> Patch<String> {
         let schema = nullable(Type::String).format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)));
-        self.read(attr, schema, |v| v.as_str().map(str::to_owned))
+        self.read(attr, schema, string)
     }
 
     /// A string that is a secret (a password).
     pub fn secret(&mut self, attr: &Attr) -> Patch<Zeroizing<String>> {
-        self.read(attr, nullable(Type::String), |v| v.as_str().map(|s| Zeroizing::new(s.to_owned())))
+        self.read(attr, nullable(Type::String), |v| string(v).map(Zeroizing::new))
     }
 
     /// `admin` or `unprivileged`; any other value is of a wrong type.
@@ -75,12 +77,12 @@ impl<'a> Reader<'a> {
     /// An integer (a JSON number without a fraction, within 64 bits).
     pub fn integer(&mut self, attr: &Attr) -> Patch<i64> {
         let schema = nullable(Type::Integer).format(Some(SchemaFormat::KnownFormat(KnownFormat::Int32)));
-        self.read(attr, schema, Value::as_i64)
+        self.read(attr, schema, |v| v.as_i64())
     }
 
     /// A boolean; `null` is of a wrong type.
     pub fn flag(&mut self, attr: &Attr) -> Option<bool> {
-        match self.read(attr, nullable(Type::Boolean), Value::as_bool) {
+        match self.read(attr, nullable(Type::Boolean), |v| v.as_bool()) {
             Patch::Absent => None,
             Patch::Null => {
                 self.wrong_types.insert(attr.name, false);
@@ -100,13 +102,13 @@ impl<'a> Reader<'a> {
             schema = schema.description(Some(doc));
         }
         self.declare(attr, Schema::Array(schema.build()));
-        self.value(attr, |v| {
-            let entries = v.as_array()?;
-            Some(entries.iter().map(|e| e.as_str().unwrap_or_default().to_owned()).collect())
+        self.value(attr, |v| match v {
+            Value::Array(entries) => Some(entries.into_iter().map(|e| string(e).unwrap_or_default()).collect()),
+            _ => None,
         })
     }
 
-    fn read<T>(&mut self, attr: &Attr, schema: ObjectBuilder, value: impl Fn(&Value) -> Option<T>) -> Patch<T> {
+    fn read<T>(&mut self, attr: &Attr, schema: ObjectBuilder, value: impl FnOnce(Value) -> Option<T>) -> Patch<T> {
         self.declare(attr, Schema::Object(schema.description(attr.doc).build()));
         self.value(attr, value)
     }
@@ -117,17 +119,20 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn value<T>(&mut self, attr: &Attr, read: impl Fn(&Value) -> Option<T>) -> Patch<T> {
-        match self.attrs.and_then(|attrs| attrs.get(attr.name)) {
+    fn value<T>(&mut self, attr: &Attr, read: impl FnOnce(Value) -> Option<T>) -> Patch<T> {
+        match self.attrs.as_mut().and_then(|attrs| attrs.remove(attr.name)) {
             None => Patch::Absent,
             Some(Value::Null) => Patch::Null,
-            Some(v) => match read(v) {
-                Some(value) => Patch::Value(value),
-                None => {
-                    self.wrong_types.insert(attr.name, is_present(v));
-                    Patch::Absent
+            Some(v) => {
+                let present = is_present(&v);
+                match read(v) {
+                    Some(value) => Patch::Value(value),
+                    None => {
+                        self.wrong_types.insert(attr.name, present);
+                        Patch::Absent
+                    }
                 }
-            },
+            }
         }
     }
 }
@@ -139,6 +144,13 @@ fn is_present(v: &Value) -> bool {
         Value::String(s) => !s.trim().is_empty(),
         Value::Array(a) => !a.is_empty(),
         _ => true,
+    }
+}
+
+fn string(v: Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s),
+        _ => None,
     }
 }
 

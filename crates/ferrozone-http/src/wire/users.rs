@@ -19,7 +19,7 @@ const PASSWORD_CONFIRMATION: Attr =
 impl Attributes for NewUser {
     const KEY: &'static str = "user";
 
-    fn read(r: &mut Reader<'_>) -> Self {
+    fn read(r: &mut Reader) -> Self {
         NewUser {
             email: r.text(&EMAIL).into_value(),
             role: r.role(&ROLE).into_value(),
@@ -33,7 +33,7 @@ impl Attributes for NewUser {
 impl Attributes for UserChanges {
     const KEY: &'static str = "user";
 
-    fn read(r: &mut Reader<'_>) -> Self {
+    fn read(r: &mut Reader) -> Self {
         UserChanges {
             email: r.text(&EMAIL),
             role: r.role(&ROLE),
@@ -77,7 +77,7 @@ mod tests {
     use super::*;
 
     fn parse<T: Attributes>(v: Value) -> T {
-        T::parse(v.as_object().unwrap())
+        T::parse(v.as_object().unwrap().clone())
     }
 
     #[test]
