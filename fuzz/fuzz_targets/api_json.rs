@@ -1,16 +1,19 @@
 //! What a `/v0` POST, PUT or PATCH body of a user or a device goes through: the JSON
-//! parser the API's body extractor uses, then the domain's validation of `{"device": …}`
-//! (create, for an admin and for a user, and update of a stored device) and of
-//! `{"user": …}` (create and update). Validation must answer, never panic; what it accepts
-//! must hold to the rules it states (the server's own key is never a device's).
+//! parser the API's body extractor uses, the API's reading of the attributes into the
+//! domain's typed input, then the domain's validation of `{"device": …}` (create, for an
+//! admin and for a user, and update of a stored device) and of `{"user": …}` (create and
+//! update). Validation must answer, never panic; what it accepts must hold to the rules it
+//! states (the server's own key is never a device's).
 #![no_main]
 
 use std::sync::LazyLock;
 
 use ferrozone_domain::crypto::{is_valid_key, Cipher};
+use ferrozone_domain::input::{DeviceChanges, NewDevice, NewUser, UserChanges};
 use ferrozone_domain::model::{CustomConfig, Device, PeerStats, UseDefaults};
 use ferrozone_domain::validate::{device, user};
 use ferrozone_domain::{Settings, Timestamp};
+use ferrozone_http::wire::Attributes;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -54,21 +57,25 @@ fuzz_target!(|data: &[u8]| {
         devices(attrs);
     }
     if let Some(Value::Object(attrs)) = body.get("user") {
-        let _ = user::create(attrs);
-        let _ = user::update(attrs);
+        let _ = user::create(&NewUser::parse(attrs.clone()));
+        let _ = user::update(&UserChanges::parse(attrs.clone()));
     }
 });
 
 fn devices(attrs: &Map<String, Value>) {
     let f = &*FIXTURE;
+    let input = NewDevice::parse(attrs.clone());
     for default_owner in [None, Some(f.owner)] {
-        if let Ok(created) = device::create(attrs, &f.settings, &f.cipher, SERVER_KEY, default_owner) {
+        if let Ok(checked) = device::check_create(&input, &f.settings, SERVER_KEY, default_owner) {
+            let created = device::complete(checked, &f.cipher);
             assert!(is_valid_key(&created.device.public_key), "an accepted public key is a key");
             assert_ne!(created.device.public_key, SERVER_KEY, "the server's key is refused");
             assert!(created.device.name.chars().count() <= 255, "an accepted name fits");
         }
     }
-    if let Ok(update) = device::update(attrs, &f.stored, &f.settings, &f.cipher, SERVER_KEY) {
+    let changes = DeviceChanges::parse(attrs.clone());
+    if let Ok(checked) = device::check_update(&changes, &f.stored, &f.settings, SERVER_KEY) {
+        let update = device::complete_update(checked, &f.stored, &f.cipher);
         assert!(is_valid_key(&update.public_key), "an updated public key is a key");
         assert_ne!(update.public_key, SERVER_KEY, "the server's key is refused");
         for address in update.ipv4.map(Into::into).into_iter().chain(update.ipv6.map(Into::into)) {

@@ -13,3 +13,20 @@ pub use password::{hash_password, verify_password, verify_password_or_dummy};
 pub use session::{csrf_token, hash_session_secret, random_secret};
 pub use token::{hash_token, new_token, TOKEN_PREFIX};
 pub use wg::{generate_keypair, generate_psk, is_valid_key, public_key_of, KeyPair, PrivateKey};
+
+/// Key generations and sealings done by this thread, for tests that check a rejected request
+/// costs no key work.
+#[cfg(test)]
+pub(crate) mod key_work {
+    use std::cell::Cell;
+
+    thread_local!(static DONE: Cell<usize> = const { Cell::new(0) });
+
+    pub fn done() -> usize {
+        DONE.with(Cell::get)
+    }
+
+    pub(super) fn count() {
+        DONE.with(|d| d.set(d.get() + 1));
+    }
+}

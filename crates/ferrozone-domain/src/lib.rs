@@ -11,6 +11,7 @@ pub mod client;
 pub mod client_config;
 pub mod crypto;
 pub mod error;
+pub mod input;
 pub mod ipam;
 pub mod model;
 pub mod names;

@@ -1,8 +1,5 @@
-//! Request validation: JSON attributes in, typed values or per-field messages out.
-//!
-//! Each attribute of a request is absent, `null`, or a value, and the three mean
-//! different things (docs/api.md sections 4 and 5), so validation reads the JSON
-//! object directly instead of deserialising it into a struct.
+//! Request validation: typed input ([`crate::input`]) in, the values to store or
+//! per-attribute messages out.
 
 pub mod device;
 pub mod input;

@@ -1,7 +1,6 @@
 //! What the API sends and accepts, with the schemas the OpenAPI document shows.
 //!
-//! Requests are validated by the domain from the raw JSON object (absent, `null` and a
-//! value mean different things); the request types here document that input.
+//! Request bodies are read by [`crate::wire`], which describes their schemas too.
 
 use std::collections::BTreeMap;
 
@@ -170,67 +169,6 @@ pub struct DeviceList {
 #[derive(Serialize, ToSchema)]
 pub struct UserList {
     pub data: Vec<UserDto>,
-}
-
-/// Device attributes a client may send. All are optional on update; `user_id` cannot change.
-#[allow(dead_code)]
-#[derive(ToSchema)]
-pub struct DeviceAttrs {
-    /// Required on create with an admin token; defaults to the caller otherwise.
-    user_id: Option<Uuid>,
-    /// 1–255 characters, unique per user; generated when omitted.
-    name: Option<String>,
-    /// At most 2048 characters.
-    description: Option<String>,
-    /// Base64 of a 32-byte key (44 characters). Omitted (or `null`, `""`) on create, the
-    /// server generates the key pair and returns the private key once, in the 201.
-    public_key: Option<String>,
-    /// Base64 of a 32-byte key; generated when omitted.
-    preshared_key: Option<String>,
-    /// An address in the IPv4 tunnel network; assigned when omitted.
-    ipv4: Option<String>,
-    /// An address in the IPv6 tunnel network; assigned when omitted.
-    ipv6: Option<String>,
-    allowed_ips: Option<Vec<String>>,
-    dns: Option<Vec<String>>,
-    endpoint: Option<String>,
-    /// 576–1500.
-    mtu: Option<i32>,
-    /// 0–120 seconds.
-    persistent_keepalive: Option<i32>,
-    use_default_allowed_ips: Option<bool>,
-    use_default_dns: Option<bool>,
-    use_default_endpoint: Option<bool>,
-    use_default_mtu: Option<bool>,
-    use_default_persistent_keepalive: Option<bool>,
-}
-
-/// `{"device": {…}}`
-#[allow(dead_code)]
-#[derive(ToSchema)]
-pub struct DeviceEnvelope {
-    device: DeviceAttrs,
-}
-
-/// User attributes a client may send.
-#[allow(dead_code)]
-#[derive(ToSchema)]
-pub struct UserAttrs {
-    /// Required on create; unique, case-insensitively.
-    email: Option<String>,
-    /// `admin` or `unprivileged` (default).
-    role: Option<String>,
-    /// 12–64 characters, for password sign-in.
-    password: Option<String>,
-    /// Required with `password`, and equal to it.
-    password_confirmation: Option<String>,
-}
-
-/// `{"user": {…}}`
-#[allow(dead_code)]
-#[derive(ToSchema)]
-pub struct UserEnvelope {
-    user: UserAttrs,
 }
 
 /// 422: attribute → messages; errors not tied to one attribute are under `base`.

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::web::{cookies, same_secret};
+use crate::wire::Attributes;
 use crate::AppState;
 
 /// A path parameter; a rejected one (not UTF-8) is answered as an unknown id.
@@ -153,8 +154,14 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 pub struct JsonObject(Result<Map<String, Value>, ApiError>);
 
 impl JsonObject {
+    /// The attributes under `T::KEY` (`{"device": {…}}`) as `T`: a body whose `T::KEY` is
+    /// missing or not an object is a 400.
+    pub fn read<T: Attributes>(self) -> Result<T, ApiError> {
+        self.wrapped(T::KEY).map(T::parse)
+    }
+
     /// The object under `key` (`{"device": {…}}`): missing or not an object is a 400.
-    pub fn wrapped(self, key: &str) -> Result<Map<String, Value>, ApiError> {
+    fn wrapped(self, key: &str) -> Result<Map<String, Value>, ApiError> {
         match self.0?.into_iter().find(|(k, _)| k == key) {
             Some((_, Value::Object(attrs))) => Ok(attrs),
             Some(_) => Err(ApiError::BadRequest(format!("`{key}` must be a JSON object"))),

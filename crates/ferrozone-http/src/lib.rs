@@ -12,6 +12,7 @@ pub mod server;
 mod stream;
 mod telemetry;
 mod web;
+pub mod wire;
 
 use std::sync::Arc;
 

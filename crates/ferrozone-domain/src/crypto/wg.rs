@@ -18,6 +18,8 @@ pub fn is_valid_key(text: &str) -> bool {
 }
 
 pub fn generate_keypair() -> KeyPair {
+    #[cfg(test)]
+    super::key_work::count();
     let secret = StaticSecret::random_from_rng(OsRng);
     let public = PublicKey::from(&secret);
     KeyPair {
@@ -57,6 +59,8 @@ pub fn public_key_of(private_key: &str) -> Option<String> {
 
 /// A preshared key: 32 random bytes.
 pub fn generate_psk() -> Zeroizing<String> {
+    #[cfg(test)]
+    super::key_work::count();
     let mut bytes = Zeroizing::new([0u8; 32]);
     OsRng.fill_bytes(bytes.as_mut());
     Zeroizing::new(STANDARD.encode(bytes.as_ref()))

@@ -1,6 +1,5 @@
 //! Devices: list, show, create, update, delete (docs/api.md section 5).
 
-use serde_json::{Map, Value};
 use uuid::Uuid;
 use zeroize::Zeroizing;
 
@@ -8,12 +7,12 @@ use super::{Domain, Principal};
 use crate::client_config::{self, ConfigKeys, PRIVATE_KEY_PLACEHOLDER};
 use crate::crypto::PrivateKey;
 use crate::error::{DomainError, Result};
+use crate::input::{DeviceChanges, NewDevice};
 use crate::model::Device;
 use crate::names;
 use crate::store::{DeviceBatches, DeviceQuery};
 use crate::time::Timestamp;
 use crate::validate::device as rules;
-use crate::validate::input::{field, Field};
 use crate::validate::TAKEN;
 
 /// A new device, with the private key the server generated for it, if it did.
@@ -50,14 +49,15 @@ impl Domain {
         visible_device(actor, self.store().device_by_id(id).await?)
     }
 
-    /// Creates a device. Without a public key in `attrs` the key pair is generated here,
+    /// Creates a device. Without a public key in `input` the key pair is generated here,
     /// and its private key is in the result, the only place it ever appears.
-    pub async fn create_device(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<CreatedDevice> {
-        let default_owner = if actor.is_admin() { None } else { Some(own_device_owner(actor, attrs)?) };
-        let mut input = rules::create(attrs, self.settings(), self.cipher(), self.server_public_key(), default_owner)?;
-        if !actor.is_admin() && Some(input.device.user_id) != actor.user_id {
+    pub async fn create_device(&self, actor: &Principal, input: &NewDevice) -> Result<CreatedDevice> {
+        let default_owner = if actor.is_admin() { None } else { Some(own_device_owner(actor, input)?) };
+        let checked = rules::check_create(input, self.settings(), self.server_public_key(), default_owner)?;
+        if !actor.is_admin() && Some(checked.owner()) != actor.user_id {
             return Err(DomainError::Forbidden);
         }
+        let mut input = rules::complete(checked, self.cipher());
         let max = self.settings().max_devices_per_user;
         let mut attempt = 0;
         loop {
@@ -95,9 +95,10 @@ impl Domain {
         Ok(client_config::render(&device, &device.effective(&self.settings().defaults), &keys))
     }
 
-    pub async fn update_device(&self, actor: &Principal, id: Uuid, attrs: &Map<String, Value>) -> Result<Device> {
+    pub async fn update_device(&self, actor: &Principal, id: Uuid, changes: &DeviceChanges) -> Result<Device> {
         let stored = self.get_device(actor, id).await?;
-        let update = rules::update(attrs, &stored, self.settings(), self.cipher(), self.server_public_key())?;
+        let checked = rules::check_update(changes, &stored, self.settings(), self.server_public_key())?;
+        let update = rules::complete_update(checked, &stored, self.cipher());
         let device = self.store().update_device(id, &update, Timestamp::now()).await?;
         self.peers_changed();
         Ok(device)
@@ -118,14 +119,15 @@ impl Domain {
 /// The owner of a device an unprivileged `actor` creates: itself. Authorization comes before
 /// validation, so a `user_id` that is present and not the actor's own id (another user's,
 /// an unknown one, not an id at all) is 403 whatever else the request holds.
-fn own_device_owner(actor: &Principal, attrs: &Map<String, Value>) -> Result<Uuid> {
+fn own_device_owner(actor: &Principal, input: &NewDevice) -> Result<Uuid> {
     let own = actor.user_id.ok_or(DomainError::Forbidden)?;
-    match field(attrs, "user_id") {
-        Field::Absent | Field::Null => Ok(own),
-        Field::Value(Value::String(id)) if id.trim().is_empty() || Uuid::parse_str(id.trim()).ok() == Some(own) => {
-            Ok(own)
-        }
-        Field::Value(_) => Err(DomainError::Forbidden),
+    if input.wrong_types.has("user_id") {
+        return Err(DomainError::Forbidden);
+    }
+    match input.user_id.as_deref().map(str::trim) {
+        None => Ok(own),
+        Some(id) if id.is_empty() || Uuid::parse_str(id).ok() == Some(own) => Ok(own),
+        Some(_) => Err(DomainError::Forbidden),
     }
 }
 

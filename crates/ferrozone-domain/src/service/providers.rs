@@ -10,7 +10,6 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
 use zeroize::Zeroizing;
 
 use super::sessions::NewSession;
@@ -18,6 +17,7 @@ use super::Domain;
 use crate::client::client_network;
 use crate::crypto::{hash_session_secret, random_secret, Sealed};
 use crate::error::{DomainError, Result};
+use crate::input::NewUser;
 use crate::model::{self, email_key, Role, User};
 use crate::providers::ProviderPolicy;
 use crate::time::Timestamp;
@@ -139,8 +139,7 @@ impl Domain {
         if !auto_create {
             return Ok(None);
         }
-        let attrs = Map::from_iter([("email".to_owned(), Value::String(email.to_owned()))]);
-        let Ok(input) = rules::create(&attrs) else {
+        let Ok(input) = rules::create(&NewUser { email: Some(email.to_owned()), ..NewUser::default() }) else {
             tracing::warn!("provider sign-in refused: the provider's email is not a valid user email");
             return Ok(None);
         };

@@ -1,11 +1,11 @@
 //! Users: list, show, create, update, delete (docs/api.md section 4).
 
-use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::{Domain, Principal};
 use crate::crypto::hash_password;
 use crate::error::{DomainError, Result};
+use crate::input::{NewUser, UserChanges};
 use crate::model::{email_key, User, UserUpdate};
 use crate::time::Timestamp;
 use crate::validate::user as rules;
@@ -39,9 +39,9 @@ impl Domain {
         self.store().user_by_email(&email_key(email)).await
     }
 
-    pub async fn create_user(&self, actor: &Principal, attrs: &Map<String, Value>) -> Result<User> {
+    pub async fn create_user(&self, actor: &Principal, input: &NewUser) -> Result<User> {
         actor.require_admin()?;
-        let input = rules::create(attrs)?;
+        let input = rules::create(input)?;
         let password_hash = match input.password {
             Some(password) => Some(self.passwords.run(move || hash_password(&password)).await??),
             None => None,
@@ -53,10 +53,10 @@ impl Domain {
         Ok(user)
     }
 
-    pub async fn update_user(&self, actor: &Principal, key: &str, attrs: &Map<String, Value>) -> Result<User> {
+    pub async fn update_user(&self, actor: &Principal, key: &str, changes: &UserChanges) -> Result<User> {
         actor.require_admin()?;
         let target = self.find_user(key).await?;
-        let edit = rules::update(attrs)?;
+        let edit = rules::update(changes)?;
         if let Some(role) = edit.role {
             if actor.user_id == Some(target.id) && role != target.role {
                 return Err(DomainError::invalid("role", "You cannot change your own role"));

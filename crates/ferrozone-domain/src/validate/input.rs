@@ -1,108 +1,117 @@
-//! Reading attributes out of a request object.
-
-use serde_json::{Map, Value};
+//! The steps every attribute's check shares, and the errors they collect.
 
 use super::IS_INVALID;
-use crate::error::Errors;
+use crate::error::{DomainError, Errors};
+use crate::input::{Patch, WrongTypes};
 
-/// One attribute of a request.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Field<'a> {
-    Absent,
-    Null,
-    Value(&'a Value),
+/// One validation: the attributes the parser found of a wrong type, and the errors so far.
+pub struct Check<'a> {
+    wrong_types: &'a WrongTypes,
+    errors: Errors,
 }
 
-pub fn field<'a>(attrs: &'a Map<String, Value>, key: &str) -> Field<'a> {
-    match attrs.get(key) {
-        None => Field::Absent,
-        Some(Value::Null) => Field::Null,
-        Some(v) => Field::Value(v),
+impl<'a> Check<'a> {
+    pub fn new(wrong_types: &'a WrongTypes) -> Self {
+        Self { wrong_types, errors: Errors::new() }
     }
-}
 
-/// A string attribute, trimmed. `Ok(None)` for absent, `null` and blank strings;
-/// records `is invalid` for any other JSON type, and for a string with a NUL character
-/// (which no stored value may hold: PostgreSQL text cannot).
-pub fn trimmed<'a>(attrs: &'a Map<String, Value>, key: &str, errors: &mut Errors) -> Option<Option<&'a str>> {
-    match field(attrs, key) {
-        Field::Absent => Some(None),
-        Field::Null => Some(None),
-        Field::Value(Value::String(s)) if !s.contains('\0') => {
-            let s = s.trim();
-            Some((!s.is_empty()).then_some(s))
+    pub fn add(&mut self, attribute: &str, message: impl Into<String>) {
+        self.errors.add(attribute, message);
+    }
+
+    pub fn has(&self, attribute: &str) -> bool {
+        self.errors.has(attribute)
+    }
+
+    /// `Ok(value)` when nothing was recorded, the errors otherwise.
+    pub fn finish<T>(self, value: T) -> Result<T, DomainError> {
+        self.errors.finish(value)
+    }
+
+    /// Whether `attribute` came with a wrong type; records `is invalid` when it did.
+    pub fn wrong_type(&mut self, attribute: &str) -> bool {
+        let wrong = self.wrong_types.has(attribute);
+        if wrong {
+            self.add(attribute, IS_INVALID);
         }
-        Field::Value(_) => {
-            errors.add(key, IS_INVALID);
-            None
+        wrong
+    }
+
+    /// Whether `attribute` came with a wrong type, without recording anything.
+    pub fn is_wrong_type(&self, attribute: &str) -> bool {
+        self.wrong_types.has(attribute)
+    }
+
+    /// Whether `attribute` came with a wrong type and a value that counts as present.
+    pub fn wrong_type_present(&self, attribute: &str) -> bool {
+        self.wrong_types.present(attribute)
+    }
+
+    /// Whether the request had `attribute` at all (`null` and a wrong type included).
+    pub fn sent<T>(&self, attribute: &str, value: &Patch<T>) -> bool {
+        !value.is_absent() || self.is_wrong_type(attribute)
+    }
+
+    /// A text attribute, trimmed: `Some(None)` when absent, `null` or blank. `None` when it
+    /// is invalid (recorded): of a wrong type, or with a NUL character, which no stored value
+    /// may hold (PostgreSQL text cannot).
+    pub fn trimmed<'v>(&mut self, attribute: &str, value: Option<&'v str>) -> Option<Option<&'v str>> {
+        if self.wrong_type(attribute) {
+            return None;
+        }
+        match value {
+            Some(s) if s.contains('\0') => {
+                self.add(attribute, IS_INVALID);
+                None
+            }
+            Some(s) => {
+                let s = s.trim();
+                Some((!s.is_empty()).then_some(s))
+            }
+            None => Some(None),
         }
     }
-}
 
-/// A boolean attribute: `Ok(None)` when absent; `null` and non-booleans are `is invalid`.
-pub fn boolean(attrs: &Map<String, Value>, key: &str, errors: &mut Errors) -> Option<bool> {
-    match field(attrs, key) {
-        Field::Absent => None,
-        Field::Value(Value::Bool(b)) => Some(*b),
-        _ => {
-            errors.add(key, IS_INVALID);
-            None
+    /// A switch: `None` when absent or of a wrong type (`null` included; recorded).
+    pub fn flag(&mut self, attribute: &str, value: Option<bool>) -> Option<bool> {
+        if self.wrong_type(attribute) {
+            return None;
         }
-    }
-}
-
-/// Whether the attribute carries a value that counts as "present" for the
-/// `must not be present` rule: anything but absent, `null`, `""` and `[]`.
-pub fn is_present(attrs: &Map<String, Value>, key: &str) -> bool {
-    match field(attrs, key) {
-        Field::Absent | Field::Null => false,
-        Field::Value(Value::String(s)) => !s.trim().is_empty(),
-        Field::Value(Value::Array(a)) => !a.is_empty(),
-        Field::Value(_) => true,
+        value
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap()
-    }
 
     #[test]
     fn trimmed_strings() {
-        let a = obj(json!({"a": "  x ", "b": "  ", "c": null, "d": 5, "nul": "a\u{0}b"}));
-        let mut e = Errors::new();
-        assert_eq!(trimmed(&a, "a", &mut e), Some(Some("x")));
-        assert_eq!(trimmed(&a, "b", &mut e), Some(None));
-        assert_eq!(trimmed(&a, "c", &mut e), Some(None));
-        assert_eq!(trimmed(&a, "z", &mut e), Some(None));
-        assert!(e.is_empty());
-        assert_eq!(trimmed(&a, "d", &mut e), None);
+        let mut wrong = WrongTypes::default();
+        wrong.insert("d", true);
+        let mut c = Check::new(&wrong);
+        assert_eq!(c.trimmed("a", Some("  x ")), Some(Some("x")));
+        assert_eq!(c.trimmed("b", Some("  ")), Some(None));
+        assert_eq!(c.trimmed("c", None), Some(None));
+        assert!(!c.has("a") && !c.has("b") && !c.has("c"));
+        assert_eq!(c.trimmed("d", None), None);
+        assert_eq!(c.trimmed("nul", Some("a\u{0}b")), None);
+        let Err(DomainError::Invalid(e)) = c.finish(()) else { panic!("errors expected") };
         assert_eq!(e.get("d").unwrap(), ["is invalid"]);
-        assert_eq!(trimmed(&a, "nul", &mut e), None);
         assert_eq!(e.get("nul").unwrap(), ["is invalid"]);
     }
 
     #[test]
-    fn booleans_are_strict() {
-        let a = obj(json!({"t": true, "n": null, "s": "true"}));
-        let mut e = Errors::new();
-        assert_eq!(boolean(&a, "t", &mut e), Some(true));
-        assert_eq!(boolean(&a, "absent", &mut e), None);
-        assert!(e.is_empty());
-        boolean(&a, "n", &mut e);
-        boolean(&a, "s", &mut e);
-        assert!(e.has("n") && e.has("s"));
-    }
-
-    #[test]
-    fn presence() {
-        let a = obj(json!({"e": [], "s": "", "n": null, "z": 0, "l": ["x"]}));
-        assert!(!is_present(&a, "e") && !is_present(&a, "s") && !is_present(&a, "n"));
-        assert!(!is_present(&a, "absent"));
-        assert!(is_present(&a, "z") && is_present(&a, "l"));
+    fn wrong_types_are_sent_and_invalid() {
+        let mut wrong = WrongTypes::default();
+        wrong.insert("n", false);
+        let mut c = Check::new(&wrong);
+        assert!(c.sent("n", &Patch::<bool>::Absent) && !c.sent("t", &Patch::<bool>::Absent));
+        assert!(c.sent("t", &Patch::<bool>::Null));
+        assert_eq!(c.flag("t", Some(true)), Some(true));
+        assert_eq!(c.flag("absent", None), None);
+        assert!(!c.has("t") && !c.has("absent"));
+        assert_eq!(c.flag("n", None), None);
+        assert!(c.has("n") && !c.wrong_type_present("n"));
     }
 }

@@ -1,11 +1,11 @@
 //! User attributes (docs/api.md section 4).
 
-use serde_json::{Map, Value};
 use zeroize::Zeroizing;
 
-use super::input::{field, trimmed, Field};
-use super::{at_least, at_most, CANT_BE_BLANK, IS_INVALID};
-use crate::error::{DomainError, Errors};
+use super::input::Check;
+use super::{at_least, at_most, CANT_BE_BLANK};
+use crate::error::DomainError;
+use crate::input::{NewUser, Patch, UserChanges};
 use crate::model::Role;
 
 pub const INVALID_EMAIL: &str = "is invalid email address";
@@ -29,41 +29,47 @@ pub struct UserEdit {
     pub password: Option<Zeroizing<String>>,
 }
 
-pub fn create(attrs: &Map<String, Value>) -> Result<UserCreate, DomainError> {
-    let mut errors = Errors::new();
-    let email = email(attrs, &mut errors, true);
-    let role = match field(attrs, "role") {
-        Field::Absent | Field::Null => Some(Role::Unprivileged),
-        _ => role(attrs, &mut errors),
+pub fn create(input: &NewUser) -> Result<UserCreate, DomainError> {
+    let mut c = Check::new(&input.wrong_types);
+    let email = email(&mut c, input.email.as_deref());
+    let role = match input.role {
+        _ if c.wrong_type("role") => None,
+        Some(role) => Some(role),
+        None => Some(Role::Unprivileged),
     };
-    let password = password(attrs, &mut errors);
-    errors.finish(())?;
+    let password = password(&mut c, input.password.as_deref(), input.password_confirmation.as_deref());
+    c.finish(())?;
     Ok(UserCreate { email: email.unwrap_or_default(), role: role.unwrap_or(Role::Unprivileged), password })
 }
 
-pub fn update(attrs: &Map<String, Value>) -> Result<UserEdit, DomainError> {
-    let mut errors = Errors::new();
-    let email = email(attrs, &mut errors, false);
-    let role = match field(attrs, "role") {
-        Field::Absent => None,
-        _ => role(attrs, &mut errors),
+pub fn update(input: &UserChanges) -> Result<UserEdit, DomainError> {
+    let mut c = Check::new(&input.wrong_types);
+    let email = match c.sent("email", &input.email) {
+        true => email(&mut c, input.email.value().map(String::as_str)),
+        false => None,
     };
-    let password = password(attrs, &mut errors);
-    errors.finish(UserEdit { email, role, password })
+    let role = match input.role {
+        _ if c.wrong_type("role") => None,
+        Patch::Absent => None,
+        Patch::Null => {
+            c.add("role", CANT_BE_BLANK);
+            None
+        }
+        Patch::Value(role) => Some(role),
+    };
+    let password = password(&mut c, input.password.as_deref(), input.password_confirmation.as_deref());
+    c.finish(UserEdit { email, role, password })
 }
 
-/// Validates the email attribute. On update an absent email is `None` (kept).
-fn email(attrs: &Map<String, Value>, errors: &mut Errors, required: bool) -> Option<String> {
-    if !required && matches!(field(attrs, "email"), Field::Absent) {
-        return None;
-    }
-    let email = trimmed(attrs, "email", errors)?;
+/// Validates an email that was sent (absent counts as blank).
+fn email(c: &mut Check<'_>, value: Option<&str>) -> Option<String> {
+    let email = c.trimmed("email", value)?;
     let Some(email) = email else {
-        errors.add("email", CANT_BE_BLANK);
+        c.add("email", CANT_BE_BLANK);
         return None;
     };
     if !is_email(email) {
-        errors.add("email", INVALID_EMAIL);
+        c.add("email", INVALID_EMAIL);
         return None;
     }
     Some(email.to_owned())
@@ -81,52 +87,30 @@ pub fn is_email(s: &str) -> bool {
         && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
-fn role(attrs: &Map<String, Value>, errors: &mut Errors) -> Option<Role> {
-    match field(attrs, "role") {
-        Field::Null => {
-            errors.add("role", CANT_BE_BLANK);
-            None
-        }
-        Field::Value(Value::String(s)) if Role::parse(s).is_some() => Role::parse(s),
-        _ => {
-            errors.add("role", IS_INVALID);
-            None
-        }
+/// The password, when one is set (`None` and `""` set none), with its confirmation checked.
+fn password(c: &mut Check<'_>, password: Option<&String>, confirmation: Option<&String>) -> Option<Zeroizing<String>> {
+    if c.wrong_type("password") {
+        return None;
     }
-}
-
-/// The password, when one is set (`null` and `""` set none), with its confirmation checked.
-fn password(attrs: &Map<String, Value>, errors: &mut Errors) -> Option<Zeroizing<String>> {
-    let password = match field(attrs, "password") {
-        Field::Absent | Field::Null => return None,
-        Field::Value(Value::String(s)) if s.is_empty() => return None,
-        Field::Value(Value::String(s)) => s,
-        Field::Value(_) => {
-            errors.add("password", IS_INVALID);
-            return None;
-        }
-    };
+    let password = password.filter(|p| !p.is_empty())?;
     let length = password.chars().count();
     let mut valid = true;
     if length < PASSWORD_MIN {
-        errors.add("password", at_least(PASSWORD_MIN));
+        c.add("password", at_least(PASSWORD_MIN));
         valid = false;
     } else if length > PASSWORD_MAX {
-        errors.add("password", at_most(PASSWORD_MAX));
+        c.add("password", at_most(PASSWORD_MAX));
         valid = false;
     }
-    match field(attrs, "password_confirmation") {
-        Field::Value(Value::String(c)) if c == password => {}
-        Field::Value(Value::String(c)) if !c.is_empty() => {
-            errors.add("password_confirmation", "does not match confirmation");
+    match confirmation {
+        _ if c.wrong_type("password_confirmation") => valid = false,
+        Some(confirmation) if confirmation == password => {}
+        Some(confirmation) if !confirmation.is_empty() => {
+            c.add("password_confirmation", "does not match confirmation");
             valid = false;
         }
-        Field::Value(Value::String(_)) | Field::Absent | Field::Null => {
-            errors.add("password_confirmation", CANT_BE_BLANK);
-            valid = false;
-        }
-        Field::Value(_) => {
-            errors.add("password_confirmation", IS_INVALID);
+        Some(_) | None => {
+            c.add("password_confirmation", CANT_BE_BLANK);
             valid = false;
         }
     }
@@ -136,11 +120,8 @@ fn password(attrs: &Map<String, Value>, errors: &mut Errors) -> Option<Zeroizing
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn attrs(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap()
-    }
+    use crate::error::Errors;
+    use crate::input::WrongTypes;
 
     fn errors_of(r: Result<impl std::fmt::Debug, DomainError>) -> Errors {
         match r {
@@ -149,22 +130,41 @@ mod tests {
         }
     }
 
+    fn secret(s: &str) -> Option<Zeroizing<String>> {
+        Some(Zeroizing::new(s.to_owned()))
+    }
+
+    fn new_user(email: &str) -> NewUser {
+        NewUser { email: Some(email.to_owned()), ..NewUser::default() }
+    }
+
+    fn wrong(attribute: &str) -> WrongTypes {
+        let mut wrong = WrongTypes::default();
+        wrong.insert(attribute, true);
+        wrong
+    }
+
     #[test]
     fn short_password_without_confirmation_matches_firezone() {
-        let e = errors_of(create(&attrs(json!({"email": "test@test.com", "password": "test1234"}))));
+        let e = errors_of(create(&NewUser { password: secret("test1234"), ..new_user("test@test.com") }));
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
-            json!({"password": ["should be at least 12 character(s)"], "password_confirmation": ["can't be blank"]})
+            serde_json::json!({"password": ["should be at least 12 character(s)"], "password_confirmation": ["can't be blank"]})
         );
     }
 
     #[test]
     fn create_defaults_and_trims() {
-        let u = create(&attrs(json!({"email": "  a@b  "}))).unwrap();
+        let u = create(&new_user("  a@b  ")).unwrap();
         assert_eq!((u.email.as_str(), u.role), ("a@b", Role::Unprivileged));
         assert!(u.password.is_none());
-        let u = create(&attrs(json!({"email": "a@b", "role": "admin", "password": "x".repeat(12),
-            "password_confirmation": "x".repeat(12)})))
+        let twelve = "x".repeat(12);
+        let u = create(&NewUser {
+            role: Some(Role::Admin),
+            password: secret(&twelve),
+            password_confirmation: secret(&twelve),
+            ..new_user("a@b")
+        })
         .unwrap();
         assert_eq!(u.role, Role::Admin);
         assert_eq!(u.password.as_deref().map(String::as_str), Some("xxxxxxxxxxxx"));
@@ -176,28 +176,35 @@ mod tests {
             assert!(!is_email(bad), "{bad}");
         }
         assert!(is_email("new-user@test"));
-        assert_eq!(errors_of(create(&attrs(json!({})))).get("email").unwrap(), ["can't be blank"]);
-        assert_eq!(errors_of(create(&attrs(json!({"email": 5})))).get("email").unwrap(), ["is invalid"]);
+        assert_eq!(errors_of(create(&NewUser::default())).get("email").unwrap(), ["can't be blank"]);
+        let e = errors_of(create(&NewUser { wrong_types: wrong("email"), ..NewUser::default() }));
+        assert_eq!(e.get("email").unwrap(), ["is invalid"]);
     }
 
     #[test]
     fn role_and_password_rules() {
-        let e = errors_of(create(&attrs(json!({"email": "a@b", "role": "superuser"}))));
+        let e = errors_of(create(&NewUser { wrong_types: wrong("role"), ..new_user("a@b") }));
         assert_eq!(e.get("role").unwrap(), ["is invalid"]);
-        let e = errors_of(create(&attrs(
-            json!({"email": "a@b", "password": "y".repeat(65), "password_confirmation": "z"}),
-        )));
+        let e = errors_of(create(&NewUser {
+            password: secret(&"y".repeat(65)),
+            password_confirmation: secret("z"),
+            ..new_user("a@b")
+        }));
         assert_eq!(e.get("password").unwrap(), ["should be at most 64 character(s)"]);
         assert_eq!(e.get("password_confirmation").unwrap(), ["does not match confirmation"]);
-        let e = errors_of(update(&attrs(json!({"role": null, "email": ""}))));
+        let e = errors_of(update(&UserChanges {
+            role: Patch::Null,
+            email: Patch::Value(String::new()),
+            ..UserChanges::default()
+        }));
         assert_eq!(e.get("role").unwrap(), ["can't be blank"]);
         assert_eq!(e.get("email").unwrap(), ["can't be blank"]);
     }
 
     #[test]
     fn empty_update_changes_nothing() {
-        let edit = update(&attrs(json!({"password": null, "disabled_at": "2020-01-01"}))).unwrap();
+        let edit = update(&UserChanges::default()).unwrap();
         assert!(edit.email.is_none() && edit.role.is_none() && edit.password.is_none());
-        assert!(update(&attrs(json!({"password": ""}))).unwrap().password.is_none());
+        assert!(update(&UserChanges { password: secret(""), ..UserChanges::default() }).unwrap().password.is_none());
     }
 }

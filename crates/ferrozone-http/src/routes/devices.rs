@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
+use ferrozone_domain::input::{DeviceChanges, NewDevice};
 use ferrozone_domain::store::DeviceQuery;
 use ferrozone_domain::{Device, Timestamp};
 use utoipa_axum::router::OpenApiRouter;
@@ -64,7 +65,7 @@ async fn list_devices(
 /// the name are generated when omitted. Without a `public_key` the server generates the
 /// device's key pair and returns its `private_key` in this response, once.
 #[utoipa::path(post, path = "/v0/devices", tag = "devices",
-    request_body = crate::dto::DeviceEnvelope,
+    request_body = crate::wire::DeviceEnvelope,
     responses(
         (status = 201, body = DeviceData, headers(("location" = String, description = "/v0/devices/{id}"))),
         (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
@@ -72,8 +73,8 @@ async fn list_devices(
         (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
     ))]
 async fn create_device(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
-    let attrs = body.wrapped("device")?;
-    let created = app.domain.create_device(&actor, &attrs).await?;
+    let input: NewDevice = body.read()?;
+    let created = app.domain.create_device(&actor, &input).await?;
     let location = format!("/v0/devices/{}", created.device.id);
     Ok(reply::created(location, &DeviceData { data: DeviceDto::created(&app.domain, created)? }))
 }
@@ -107,7 +108,7 @@ async fn get_device(State(app): State<AppState>, reader: DeviceReader, id: PathI
 /// A partial update: omitted attributes keep their stored value.
 #[utoipa::path(patch, path = "/v0/devices/{id}", tag = "devices",
     params(("id" = String, Path, description = "Device UUID")),
-    request_body = crate::dto::DeviceEnvelope,
+    request_body = crate::wire::DeviceEnvelope,
     responses(
         (status = 200, body = DeviceData),
         (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
@@ -121,8 +122,8 @@ async fn update_device(
     body: JsonObject,
 ) -> Result<Response, ApiError> {
     let id = device_id(id)?;
-    let attrs = match body.wrapped("device") {
-        Ok(attrs) => attrs,
+    let changes: DeviceChanges = match body.read() {
+        Ok(changes) => changes,
         Err(malformed) => {
             // Authorization before validation: a device the caller may not see is 404,
             // whatever the body holds.
@@ -130,7 +131,7 @@ async fn update_device(
             return Err(malformed);
         }
     };
-    let device = app.domain.update_device(&actor, id, &attrs).await?;
+    let device = app.domain.update_device(&actor, id, &changes).await?;
     one(&app, device)
 }
 
@@ -139,7 +140,7 @@ async fn update_device(
 /// The same partial update as PATCH, for clients written for Firezone.
 #[utoipa::path(put, path = "/v0/devices/{id}", tag = "devices",
     params(("id" = String, Path, description = "Device UUID")),
-    request_body = crate::dto::DeviceEnvelope,
+    request_body = crate::wire::DeviceEnvelope,
     responses(
         (status = 200, body = DeviceData),
         (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),

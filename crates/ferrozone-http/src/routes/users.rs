@@ -3,6 +3,7 @@
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use ferrozone_domain::input::{NewUser, UserChanges};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -36,7 +37,7 @@ async fn list_users(State(app): State<AppState>, Auth(actor): Auth) -> Result<Re
 /// With `password` (and `password_confirmation`) for password sign-in; with `email` and
 /// `role` only to allow a provider sign-in in advance.
 #[utoipa::path(post, path = "/v0/users", tag = "users",
-    request_body = crate::dto::UserEnvelope,
+    request_body = crate::wire::UserEnvelope,
     responses(
         (status = 201, body = UserData, headers(("location" = String, description = "/v0/users/{id}"))),
         (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
@@ -46,8 +47,8 @@ async fn list_users(State(app): State<AppState>, Auth(actor): Auth) -> Result<Re
 async fn create_user(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
     // Authorization before validation: an unprivileged caller gets 403 whatever it sent.
     actor.require_admin()?;
-    let attrs = body.wrapped("user")?;
-    let user = app.domain.create_user(&actor, &attrs).await?;
+    let input: NewUser = body.read()?;
+    let user = app.domain.create_user(&actor, &input).await?;
     Ok(reply::created(format!("/v0/users/{}", user.id), &UserData { data: user.into() }))
 }
 
@@ -69,7 +70,7 @@ async fn get_user(State(app): State<AppState>, Auth(actor): Auth, id: PathId) ->
 /// A partial update; `{"user": {}}` changes nothing.
 #[utoipa::path(patch, path = "/v0/users/{id}", tag = "users",
     params(("id" = String, Path, description = "User UUID or email")),
-    request_body = crate::dto::UserEnvelope,
+    request_body = crate::wire::UserEnvelope,
     responses(
         (status = 200, body = UserData),
         (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
@@ -85,8 +86,8 @@ async fn update_user(
 ) -> Result<Response, ApiError> {
     actor.require_admin()?;
     let key = user_key(id)?;
-    let attrs = body.wrapped("user")?;
-    let user = app.domain.update_user(&actor, &key, &attrs).await?;
+    let changes: UserChanges = body.read()?;
+    let user = app.domain.update_user(&actor, &key, &changes).await?;
     Ok(reply::json(StatusCode::OK, &UserData { data: user.into() }))
 }
 
@@ -95,7 +96,7 @@ async fn update_user(
 /// The same partial update as PATCH, for clients written for Firezone.
 #[utoipa::path(put, path = "/v0/users/{id}", tag = "users",
     params(("id" = String, Path, description = "User UUID or email")),
-    request_body = crate::dto::UserEnvelope,
+    request_body = crate::wire::UserEnvelope,
     responses(
         (status = 200, body = UserData),
         (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),

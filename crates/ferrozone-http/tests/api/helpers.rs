@@ -12,7 +12,8 @@ use axum::body::Body;
 use axum::http::{header, HeaderMap, Method, Request, StatusCode};
 use axum::Router;
 use ferrozone_domain::crypto::{generate_keypair, Cipher};
-use ferrozone_domain::{Domain, Principal, Settings, Store};
+use ferrozone_domain::input::NewUser;
+use ferrozone_domain::{Domain, Principal, Role, Settings, Store};
 use ferrozone_http::AppState;
 use ferrozone_store::testing::TestDb;
 use http_body_util::BodyExt;
@@ -192,12 +193,9 @@ impl TestApp {
 
     /// Creates a user through the use case (not the API) and returns its id and a token.
     pub async fn user(&self, email: &str, role: &str) -> (String, String) {
-        let attrs = json!({"email": email, "role": role});
-        let user = self
-            .domain
-            .create_user(&Principal::operator(), attrs.as_object().expect("object"))
-            .await
-            .expect("user created");
+        let role = Role::parse(role).expect("a role");
+        let input = NewUser { email: Some(email.to_owned()), role: Some(role), ..NewUser::default() };
+        let user = self.domain.create_user(&Principal::operator(), &input).await.expect("user created");
         (user.id.to_string(), self.token(email).await)
     }
 

@@ -14,9 +14,10 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Method, Request, StatusCode};
 use axum::Router;
-use ferrozone_domain::Principal;
+use ferrozone_domain::input::NewUser;
+use ferrozone_domain::{Principal, Role};
 use ferrozone_http::AppState;
-use serde_json::json;
+use zeroize::Zeroizing;
 
 use crate::helpers::{send, send_any, TestApp, TestResponse, HTML_UTF8};
 
@@ -150,8 +151,15 @@ pub fn attribute_after(html: &str, marker: &str) -> String {
 
 /// A user with a password, through the use case.
 pub async fn password_user(app: &TestApp, email: &str, role: &str) -> String {
-    let attrs = json!({"email": email, "role": role, "password": PASSWORD, "password_confirmation": PASSWORD});
-    let user = app.domain.create_user(&Principal::operator(), attrs.as_object().unwrap()).await.unwrap();
+    let password = Some(Zeroizing::new(PASSWORD.to_owned()));
+    let input = NewUser {
+        email: Some(email.to_owned()),
+        role: Role::parse(role),
+        password_confirmation: password.clone(),
+        password,
+        ..NewUser::default()
+    };
+    let user = app.domain.create_user(&Principal::operator(), &input).await.unwrap();
     user.id.to_string()
 }
 

@@ -4,8 +4,9 @@
 use std::io::BufRead;
 
 use anyhow::{bail, Context};
-use ferrozone_domain::{Domain, DomainError, Principal};
-use serde_json::{json, Map, Value};
+use ferrozone_domain::input::NewUser;
+use ferrozone_domain::{Domain, DomainError, Principal, Role};
+use serde_json::Value;
 use zeroize::Zeroizing;
 
 use crate::cli::{RoleArg, TokenCommand, UserCommand};
@@ -17,21 +18,19 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
     let operator = Principal::operator();
     match cmd {
         UserCommand::Create { email, role, password_stdin } => {
-            let mut attrs = Map::new();
-            attrs.insert("email".into(), json!(email));
-            attrs.insert(
-                "role".into(),
-                json!(match role {
-                    RoleArg::Admin => "admin",
-                    RoleArg::Unprivileged => "unprivileged",
-                }),
-            );
-            if password_stdin {
-                let password = read_password()?;
-                attrs.insert("password".into(), json!(*password));
-                attrs.insert("password_confirmation".into(), json!(*password));
-            }
-            let user = domain.create_user(&operator, &attrs).await.map_err(explain)?;
+            let role = match role {
+                RoleArg::Admin => Role::Admin,
+                RoleArg::Unprivileged => Role::Unprivileged,
+            };
+            let password = if password_stdin { Some(read_password()?) } else { None };
+            let input = NewUser {
+                email: Some(email),
+                role: Some(role),
+                password_confirmation: password.clone(),
+                password,
+                ..NewUser::default()
+            };
+            let user = domain.create_user(&operator, &input).await.map_err(explain)?;
             println!("{}", user.id);
         }
         UserCommand::List => {

@@ -1,10 +1,105 @@
-use serde_json::json;
+use serde_json::{json, Map, Value};
 
 use super::*;
-use crate::crypto::{generate_keypair, public_key_of};
+use crate::crypto::{generate_keypair, key_work, public_key_of};
+use crate::error::Errors;
+use crate::input::{Patch, TunnelSettings, WrongTypes};
 
-fn attrs(v: Value) -> Map<String, Value> {
-    v.as_object().cloned().unwrap()
+/// The request attributes as typed input, read as the API's parser reads them: a value of
+/// the wrong JSON type is left absent and recorded in `wrong_types`.
+struct Attrs {
+    map: Map<String, Value>,
+    wrong: WrongTypes,
+}
+
+impl Attrs {
+    fn new(v: Value) -> Self {
+        Self { map: v.as_object().cloned().unwrap(), wrong: WrongTypes::default() }
+    }
+
+    fn wrong(&mut self, key: &str, v: &Value) {
+        let blank = v.as_str().is_some_and(|s| s.trim().is_empty()) || v.as_array().is_some_and(Vec::is_empty);
+        self.wrong.insert(key, !blank);
+    }
+
+    fn patch<T>(&mut self, key: &str, read: impl Fn(&Value) -> Option<T>) -> Patch<T> {
+        match self.map.get(key).cloned() {
+            None => Patch::Absent,
+            Some(Value::Null) => Patch::Null,
+            Some(v) => read(&v).map(Patch::Value).unwrap_or_else(|| {
+                self.wrong(key, &v);
+                Patch::Absent
+            }),
+        }
+    }
+
+    fn text(&mut self, key: &str) -> Patch<String> {
+        self.patch(key, |v| v.as_str().map(str::to_owned))
+    }
+
+    fn flag(&mut self, key: &str) -> Option<bool> {
+        match self.map.get(key).cloned() {
+            Some(Value::Bool(b)) => Some(b),
+            Some(v) => {
+                self.wrong(key, &v);
+                None
+            }
+            None => None,
+        }
+    }
+
+    fn list(&mut self, key: &str) -> Patch<Vec<String>> {
+        self.patch(key, |v| v.as_array().map(|a| a.iter().map(|i| i.as_str().unwrap_or_default().to_owned()).collect()))
+    }
+
+    fn tunnel(&mut self) -> TunnelSettings {
+        TunnelSettings {
+            use_default_allowed_ips: self.flag("use_default_allowed_ips"),
+            use_default_dns: self.flag("use_default_dns"),
+            use_default_endpoint: self.flag("use_default_endpoint"),
+            use_default_mtu: self.flag("use_default_mtu"),
+            use_default_persistent_keepalive: self.flag("use_default_persistent_keepalive"),
+            allowed_ips: self.list("allowed_ips"),
+            dns: self.list("dns"),
+            endpoint: self.text("endpoint"),
+            mtu: self.patch("mtu", Value::as_i64),
+            persistent_keepalive: self.patch("persistent_keepalive", Value::as_i64),
+        }
+    }
+}
+
+fn new_device(v: Value) -> DeviceInput {
+    let mut a = Attrs::new(v);
+    DeviceInput {
+        user_id: a.text("user_id").into_value(),
+        name: a.text("name").into_value(),
+        description: a.text("description").into_value(),
+        public_key: a.text("public_key").into_value(),
+        preshared_key: a.text("preshared_key").into_value(),
+        ipv4: a.text("ipv4").into_value(),
+        ipv6: a.text("ipv6").into_value(),
+        tunnel: a.tunnel(),
+        wrong_types: a.wrong,
+    }
+}
+
+fn changes(v: Value) -> DeviceChanges {
+    let mut a = Attrs::new(v);
+    DeviceChanges {
+        user_id: a.text("user_id").into_value(),
+        name: a.text("name"),
+        description: a.text("description"),
+        public_key: a.text("public_key"),
+        preshared_key: a.text("preshared_key").into_value(),
+        ipv4: a.text("ipv4").into_value(),
+        ipv6: a.text("ipv6").into_value(),
+        tunnel: a.tunnel(),
+        wrong_types: a.wrong,
+    }
+}
+
+fn create(v: Value, settings: &Settings, cipher: &Cipher, owner: Option<Uuid>) -> Result<DeviceCreate, DomainError> {
+    check_create(&new_device(v), settings, SERVER_KEY, owner).map(|checked| complete(checked, cipher))
 }
 
 /// The server's WireGuard public key in these tests.
@@ -22,11 +117,11 @@ fn errors_of<T: std::fmt::Debug>(r: Result<T, DomainError>) -> Errors {
 }
 
 fn create_ok(v: Value) -> DeviceCreate {
-    create(&attrs(v), &Settings::standard(), &cipher(), SERVER_KEY, Some(Uuid::nil())).unwrap()
+    create(v, &Settings::standard(), &cipher(), Some(Uuid::nil())).unwrap()
 }
 
 fn create_err(v: Value) -> Errors {
-    errors_of(create(&attrs(v), &Settings::standard(), &cipher(), SERVER_KEY, Some(Uuid::nil())))
+    errors_of(create(v, &Settings::standard(), &cipher(), Some(Uuid::nil())))
 }
 
 fn key() -> String {
@@ -37,7 +132,7 @@ fn key() -> String {
 fn minimal_create_uses_defaults_and_assigns_addresses() {
     let c = create_ok(json!({"public_key": key()}));
     assert_eq!(c.device.user_id, Uuid::nil(), "the default owner");
-    let e = errors_of(create(&attrs(json!({"public_key": key()})), &Settings::standard(), &cipher(), SERVER_KEY, None));
+    let e = errors_of(create(json!({"public_key": key()}), &Settings::standard(), &cipher(), None));
     assert_eq!(e.get("user_id").unwrap(), ["can't be blank"]);
     assert!(!c.name_given && !c.device.name.is_empty());
     assert_eq!(c.device.use_default, UseDefaults::default());
@@ -135,7 +230,7 @@ fn addresses_must_be_usable_in_the_network() {
     }
     let mut settings = Settings::standard();
     settings.pools.v6 = None;
-    let c = create(&attrs(json!({"public_key": key()})), &settings, &cipher(), SERVER_KEY, Some(Uuid::nil())).unwrap();
+    let c = create(json!({"public_key": key()}), &settings, &cipher(), Some(Uuid::nil())).unwrap();
     assert_eq!(c.device.ipv6, AddressRequest::None);
 }
 
@@ -164,7 +259,7 @@ fn stored(custom_endpoint: bool) -> Device {
 }
 
 fn update_of(d: &Device, v: Value) -> Result<DeviceUpdate, DomainError> {
-    update(&attrs(v), d, &Settings::standard(), &CIPHER, SERVER_KEY)
+    check_update(&changes(v), d, &Settings::standard(), SERVER_KEY).map(|checked| complete_update(checked, d, &CIPHER))
 }
 
 static CIPHER: std::sync::LazyLock<Cipher> = std::sync::LazyLock::new(cipher);
@@ -228,4 +323,18 @@ fn the_servers_own_public_key_is_refused_on_create_and_update() {
     }
     // A preshared key may be any 32 bytes, these included.
     assert!(create_err(json!({"preshared_key": SERVER_KEY, "mtu": 1})).get("preshared_key").is_none());
+}
+
+#[test]
+fn a_rejected_request_costs_no_key_work() {
+    let d = stored(false);
+    let (psk, public_key) = (crate::crypto::generate_psk().to_string(), key());
+    let before = key_work::done();
+    create_err(json!({"mtu": 1}));
+    create_err(json!({"public_key": SERVER_KEY, "preshared_key": psk}));
+    errors_of(update_of(&d, json!({"preshared_key": psk, "mtu": 1})));
+    assert_eq!(key_work::done(), before, "no key generated, no key sealed");
+    // The counter counts: a request that passes does the work.
+    create_ok(json!({"public_key": public_key}));
+    assert_eq!(key_work::done(), before + 2, "a preshared key generated and sealed");
 }

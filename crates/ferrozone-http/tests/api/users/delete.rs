@@ -3,7 +3,8 @@
 use std::collections::BTreeSet;
 
 use axum::http::{Method, StatusCode};
-use ferrozone_domain::{DomainError, Principal};
+use ferrozone_domain::input::{Patch, UserChanges};
+use ferrozone_domain::{DomainError, Principal, Role};
 use serde_json::{json, Value};
 
 use crate::helpers::{concurrently, json_request, TestApp, TestResponse};
@@ -78,7 +79,8 @@ async fn the_last_admin_cannot_be_demoted() {
     // first; the rule itself is checked through the operator (command line) path.
     let app = TestApp::new().await;
     let demote = json!({"role": "unprivileged"});
-    let demoted = app.domain.update_user(&Principal::operator(), "admin@localhost", demote.as_object().unwrap()).await;
+    let changes = UserChanges { role: Patch::Value(Role::Unprivileged), ..UserChanges::default() };
+    let demoted = app.domain.update_user(&Principal::operator(), "admin@localhost", &changes).await;
     assert_eq!(errors_of(demoted), json!({"base": [LAST_ADMIN]}));
     let deleted = app.domain.delete_user(&Principal::operator(), &app.admin_id).await;
     assert_eq!(errors_of(deleted), json!({"base": [LAST_ADMIN]}));

@@ -1,0 +1,112 @@
+//! `{"user": {…}}`: the attributes of a user create or update.
+
+use std::borrow::Cow;
+
+use ferrozone_domain::input::{NewUser, UserChanges};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
+
+use super::reader::{envelope, Attr, Reader};
+use super::Attributes;
+
+const EMAIL: Attr = Attr::new("email").doc("Required on create; unique, case-insensitively.");
+const ROLE: Attr = Attr::new("role").doc("`admin` or `unprivileged` (default).");
+const PASSWORD: Attr = Attr::new("password").doc("12–64 characters, for password sign-in.");
+const PASSWORD_CONFIRMATION: Attr =
+    Attr::new("password_confirmation").doc("Required with `password`, and equal to it.");
+
+impl Attributes for NewUser {
+    const KEY: &'static str = "user";
+
+    fn read(r: &mut Reader) -> Self {
+        NewUser {
+            email: r.text(&EMAIL).into_value(),
+            role: r.role(&ROLE).into_value(),
+            password: r.secret(&PASSWORD).into_value(),
+            password_confirmation: r.secret(&PASSWORD_CONFIRMATION).into_value(),
+            wrong_types: r.wrong_types(),
+        }
+    }
+}
+
+impl Attributes for UserChanges {
+    const KEY: &'static str = "user";
+
+    fn read(r: &mut Reader) -> Self {
+        UserChanges {
+            email: r.text(&EMAIL),
+            role: r.role(&ROLE),
+            password: r.secret(&PASSWORD).into_value(),
+            password_confirmation: r.secret(&PASSWORD_CONFIRMATION).into_value(),
+            wrong_types: r.wrong_types(),
+        }
+    }
+}
+
+/// The request schema of user creates and updates: `{"user": UserAttrs}`, `UserAttrs`
+/// being what [`NewUser`]'s parser reads (a test holds [`UserChanges`]' to the same).
+pub struct UserEnvelope;
+
+fn attrs_schema() -> Schema {
+    Reader::describe("User attributes a client may send.", NewUser::read)
+}
+
+impl PartialSchema for UserEnvelope {
+    fn schema() -> RefOr<Schema> {
+        envelope("user", "`{\"user\": {…}}`", "UserAttrs")
+    }
+}
+
+impl ToSchema for UserEnvelope {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("UserEnvelope")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push(("UserAttrs".to_owned(), RefOr::T(attrs_schema())));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ferrozone_domain::input::Patch;
+    use ferrozone_domain::Role;
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    fn parse<T: Attributes>(v: Value) -> T {
+        T::parse(v.as_object().unwrap().clone())
+    }
+
+    #[test]
+    fn creates_and_updates_read_the_same_attributes() {
+        let create = serde_json::to_value(attrs_schema()).unwrap();
+        let update = serde_json::to_value(Reader::describe("User attributes a client may send.", UserChanges::read));
+        assert_eq!(create, update.unwrap());
+        assert_eq!(create["properties"].as_object().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn values_of_wrong_types_are_recorded_and_left_absent() {
+        let u: NewUser =
+            parse(json!({"email": 5, "role": "superuser", "password": ["x"], "password_confirmation": {}}));
+        assert!(u.email.is_none() && u.role.is_none() && u.password.is_none() && u.password_confirmation.is_none());
+        for attr in ["email", "role", "password", "password_confirmation"] {
+            assert!(u.wrong_types.has(attr), "{attr}");
+        }
+        let u: NewUser = parse(json!({"email": " a@b ", "role": null, "password": ""}));
+        assert_eq!((u.email.as_deref(), u.role), (Some(" a@b "), None));
+        assert_eq!(u.password.as_deref().map(String::as_str), Some(""));
+        assert!(u.wrong_types.is_empty());
+    }
+
+    #[test]
+    fn an_update_tells_absent_from_null() {
+        let u: UserChanges = parse(json!({"role": null, "email": "x@y"}));
+        assert_eq!((u.role, u.email), (Patch::Null, Patch::Value("x@y".to_owned())));
+        let u: UserChanges = parse(json!({"role": "admin"}));
+        assert_eq!((u.role, u.email), (Patch::Value(Role::Admin), Patch::Absent));
+    }
+}
