@@ -188,7 +188,7 @@ pub enum AddressRequest<A> {
 /// A device about to be inserted. Addresses are settled by the store, inside the
 /// same transaction as the insert, so concurrent creates never share one.
 #[derive(Debug, Clone)]
-pub struct NewDevice {
+pub struct DeviceInsert {
     pub id: Uuid,
     pub user_id: Uuid,
     pub name: String,

@@ -11,7 +11,7 @@ use crate::crypto::Sealed;
 use crate::error::Result;
 use crate::ipam::Pools;
 use crate::model::{
-    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
+    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, User,
     UserUpdate,
 };
 use crate::time::Timestamp;
@@ -139,7 +139,7 @@ pub trait Store: Send + Sync + 'static {
     /// Inserts a device, assigning addresses from `pools` where asked, in one transaction
     /// that also enforces the owner's device limit (`max_devices`). The owner must exist
     /// (`Invalid { user_id: does not exist }`).
-    async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device>;
+    async fn insert_device(&self, device: &DeviceInsert, pools: &Pools, max_devices: u32) -> Result<Device>;
     /// Writes `update` if it differs from the stored device; returns the stored device.
     async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device>;
     /// Returns whether a device was deleted. Its addresses go back to the pool.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 use cpu_time::ProcessTime;
 use ferrozone_domain::crypto::{generate_keypair, Cipher};
 use ferrozone_domain::ipam::{Pool, Pools};
-use ferrozone_domain::model::{AddressRequest, NewDevice, Role, User};
+use ferrozone_domain::model::{AddressRequest, DeviceInsert, Role, User};
 use ferrozone_domain::{Domain, Settings, Store, Timestamp};
 use ferrozone_store::StoreOptions;
 use ferrozone_wg::domain::DomainPeers;
@@ -144,7 +144,7 @@ async fn seed(store: &Arc<dyn Store>, cipher: &Cipher, pools: &Pools, n: usize) 
     store.insert_user(&user).await?;
     let mut inserts = JoinSet::new();
     for i in 0..n {
-        let device = NewDevice {
+        let device = DeviceInsert {
             id: uuid::Uuid::now_v7(),
             user_id: user.id,
             name: format!("bench-{i}"),

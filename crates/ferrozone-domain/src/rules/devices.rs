@@ -4,7 +4,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::error::Result;
 use crate::ipam::Pools;
-use crate::model::{AddressRequest, Device, DeviceUpdate, NewDevice, PeerStats};
+use crate::model::{AddressRequest, Device, DeviceInsert, DeviceUpdate, PeerStats};
 use crate::{DomainError, Timestamp};
 use uuid::Uuid;
 
@@ -20,7 +20,7 @@ use super::{missing_owner, LIMIT_REACHED};
 const ATTEMPTS: u32 = 4;
 
 /// Inserts `new` with its addresses, within the owner's device limit.
-pub async fn insert_device(db: &dyn Begin, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+pub async fn insert_device(db: &dyn Begin, new: &DeviceInsert, pools: &Pools, max_devices: u32) -> Result<Device> {
     let mut attempt = 1;
     loop {
         match insert_once(db, new, pools, max_devices, attempt > 1).await {
@@ -34,7 +34,7 @@ pub async fn insert_device(db: &dyn Begin, new: &NewDevice, pools: &Pools, max_d
 }
 
 /// Whether `err` is a taken address that the store chose (not one the client gave).
-fn lost_address_race(err: &DomainError, new: &NewDevice) -> bool {
+fn lost_address_race(err: &DomainError, new: &DeviceInsert) -> bool {
     let DomainError::Invalid(errors) = err else { return false };
     (errors.has("ipv4") && new.ipv4 == AddressRequest::Assign)
         || (errors.has("ipv6") && new.ipv6 == AddressRequest::Assign)
@@ -43,7 +43,7 @@ fn lost_address_race(err: &DomainError, new: &NewDevice) -> bool {
 /// One transaction of an insert; `careful`: it retries one that lost an address.
 async fn insert_once(
     db: &dyn Begin,
-    new: &NewDevice,
+    new: &DeviceInsert,
     pools: &Pools,
     max_devices: u32,
     careful: bool,
@@ -57,7 +57,7 @@ async fn insert_once(
 }
 
 /// The body of [`insert_device`]: one attempt, in the caller's transaction.
-pub async fn insert_in(tx: &mut dyn WriteTx, new: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+pub async fn insert_in(tx: &mut dyn WriteTx, new: &DeviceInsert, pools: &Pools, max_devices: u32) -> Result<Device> {
     // The owner's row lock serializes this user's inserts: its count stays true.
     let Some((_, count)) = tx.lock_owner(new.user_id).await? else {
         return Err(missing_owner());

@@ -17,9 +17,9 @@ use super::input::Check;
 use super::{at_most, CANT_BE_BLANK, IS_INVALID};
 use crate::crypto::{generate_keypair, generate_psk, is_valid_key, Cipher, PrivateKey};
 use crate::error::DomainError;
-use crate::input::{DeviceChanges, NewDevice as DeviceInput};
+use crate::input::{DeviceChanges, NewDevice};
 use crate::ipam::Pool;
-use crate::model::{AddressRequest, CustomConfig, Device, DeviceUpdate, NewDevice, UseDefaults};
+use crate::model::{AddressRequest, CustomConfig, Device, DeviceInsert, DeviceUpdate, UseDefaults};
 use crate::settings::Settings;
 use crate::time::Timestamp;
 
@@ -34,7 +34,7 @@ const DESCRIPTION_MAX: usize = 2048;
 #[derive(Debug)]
 pub struct DeviceCreate {
     pub name_given: bool,
-    pub device: NewDevice,
+    pub device: DeviceInsert,
     /// The private key of a key pair generated because the request had no public key:
     /// shown to the client once, never stored.
     pub private_key: Option<PrivateKey>,
@@ -66,7 +66,7 @@ impl CheckedDevice {
 /// that owner is the caller's check. `server_key` is the server's WireGuard public key,
 /// which no device may have.
 pub fn check_create(
-    input: &DeviceInput,
+    input: &NewDevice,
     settings: &Settings,
     server_key: &str,
     default_owner: Option<Uuid>,
@@ -122,7 +122,7 @@ pub fn complete(checked: CheckedDevice, cipher: &Cipher) -> DeviceCreate {
     DeviceCreate {
         name_given: checked.name.is_some(),
         private_key,
-        device: NewDevice {
+        device: DeviceInsert {
             id: Uuid::now_v7(),
             user_id: checked.user_id,
             name: checked.name.unwrap_or_else(crate::names::generate),
@@ -222,7 +222,7 @@ fn requested_user_id(c: &mut Check<'_>, value: Option<&str>) -> Option<Uuid> {
     let id = c.trimmed("user_id", value).flatten()?;
     let parsed = Uuid::parse_str(id).ok();
     if parsed.is_none() {
-        c.add("user_id", "does not exist");
+        c.add("user_id", crate::rules::DOES_NOT_EXIST);
     }
     parsed
 }

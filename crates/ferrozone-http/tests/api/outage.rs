@@ -9,7 +9,7 @@ use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, UserUpdate,
+    ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, UserUpdate,
 };
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery};
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
@@ -92,7 +92,7 @@ delegate! {
         list_devices(query: &DeviceQuery) -> Vec<Device>;
         stream_devices(query: &DeviceQuery) -> DeviceBatches;
         device_by_id(id: Uuid) -> Option<Device>;
-        insert_device(device: &NewDevice, pools: &Pools, max_devices: u32) -> Device;
+        insert_device(device: &DeviceInsert, pools: &Pools, max_devices: u32) -> Device;
         update_device(id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Device;
         delete_device(id: Uuid) -> bool;
         active_peers() -> Vec<ActivePeer>;

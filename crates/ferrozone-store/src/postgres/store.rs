@@ -9,7 +9,7 @@ use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
+    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, User,
     UserUpdate,
 };
 use ferrozone_domain::rules;
@@ -391,7 +391,7 @@ impl Store for PgStore {
         row.map(Device::try_from).transpose()
     }
 
-    async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+    async fn insert_device(&self, device: &DeviceInsert, pools: &Pools, max_devices: u32) -> Result<Device> {
         let (db, device, pools) = (self.clone(), device.clone(), pools.clone());
         to_completion(async move { rules::insert_device(&db, &device, &pools, max_devices).await }).await
     }

@@ -11,7 +11,7 @@ use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceUpdate, NewDevice, OidcConnection, Session, SignInFlow, StatsReport, User,
+    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, User,
     UserUpdate,
 };
 use ferrozone_domain::rules;
@@ -460,7 +460,7 @@ impl Store for SqliteStore {
         self.point_reads.ask((hash.to_vec(), id), crate::rows::CONTEXT).await
     }
 
-    async fn insert_device(&self, device: &NewDevice, pools: &Pools, max_devices: u32) -> Result<Device> {
+    async fn insert_device(&self, device: &DeviceInsert, pools: &Pools, max_devices: u32) -> Result<Device> {
         let (device, pools) = (device.clone(), pools.clone());
         self.write(move |tx| run_now(rules::devices::insert_in(tx, &device, &pools, max_devices))).await
     }

@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use ferrozone_domain::crypto::{generate_keypair, Cipher};
 use ferrozone_domain::ipam::{Pool, Pools};
-use ferrozone_domain::model::{AddressRequest, CustomConfig, NewDevice, Role, UseDefaults, User};
+use ferrozone_domain::model::{AddressRequest, CustomConfig, DeviceInsert, Role, UseDefaults, User};
 use ferrozone_domain::{DomainError, Timestamp};
 use ferrozone_store::testing::{fresh, TestDb};
 use uuid::Uuid;
@@ -34,8 +34,8 @@ pub async fn add_user(db: &TestDb, email: &str, role: Role) -> User {
 }
 
 /// A device for `user_id` with a unique name and public key, addresses assigned.
-pub fn new_device(user_id: Uuid) -> NewDevice {
-    NewDevice {
+pub fn new_device(user_id: Uuid) -> DeviceInsert {
+    DeviceInsert {
         id: Uuid::now_v7(),
         user_id,
         name: format!("device-{}", Uuid::new_v4().simple()),

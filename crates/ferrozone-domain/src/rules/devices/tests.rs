@@ -10,9 +10,9 @@ use crate::rules::fake::FakeDb;
 use crate::rules::{LIMIT_REACHED, TAKEN};
 
 /// A device of `user_id` with a name and key of its own, asking for `ipv4`.
-pub(in crate::rules) fn new_device(user_id: Uuid, ipv4: AddressRequest<Ipv4Addr>) -> NewDevice {
+pub(in crate::rules) fn new_device(user_id: Uuid, ipv4: AddressRequest<Ipv4Addr>) -> DeviceInsert {
     let id = Uuid::new_v4();
-    NewDevice {
+    DeviceInsert {
         id,
         user_id,
         name: id.to_string(),
@@ -89,7 +89,7 @@ async fn a_failed_insert_changes_nothing() {
     let user = db.add_user(Role::Unprivileged);
     db.state().released.insert((4, "10.0.0.5".into()));
     let first = insert_device(&db, &new_device(user, AddressRequest::None), &pools(), 9).await.unwrap();
-    let clash = NewDevice { public_key: first.public_key, ..new_device(user, AddressRequest::Given(v4(5))) };
+    let clash = DeviceInsert { public_key: first.public_key, ..new_device(user, AddressRequest::Given(v4(5))) };
     let failed = insert_device(&db, &clash, &pools(), 9).await;
     assert_eq!(errors_on(failed.unwrap_err(), "public_key"), [TAKEN]);
     assert!(db.state().released.contains(&(4, "10.0.0.5".into())), "rolled back");

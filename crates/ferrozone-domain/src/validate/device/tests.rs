@@ -68,9 +68,9 @@ impl Attrs {
     }
 }
 
-fn new_device(v: Value) -> DeviceInput {
+fn new_device(v: Value) -> NewDevice {
     let mut a = Attrs::new(v);
-    DeviceInput {
+    NewDevice {
         user_id: a.text("user_id").into_value(),
         name: a.text("name").into_value(),
         description: a.text("description").into_value(),
