@@ -57,6 +57,10 @@ fn main() {
             attacks::namespace_bomb(RESPONSE, 1_000, 3_000, 8_000),
         ),
         ("finding 2: one element with 24,000 attributes", attacks::attribute_bomb(RESPONSE, 24_000)),
+        (
+            "finding 2 behind `<!-->`: one element with 24,000 attributes",
+            attacks::hidden_attribute_bomb(RESPONSE, 24_000),
+        ),
         ("finding 2: one element with 8,000 xmlns", attacks::declaration_bomb(RESPONSE, 8_000)),
         ("under the caps: 31 xmlns x 8 PrefixList x 9,000 children", attacks::namespace_bomb(RESPONSE, 31, 8, 9_000)),
         ("replayed SignedInfo: 31 xmlns x 9,000 children", attacks::namespace_bomb(RESPONSE, 31, 0, 9_000)),

@@ -34,6 +34,16 @@ pub fn attribute_bomb(response: &str, count: usize) -> String {
     response.replacen("<samlp:Response ", &format!("<samlp:Response{attributes} "), 1)
 }
 
+/// `response` with an element of `count` attributes before its status, behind a comment
+/// that opens with `<!-->` and holds a CDATA opener whose end the last attribute's value
+/// holds: a scan that took `<!-->` for a whole comment would skip the element and count
+/// none of its attributes.
+pub fn hidden_attribute_bomb(response: &str, count: usize) -> String {
+    let attributes: String = (0..count).map(|i| format!(" a{i}=\"\"")).collect();
+    let hidden = format!("<!--> <![CDATA[ --><x{attributes} z=\"]]>\"/><samlp:Status>");
+    response.replacen("<samlp:Status>", &hidden, 1)
+}
+
 /// `response` whose root element declares `count` more namespaces.
 pub fn declaration_bomb(response: &str, count: usize) -> String {
     let declared: String = (0..count).map(|i| format!(" xmlns:n{i}=\"u\"")).collect();

@@ -59,11 +59,11 @@ impl<'a> Scan<'a> {
     fn markup(&mut self) -> Result<(), String> {
         let rest = self.rest();
         if rest.starts_with(b"<!--") {
-            self.skip_past("-->")
+            self.skip_section("<!--", "-->")
         } else if rest.starts_with(b"<![CDATA[") {
-            self.skip_past("]]>")
+            self.skip_section("<![CDATA[", "]]>")
         } else if rest.starts_with(b"<?") {
-            self.skip_past("?>")
+            self.skip_section("<?", "?>")
         } else if rest.starts_with(b"<!") {
             Err("DTDs are not accepted".into())
         } else if rest.starts_with(b"</") {
@@ -73,6 +73,13 @@ impl<'a> Scan<'a> {
         } else {
             self.start_tag()
         }
+    }
+
+    /// Moves past a comment, CDATA section or processing instruction: its `end` is searched
+    /// after its `open`, as the parser does (`<!-->` opens a comment, it does not end one).
+    fn skip_section(&mut self, open: &str, end: &str) -> Result<(), String> {
+        self.at += open.len();
+        self.skip_past(end)
     }
 
     fn skip_past(&mut self, end: &str) -> Result<(), String> {
@@ -223,6 +230,18 @@ mod tests {
         assert!(refusal(&format!("<r>{}</r>", "<e/>".repeat(MAX_ELEMENTS))).contains("elements"));
         assert_eq!(check(&format!("<r>{}</r>", "<e/>".repeat(MAX_ELEMENTS - 1))), Ok(()));
         assert!(refusal("<!DOCTYPE r><r/>").contains("DTD"));
+    }
+
+    #[test]
+    fn a_section_ends_after_its_opener() {
+        // `<!-->` opens a comment whose text begins with `>`. Read as a whole comment, the
+        // CDATA opener inside would hide the element after the real comment, up to the `]]>`
+        // in its last attribute, from every count.
+        let hidden = numbered(MAX_ATTRIBUTES_PER_ELEMENT + 1, |i| format!("a{i}=\"\""));
+        let xml = format!("<r><!--> <![CDATA[ --><e {hidden} z=\"]]>\"/></r>");
+        assert!(check(&xml).unwrap_err().contains("attributes"), "{xml}");
+        assert_eq!(check("<r><!-->--></r><?pi?>"), Ok(()));
+        assert!(check("<r><?>").unwrap_err().contains("no closing `?>`"));
     }
 
     #[test]

@@ -120,6 +120,7 @@ async fn attack_documents_are_refused() {
         attacks::namespace_bomb(RESPONSE, 1_000, 3_000, 8_000),
         attacks::attribute_bomb(RESPONSE, 15_000),
         attacks::declaration_bomb(RESPONSE, 8_000),
+        attacks::hidden_attribute_bomb(RESPONSE, 15_000),
     ];
     for bomb in bombs {
         let state = relay_state(&base).await;
