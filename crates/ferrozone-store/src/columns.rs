@@ -143,7 +143,7 @@ macro_rules! role {
 
 /// Declares a row struct and implements [`Columns`] for it:
 ///
-/// ```ignore
+/// ```text
 /// columns! {
 ///     /// A `users` row.
 ///     pub(crate) struct UserRow in "users" as "u" {

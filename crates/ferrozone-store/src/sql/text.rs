@@ -3,7 +3,7 @@
 //! [`sql!`] joins literal text and lists derived from a row type into one `&'static str`
 //! constant, so no statement is built at run time:
 //!
-//! ```ignore
+//! ```text
 //! const DEVICE_BY_ID: &str = sql![(select DeviceRow), " WHERE id = $1"];
 //! const INSERT_DEVICE: &str = sql![(insert DeviceRow)];
 //! ```
