@@ -1,0 +1,131 @@
+//! Running `nft`: applying a rendered table in one transaction and reading it back.
+
+use std::process::Stdio;
+
+use anyhow::{bail, Context};
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use super::render::TABLE;
+
+/// The table as `nft -j list table` shows it, without the handles (which change on every
+/// replace): two readings are equal when the table's content is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TableState {
+    /// No `inet ferrozone` table.
+    Absent,
+    /// The table's objects (table, chains, rules, sets) in `nft`'s JSON, handles removed.
+    Present(Value),
+}
+
+/// How `nft` is run: the program and the arguments before nft's own.
+#[derive(Debug, Clone)]
+pub struct Nft {
+    command: Vec<String>,
+}
+
+impl Default for Nft {
+    fn default() -> Self {
+        Self { command: vec!["nft".to_owned()] }
+    }
+}
+
+impl Nft {
+    /// `nft` in another network namespace (`ip netns exec NS nft`): for tests.
+    pub fn in_netns(namespace: &str) -> Self {
+        Self { command: ["ip", "netns", "exec", namespace, "nft"].map(str::to_owned).to_vec() }
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.command[0]);
+        command.args(&self.command[1..]).kill_on_drop(true);
+        command
+    }
+
+    /// Gives `ruleset` (a text from [`render()`](super::render)) to `nft -f -`: one
+    /// transaction, all or nothing. A failure carries nft's message.
+    pub async fn apply(&self, ruleset: &str) -> anyhow::Result<()> {
+        let mut child = self
+            .command()
+            .args(["-f", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("running `nft` (nftables)")?;
+        let mut stdin = child.stdin.take().context("nft's standard input")?;
+        stdin.write_all(ruleset.as_bytes()).await.context("writing the ruleset to nft")?;
+        drop(stdin);
+        let output = child.wait_with_output().await.context("waiting for nft")?;
+        if !output.status.success() {
+            bail!("`nft -f -` refused the {TABLE} table: {}", String::from_utf8_lossy(&output.stderr).trim());
+        }
+        Ok(())
+    }
+
+    /// The table now (`nft -j list table inet ferrozone`).
+    pub async fn read(&self) -> anyhow::Result<TableState> {
+        let output = self
+            .command()
+            .args(["-j", "list", "table"])
+            .args(TABLE.split(' '))
+            .output()
+            .await
+            .context("running `nft` (nftables)")?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            // nft 1.0 says "Error: No such file or directory" (ENOENT) for a missing table.
+            if stderr.contains("No such file or directory") {
+                return Ok(TableState::Absent);
+            }
+            bail!("`nft -j list table {TABLE}` failed: {}", stderr.trim());
+        }
+        let json: Value = serde_json::from_slice(&output.stdout).context("parsing `nft -j` output")?;
+        Ok(TableState::Present(objects(json)))
+    }
+
+    /// Deletes the table if it exists (on clean shutdown, when a setting says so).
+    pub async fn remove(&self) -> anyhow::Result<()> {
+        self.apply(&format!("table {TABLE}\ndelete table {TABLE}\n")).await
+    }
+}
+
+/// The `nftables` array without its `metainfo` entry (nft's version) and without handles.
+fn objects(json: Value) -> Value {
+    let Value::Object(mut top) = json else { return json };
+    let Some(Value::Array(items)) = top.remove("nftables") else { return Value::Null };
+    let items = items.into_iter().filter(|item| item.get("metainfo").is_none()).map(without_handles).collect();
+    Value::Array(items)
+}
+
+fn without_handles(value: Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.into_iter().filter(|(key, _)| key != "handle").map(|(k, v)| (k, without_handles(v))).collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_handles).collect()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn readings_ignore_nft_version_and_handles() {
+        let reading = |version: &str, handle: u64| {
+            objects(json!({"nftables": [
+                {"metainfo": {"version": version, "json_schema_version": 1}},
+                {"table": {"family": "inet", "name": "ferrozone", "handle": handle}},
+                {"rule": {"family": "inet", "table": "ferrozone", "chain": "postrouting", "handle": handle + 3,
+                          "expr": [{"masquerade": null}]}},
+            ]}))
+        };
+        assert_eq!(reading("1.0.6", 7), reading("1.0.9", 12));
+        assert_eq!(reading("1.0.6", 7).as_array().map(Vec::len), Some(2));
+    }
+}

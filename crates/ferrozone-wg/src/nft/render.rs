@@ -1,0 +1,143 @@
+//! The pure renderer: a desired [`Table`] to one complete `nft -f` text.
+
+use std::fmt::{self, Write};
+
+use ipnet::IpNet;
+
+/// The table Ferrozone owns, family and name as `nft` spells them.
+pub const TABLE: &str = "inet ferrozone";
+
+/// A Linux interface name safe to put in an nftables rule: 1–15 letters, digits, `-`, `_`
+/// or `.`, and not `.` or `..`. Anything else is refused rather than escaped: a `"` or `\`
+/// would break out of the quoted string, and a `*` would make `nft` match a wildcard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IfName(String);
+
+/// Why a string is not an [`IfName`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidIfName(pub String);
+
+impl fmt::Display for InvalidIfName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` is not an interface name: 1 to 15 letters, digits, '-', '_' or '.'", self.0.escape_debug())
+    }
+}
+
+impl std::error::Error for InvalidIfName {}
+
+impl IfName {
+    /// Checks `name`.
+    pub fn parse(name: &str) -> Result<Self, InvalidIfName> {
+        let ok = (1..=15).contains(&name.len())
+            && name != "."
+            && name != ".."
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if ok {
+            Ok(Self(name.to_owned()))
+        } else {
+            Err(InvalidIfName(name.to_owned()))
+        }
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for IfName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What the `inet ferrozone` table should hold. The egress rules (per-user device address
+/// sets and rule sets, matched on the WireGuard interface) come next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// The tunnel networks (IPv4 and IPv6): the sources masqueraded.
+    pub tunnel_networks: Vec<IpNet>,
+    /// Masquerade tunnel traffic leaving by this interface; `None` for routed deployments.
+    pub masquerade_on: Option<IfName>,
+}
+
+/// The complete `nft -f` text for `table`: declare (so the delete cannot fail on a first
+/// apply), delete, define. `nft` runs a file as one transaction, so the table is replaced
+/// atomically, and a text that fails to apply leaves the old table in place.
+///
+/// Masquerade matches the source network, not `iifname`: in the postrouting hook the input
+/// interface is no longer known for locally routed packets, and the source says "tunnel".
+pub fn render(table: &Table) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = write_table(&mut out, table);
+    out
+}
+
+fn write_table(out: &mut String, table: &Table) -> fmt::Result {
+    writeln!(out, "table {TABLE}")?;
+    writeln!(out, "delete table {TABLE}")?;
+    writeln!(out, "table {TABLE} {{")?;
+    writeln!(out, "\tchain forward {{")?;
+    writeln!(out, "\t\ttype filter hook forward priority filter; policy accept;")?;
+    writeln!(out, "\t}}")?;
+    writeln!(out, "\tchain postrouting {{")?;
+    writeln!(out, "\t\ttype nat hook postrouting priority srcnat; policy accept;")?;
+    if let Some(egress) = &table.masquerade_on {
+        for network in &table.tunnel_networks {
+            let family = if network.addr().is_ipv4() { "ip" } else { "ip6" };
+            let network = network.trunc();
+            writeln!(out, "\t\t{family} saddr {network} oifname \"{egress}\" masquerade")?;
+        }
+    }
+    writeln!(out, "\t}}")?;
+    writeln!(out, "}}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(masquerade: bool) -> Table {
+        Table {
+            tunnel_networks: vec!["10.3.2.1/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
+            masquerade_on: masquerade.then(|| IfName::parse("eth0").unwrap()),
+        }
+    }
+
+    #[test]
+    fn renders_the_whole_table_with_masquerade() {
+        let expected = "\
+table inet ferrozone
+delete table inet ferrozone
+table inet ferrozone {
+\tchain forward {
+\t\ttype filter hook forward priority filter; policy accept;
+\t}
+\tchain postrouting {
+\t\ttype nat hook postrouting priority srcnat; policy accept;
+\t\tip saddr 10.3.2.0/24 oifname \"eth0\" masquerade
+\t\tip6 saddr fd00::3:2:0/120 oifname \"eth0\" masquerade
+\t}
+}
+";
+        assert_eq!(render(&table(true)), expected);
+    }
+
+    #[test]
+    fn without_masquerade_the_nat_chain_is_empty() {
+        let text = render(&table(false));
+        assert!(!text.contains("masquerade"), "{text}");
+        assert!(text.contains("chain postrouting {"), "{text}");
+    }
+
+    #[test]
+    fn interface_names_that_could_escape_or_match_a_wildcard_are_refused() {
+        for bad in ["", ".", "..", "eth0\"", "a\\b", "eth*", "wg 0", "a/b", "a:b", "sixteen-chars-xx", "é"] {
+            assert!(IfName::parse(bad).is_err(), "{bad:?} accepted");
+        }
+        for good in ["eth0", "wg-ferrozone", "en_p0s1.100", "a"] {
+            assert_eq!(IfName::parse(good).unwrap().as_str(), good);
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! The `inet ferrozone` table applied for real with `nft`, each test in a throwaway
+//! network namespace. Needs root (CAP_NET_ADMIN and `ip netns`); skipped otherwise.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use ferrozone_wg::nft::{render, IfName, Nft, Table, TableState};
+
+/// A network namespace deleted on drop.
+struct Namespace(String);
+
+impl Namespace {
+    /// A fresh namespace, or `None` (with a note) when not root.
+    fn new() -> Option<Self> {
+        if !is_root() {
+            eprintln!("skipped: needs root for network namespaces and nftables");
+            return None;
+        }
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let name = format!("fznft-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        run(&["ip", "netns", "add", &name]);
+        Some(Self(name))
+    }
+
+    fn nft(&self) -> Nft {
+        Nft::in_netns(&self.0)
+    }
+
+    /// `nft ARGS…` in the namespace, as an administrator would type it.
+    fn nft_cli(&self, args: &[&str]) -> String {
+        let mut command = vec!["ip", "netns", "exec", &self.0, "nft"];
+        command.extend_from_slice(args);
+        run(&command)
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "delete", &self.0]).status();
+    }
+}
+
+fn is_root() -> bool {
+    let out = Command::new("id").arg("-u").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim() == "0"
+}
+
+fn run(args: &[&str]) -> String {
+    let out = Command::new(args[0]).args(&args[1..]).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn table(egress: Option<&str>) -> Table {
+    Table {
+        tunnel_networks: vec!["10.3.2.0/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
+        masquerade_on: egress.map(|name| IfName::parse(name).unwrap()),
+    }
+}
+
+fn present(state: &TableState) -> &serde_json::Value {
+    match state {
+        TableState::Present(value) => value,
+        TableState::Absent => panic!("the table is absent"),
+    }
+}
+
+#[tokio::test]
+async fn apply_creates_replaces_and_repeats_to_the_same_table() {
+    let Some(ns) = Namespace::new() else { return };
+    let nft = ns.nft();
+    assert_eq!(nft.read().await.unwrap(), TableState::Absent);
+
+    nft.apply(&render(&table(Some("eth0")))).await.unwrap();
+    let first = nft.read().await.unwrap();
+    let listing = ns.nft_cli(&["list", "table", "inet", "ferrozone"]);
+    assert!(listing.contains("ip saddr 10.3.2.0/24 oifname \"eth0\" masquerade"), "{listing}");
+    assert!(listing.contains("ip6 saddr fd00::3:2:0/120 oifname \"eth0\" masquerade"), "{listing}");
+
+    nft.apply(&render(&table(Some("eth0")))).await.unwrap();
+    assert_eq!(nft.read().await.unwrap(), first, "a second apply changed the table");
+
+    // A replace, not an addition: the masquerade rules go with the setting.
+    nft.apply(&render(&table(None))).await.unwrap();
+    let listing = ns.nft_cli(&["list", "table", "inet", "ferrozone"]);
+    assert!(!listing.contains("masquerade"), "{listing}");
+    assert_eq!(listing.matches("chain postrouting").count(), 1, "{listing}");
+}
+
+#[tokio::test]
+async fn a_refused_ruleset_leaves_the_previous_table_whole() {
+    let Some(ns) = Namespace::new() else { return };
+    let nft = ns.nft();
+    nft.apply(&render(&table(Some("eth0")))).await.unwrap();
+    let before = nft.read().await.unwrap();
+
+    // The delete and the new chains come before the error in the same file: were the file
+    // not one transaction, the table would now be gone or half-built.
+    let broken = render(&table(None)) + "add rule inet ferrozone forward ip daddr @no_such_set drop\n";
+    let error = nft.apply(&broken).await.unwrap_err().to_string();
+    assert!(error.contains("no_such_set"), "{error}");
+    assert_eq!(nft.read().await.unwrap(), before);
+}
+
+#[tokio::test]
+async fn other_tables_are_left_alone() {
+    let Some(ns) = Namespace::new() else { return };
+    let other = "table ip other {\n\tchain forward {\n\t\ttype filter hook forward priority filter; policy accept;\n\t\tcounter packets 0 bytes 0\n\t}\n}\n";
+    let neighbour = "table inet ferrozone2 {\n\tchain c {\n\t}\n}\n";
+    run(&["ip", "netns", "exec", &ns.0, "nft", other]);
+    run(&["ip", "netns", "exec", &ns.0, "nft", neighbour]);
+    let before = (ns.nft_cli(&["list", "table", "ip", "other"]), ns.nft_cli(&["list", "table", "inet", "ferrozone2"]));
+
+    let nft = ns.nft();
+    nft.apply(&render(&table(Some("eth0")))).await.unwrap();
+    nft.apply(&render(&table(None))).await.unwrap();
+    nft.remove().await.unwrap();
+    assert_eq!(nft.read().await.unwrap(), TableState::Absent);
+    nft.remove().await.unwrap();
+
+    let after = (ns.nft_cli(&["list", "table", "ip", "other"]), ns.nft_cli(&["list", "table", "inet", "ferrozone2"]));
+    assert_eq!(after, before);
+}
+
+#[tokio::test]
+async fn a_flushed_table_is_seen_as_drift_and_repaired_by_the_next_apply() {
+    let Some(ns) = Namespace::new() else { return };
+    let nft = ns.nft();
+    let ruleset = render(&table(Some("eth0")));
+    nft.apply(&ruleset).await.unwrap();
+    let applied = nft.read().await.unwrap();
+    assert!(present(&applied).to_string().contains("masquerade"), "{applied:?}");
+
+    ns.nft_cli(&["flush", "table", "inet", "ferrozone"]);
+    let flushed = nft.read().await.unwrap();
+    assert_ne!(flushed, applied, "the flush went unseen");
+    assert!(!present(&flushed).to_string().contains("masquerade"));
+
+    nft.apply(&ruleset).await.unwrap();
+    assert_eq!(nft.read().await.unwrap(), applied);
+
+    ns.nft_cli(&["delete", "table", "inet", "ferrozone"]);
+    assert_eq!(nft.read().await.unwrap(), TableState::Absent);
+}
