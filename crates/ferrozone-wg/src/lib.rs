@@ -20,6 +20,7 @@ pub mod memory;
 pub mod nft;
 mod peer;
 pub mod reconciler;
+pub mod routing;
 pub mod stats;
 pub mod uapi;
 pub mod userspace;

@@ -1,5 +1,5 @@
-//! The `inet ferrozone` table applied for real with `nft`, each test in a throwaway
-//! network namespace. Needs root (CAP_NET_ADMIN and `ip netns`); skipped otherwise.
+//! The data plane's host side for real, each test in a throwaway network namespace: the
+//! `inet ferrozone` table applied with `nft`, and the default route read from the kernel. Needs root (CAP_NET_ADMIN and `ip netns`); skipped otherwise.
 
 #![allow(clippy::unwrap_used)]
 
@@ -7,6 +7,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use ferrozone_wg::nft::{render, IfName, Nft, Table, TableState};
+use ferrozone_wg::routing::default_route_interface;
 
 /// A network namespace deleted on drop.
 struct Namespace(String);
@@ -143,4 +144,25 @@ async fn a_flushed_table_is_seen_as_drift_and_repaired_by_the_next_apply() {
 
     ns.nft_cli(&["delete", "table", "inet", "ferrozone"]);
     assert_eq!(nft.read().await.unwrap(), TableState::Absent);
+}
+
+#[test]
+fn the_egress_interface_is_the_default_routes_in_the_kernels_own_table() {
+    let Some(ns) = Namespace::new() else { return };
+    let exec = |args: &[&str]| {
+        let mut command = vec!["ip", "netns", "exec", &ns.0];
+        command.extend_from_slice(args);
+        run(&command)
+    };
+    for (name, address) in [("fzup0", "192.0.2.2/24"), ("fzback0", "198.51.100.2/24")] {
+        let peer = format!("{name}p");
+        exec(&["ip", "link", "add", name, "type", "veth", "peer", "name", &peer]);
+        exec(&["ip", "link", "set", &peer, "up"]);
+        exec(&["ip", "address", "add", address, "dev", name]);
+        exec(&["ip", "link", "set", name, "up"]);
+    }
+    assert_eq!(default_route_interface(&exec(&["cat", "/proc/net/route"])), None);
+    exec(&["ip", "route", "add", "default", "via", "198.51.100.1", "dev", "fzback0", "metric", "200"]);
+    exec(&["ip", "route", "add", "default", "via", "192.0.2.1", "dev", "fzup0", "metric", "50"]);
+    assert_eq!(default_route_interface(&exec(&["cat", "/proc/net/route"])).as_deref(), Some("fzup0"));
 }
