@@ -14,7 +14,9 @@
 //! one process per apply (milliseconds, and applies are rare).
 
 mod apply;
+mod keep;
 mod render;
 
 pub use apply::{Nft, TableState};
+pub use keep::Keeper;
 pub use render::{render, IfName, InvalidIfName, Table, TABLE};

@@ -6,7 +6,7 @@
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use ferrozone_wg::nft::{render, IfName, Nft, Table, TableState};
+use ferrozone_wg::nft::{render, IfName, Keeper, Nft, Table, TableState};
 use ferrozone_wg::routing::default_route_interface;
 
 /// A network namespace deleted on drop.
@@ -165,4 +165,30 @@ fn the_egress_interface_is_the_default_routes_in_the_kernels_own_table() {
     exec(&["ip", "route", "add", "default", "via", "198.51.100.1", "dev", "fzback0", "metric", "200"]);
     exec(&["ip", "route", "add", "default", "via", "192.0.2.1", "dev", "fzup0", "metric", "50"]);
     assert_eq!(default_route_interface(&exec(&["cat", "/proc/net/route"])).as_deref(), Some("fzup0"));
+}
+
+#[tokio::test]
+async fn the_keeper_applies_once_then_only_on_drift_or_a_new_ruleset() {
+    let Some(ns) = Namespace::new() else { return };
+    let mut keeper = Keeper::new(ns.nft(), render(&table(Some("eth0"))));
+    assert!(keeper.reconcile_once().await.unwrap(), "the first pass applies");
+    assert!(!keeper.reconcile_once().await.unwrap(), "an unchanged table is left alone");
+
+    ns.nft_cli(&["flush", "table", "inet", "ferrozone"]);
+    assert!(keeper.reconcile_once().await.unwrap(), "a flush is repaired");
+    assert!(!keeper.reconcile_once().await.unwrap());
+
+    ns.nft_cli(&["add", "rule", "inet", "ferrozone", "forward", "drop"]);
+    assert!(keeper.reconcile_once().await.unwrap(), "an added rule is repaired");
+    let listing = ns.nft_cli(&["list", "table", "inet", "ferrozone"]);
+    assert!(!listing.contains("drop") && listing.contains("masquerade"), "{listing}");
+
+    ns.nft_cli(&["delete", "table", "inet", "ferrozone"]);
+    assert!(keeper.reconcile_once().await.unwrap(), "a deleted table is put back");
+
+    keeper.set_ruleset(render(&table(Some("eth0"))));
+    assert!(!keeper.reconcile_once().await.unwrap(), "the same ruleset is not a change");
+    keeper.set_ruleset(render(&table(None)));
+    assert!(keeper.reconcile_once().await.unwrap(), "a new ruleset is applied");
+    assert!(!ns.nft_cli(&["list", "table", "inet", "ferrozone"]).contains("masquerade"));
 }
