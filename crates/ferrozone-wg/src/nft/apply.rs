@@ -32,6 +32,11 @@ impl Default for Nft {
 }
 
 impl Nft {
+    /// The nft program at `program` (a name looked up in `PATH`, or a path).
+    pub fn program(program: &str) -> Self {
+        Self { command: vec![program.to_owned()] }
+    }
+
     /// `nft` in another network namespace (`ip netns exec NS nft`): for tests.
     pub fn in_netns(namespace: &str) -> Self {
         Self { command: ["ip", "netns", "exec", namespace, "nft"].map(str::to_owned).to_vec() }

@@ -10,6 +10,7 @@ use ferrozone_domain::providers::Providers;
 use ferrozone_domain::settings::{ClientDefaults, PasswordLimits};
 use ferrozone_domain::validate::net::{allowed_ip, is_dns_server, is_endpoint};
 use ferrozone_domain::Settings;
+use ferrozone_wg::nft::IfName;
 use ipnet::IpNet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -20,15 +21,10 @@ pub enum WireguardBackend {
     None,
 }
 
-/// A Linux interface name: 1–15 characters, no `/`, whitespace or `:`.
+/// A Linux interface name that is also safe in an nftables rule (`IfName`): 1–15 letters,
+/// digits, `-`, `_` or `.`.
 fn interface_name(name: &str) -> Result<String, String> {
-    let ok = (1..=15).contains(&name.len())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if ok {
-        Ok(name.to_owned())
-    } else {
-        Err("an interface name has 1 to 15 letters, digits, '-', '_' or '.'".to_owned())
-    }
+    IfName::parse(name).map(|name| name.as_str().to_owned()).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -216,6 +212,18 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_STATS_INTERVAL", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub stats_interval: u64,
+    /// Interface by which tunnel traffic leaves, masqueraded; default: the IPv4 default
+    /// route's (aliases GATEWAY_EGRESS_INTERFACE, EGRESS_INTERFACE).
+    #[arg(long, global = true, env = "FERROZONE_EGRESS_INTERFACE", value_parser = interface_name)]
+    pub egress_interface: Option<String>,
+    /// Masquerade tunnel traffic leaving by the egress interface; `false` for routed
+    /// deployments, where the network routes the tunnel addresses back to the gateway.
+    #[arg(long, global = true, env = "FERROZONE_MASQUERADE", default_value_t = true,
+          action = clap::ArgAction::Set)]
+    pub masquerade: bool,
+    /// The nftables program (aliases GATEWAY_NFT_PATH, NFT_PATH).
+    #[arg(long, global = true, env = "FERROZONE_NFT", default_value = "nft")]
+    pub nft: String,
     /// Log format.
     #[arg(long, global = true, env = "FERROZONE_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
@@ -362,4 +370,31 @@ fn pool(prefix: &str, network: &str, gateway: &str, v4: bool) -> anyhow::Result<
         bail!("FERROZONE_{prefix}_NETWORK: `{network}` is not an {} network", if v4 { "IPv4" } else { "IPv6" });
     }
     Pool::new(net, gw).map_err(|e| anyhow::anyhow!("FERROZONE_{prefix}_ADDRESS: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::Cli;
+
+    #[test]
+    fn egress_settings_default_and_parse() {
+        let cli = Cli::try_parse_from(["ferrozone", "serve"]).unwrap();
+        assert_eq!((cli.config.egress_interface, cli.config.masquerade, cli.config.nft.as_str()), (None, true, "nft"));
+        let args =
+            ["ferrozone", "--egress-interface", "ens3", "--masquerade", "false", "serve", "--nft", "/usr/sbin/nft"];
+        let cli = Cli::try_parse_from(args).unwrap();
+        assert_eq!(cli.config.egress_interface.as_deref(), Some("ens3"));
+        assert!(!cli.config.masquerade);
+        assert_eq!(cli.config.nft, "/usr/sbin/nft");
+    }
+
+    #[test]
+    fn an_egress_interface_nft_would_misread_is_refused() {
+        for bad in ["eth*", "eth0\"", "..", "sixteen-chars-xx"] {
+            let error = Cli::try_parse_from(["ferrozone", "--egress-interface", bad, "serve"]).unwrap_err().to_string();
+            assert!(error.contains("is not an interface name"), "{bad}: {error}");
+        }
+    }
 }
