@@ -18,6 +18,8 @@ use ipnet::IpNet;
 use tokio::sync::Notify;
 
 use crate::config::{Config, WireguardBackend};
+
+mod routing;
 use crate::supervisor::Supervisor;
 
 /// How often the reconciler runs without a trigger, to repair drift.
@@ -39,6 +41,8 @@ pub async fn start(
     if interface.kind() == "none" {
         return Ok(Arc::new(NoDataPlane));
     }
+    let keeper = routing::start(config, &domain).await?;
+    tasks.spawn("nftables", forever(keeper.run(REPAIR_INTERVAL)));
     let source: Arc<dyn PeerSource> = Arc::new(DomainPeers::new(domain.clone()));
     tasks.spawn("peer change watcher", watch_peer_changes(domain, changes.clone()));
     let reconciler = Reconciler::new(source.clone(), interface.clone());
