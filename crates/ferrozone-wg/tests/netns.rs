@@ -192,3 +192,46 @@ async fn the_keeper_applies_once_then_only_on_drift_or_a_new_ruleset() {
     assert!(keeper.reconcile_once().await.unwrap(), "a new ruleset is applied");
     assert!(!ns.nft_cli(&["list", "table", "inet", "ferrozone"]).contains("masquerade"));
 }
+
+/// `ip netns exec NS ARGS…`; whether it succeeded.
+fn try_in(ns: &Namespace, args: &[&str]) -> bool {
+    Command::new("ip").args(["netns", "exec", &ns.0]).args(args).output().unwrap().status.success()
+}
+
+/// A client with a tunnel address, a gateway, and an outside host that has no route back
+/// to the tunnel network: the outside host answers only once the gateway masquerades.
+#[tokio::test]
+async fn masquerade_lets_tunnel_addresses_reach_a_host_with_no_route_back() {
+    let (Some(client), Some(gateway), Some(outside)) = (Namespace::new(), Namespace::new(), Namespace::new()) else {
+        return;
+    };
+    let link = |a: &Namespace, a_if: &str, b: &Namespace, b_if: &str| {
+        run(&["ip", "link", "add", a_if, "netns", &a.0, "type", "veth", "peer", "name", b_if, "netns", &b.0]);
+    };
+    link(&client, "c0", &gateway, "g0");
+    link(&gateway, "g1", &outside, "o0");
+    for (ns, name, address) in [
+        (&client, "c0", "10.3.2.2/24"),
+        (&gateway, "g0", "10.3.2.1/24"),
+        (&gateway, "g1", "192.0.2.1/24"),
+        (&outside, "o0", "192.0.2.2/24"),
+    ] {
+        assert!(try_in(ns, &["ip", "address", "add", address, "dev", name]));
+        assert!(try_in(ns, &["ip", "link", "set", name, "up"]));
+    }
+    assert!(try_in(&client, &["ip", "route", "add", "default", "via", "10.3.2.1"]));
+    assert!(try_in(&gateway, &["sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"]));
+    let ping = || try_in(&client, &["ping", "-c", "1", "-W", "1", "192.0.2.2"]);
+    assert!(try_in(&client, &["ping", "-c", "1", "-W", "1", "10.3.2.1"]), "the gateway answers");
+    assert!(!ping(), "the outside host answered without NAT: it has a route back");
+
+    let table = Table {
+        tunnel_networks: vec!["10.3.2.0/24".parse().unwrap()],
+        masquerade_on: Some(IfName::parse("g1").unwrap()),
+    };
+    gateway.nft().apply(&render(&table)).await.unwrap();
+    assert!(ping(), "no answer through the masquerading gateway");
+
+    gateway.nft().apply(&render(&Table { masquerade_on: None, ..table })).await.unwrap();
+    assert!(!ping(), "still answered with masquerade off");
+}
