@@ -42,7 +42,8 @@ pub async fn start(
         return Ok(Arc::new(NoDataPlane));
     }
     let keeper = routing::start(config, &domain).await?;
-    tasks.spawn("nftables", forever(keeper.run(REPAIR_INTERVAL)));
+    let stopping = tasks.stopping();
+    tasks.spawn_draining("nftables", routing::keep(keeper, REPAIR_INTERVAL, stopping, config.nft_remove_on_shutdown));
     let source: Arc<dyn PeerSource> = Arc::new(DomainPeers::new(domain.clone()));
     tasks.spawn("peer change watcher", watch_peer_changes(domain, changes.clone()));
     let reconciler = Reconciler::new(source.clone(), interface.clone());

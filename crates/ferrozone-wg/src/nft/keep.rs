@@ -43,8 +43,13 @@ impl Keeper {
         Ok(true)
     }
 
+    /// Deletes the table (on clean shutdown, when a setting says so); no table is no error.
+    pub async fn remove(&self) -> anyhow::Result<()> {
+        self.nft.remove().await
+    }
+
     /// Passes every `interval`, forever; a failed pass is logged and retried at the next.
-    pub async fn run(mut self, interval: Duration) {
+    pub async fn run(&mut self, interval: Duration) {
         loop {
             if let Err(e) = self.reconcile_once().await {
                 tracing::warn!(error = format!("{e:#}"), "applying the nftables table failed");

@@ -224,6 +224,11 @@ pub struct Config {
     /// The nftables program (aliases GATEWAY_NFT_PATH, NFT_PATH).
     #[arg(long, global = true, env = "FERROZONE_NFT", default_value = "nft")]
     pub nft: String,
+    /// Delete the nftables table `inet ferrozone` when `serve` stops cleanly (by default it
+    /// stays, so traffic keeps its NAT across a restart).
+    #[arg(long, global = true, env = "FERROZONE_NFT_REMOVE_ON_SHUTDOWN", default_value_t = false,
+          action = clap::ArgAction::Set)]
+    pub nft_remove_on_shutdown: bool,
     /// Log format.
     #[arg(long, global = true, env = "FERROZONE_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
@@ -388,6 +393,9 @@ mod tests {
         assert_eq!(cli.config.egress_interface.as_deref(), Some("ens3"));
         assert!(!cli.config.masquerade);
         assert_eq!(cli.config.nft, "/usr/sbin/nft");
+        assert!(!cli.config.nft_remove_on_shutdown);
+        let cli = Cli::try_parse_from(["ferrozone", "serve", "--nft-remove-on-shutdown", "true"]).unwrap();
+        assert!(cli.config.nft_remove_on_shutdown);
     }
 
     #[test]

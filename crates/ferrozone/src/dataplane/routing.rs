@@ -1,7 +1,9 @@
 //! The routing side of `serve`: IP forwarding on, and the `inet ferrozone` nftables table
 //! (forwarding filter, NAT) rendered from the settings and kept by a [`Keeper`].
 
+use std::future::Future;
 use std::path::Path;
+use std::time::Duration;
 
 use anyhow::Context;
 use ferrozone_domain::Domain;
@@ -40,4 +42,22 @@ fn masquerade_on(config: &Config) -> anyhow::Result<Option<IfName>> {
             Ok(None)
         }
     }
+}
+
+/// Keeps the table until `stopping`, then removes it if `remove` (the setting).
+pub async fn keep(
+    mut keeper: Keeper,
+    interval: Duration,
+    stopping: impl Future<Output = ()>,
+    remove: bool,
+) -> anyhow::Result<()> {
+    tokio::select! {
+        () = keeper.run(interval) => {}
+        () = stopping => {}
+    }
+    if remove {
+        keeper.remove().await.context("removing the nftables table inet ferrozone")?;
+        tracing::info!("nftables table inet ferrozone removed");
+    }
+    Ok(())
 }
