@@ -219,19 +219,30 @@ async fn masquerade_lets_tunnel_addresses_reach_a_host_with_no_route_back() {
         assert!(try_in(ns, &["ip", "address", "add", address, "dev", name]));
         assert!(try_in(ns, &["ip", "link", "set", name, "up"]));
     }
+    for (ns, name, address) in [
+        (&client, "c0", "fd00::3:2:2/120"),
+        (&gateway, "g0", "fd00::3:2:1/120"),
+        (&gateway, "g1", "2001:db8::1/64"),
+        (&outside, "o0", "2001:db8::2/64"),
+    ] {
+        assert!(try_in(ns, &["ip", "address", "add", address, "dev", name, "nodad"]));
+    }
     assert!(try_in(&client, &["ip", "route", "add", "default", "via", "10.3.2.1"]));
+    assert!(try_in(&client, &["ip", "-6", "route", "add", "default", "via", "fd00::3:2:1"]));
     assert!(try_in(&gateway, &["sh", "-c", "echo 1 > /proc/sys/net/ipv4/ip_forward"]));
-    let ping = || try_in(&client, &["ping", "-c", "1", "-W", "1", "192.0.2.2"]);
-    assert!(try_in(&client, &["ping", "-c", "1", "-W", "1", "10.3.2.1"]), "the gateway answers");
-    assert!(!ping(), "the outside host answered without NAT: it has a route back");
+    assert!(try_in(&gateway, &["sh", "-c", "echo 1 > /proc/sys/net/ipv6/conf/all/forwarding"]));
+    let ping = |to: &str| try_in(&client, &["ping", "-c", "1", "-W", "1", to]);
+    let outside_answers = || (ping("192.0.2.2"), ping("2001:db8::2"));
+    assert!(ping("10.3.2.1") && ping("fd00::3:2:1"), "the gateway answers");
+    assert_eq!(outside_answers(), (false, false), "the outside host answered without NAT: it has a route back");
 
     let table = Table {
-        tunnel_networks: vec!["10.3.2.0/24".parse().unwrap()],
+        tunnel_networks: vec!["10.3.2.0/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
         masquerade_on: Some(IfName::parse("g1").unwrap()),
     };
     gateway.nft().apply(&render(&table)).await.unwrap();
-    assert!(ping(), "no answer through the masquerading gateway");
+    assert_eq!(outside_answers(), (true, true), "no answer through the masquerading gateway");
 
     gateway.nft().apply(&render(&Table { masquerade_on: None, ..table })).await.unwrap();
-    assert!(!ping(), "still answered with masquerade off");
+    assert_eq!(outside_answers(), (false, false), "still answered with masquerade off");
 }
