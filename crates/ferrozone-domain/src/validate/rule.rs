@@ -8,7 +8,7 @@ use uuid::Uuid;
 use super::{CANT_BE_BLANK, IS_INVALID};
 use crate::egress::{parse_destination, parse_port_range, PortType, Ports, Rule, RuleAction};
 use crate::error::{DomainError, Errors, Result};
-use crate::input::{NewRule, Patch, RuleChanges};
+use crate::input::{NewRule, Patch, RuleChanges, WrongTypes};
 
 /// A rule's attributes as text, before they are checked.
 #[derive(Debug, Clone, Default)]
@@ -82,9 +82,11 @@ fn check(draft: Draft, changes: &RuleChanges) -> Result<CheckedRule> {
             errors.add(attribute, IS_INVALID);
         }
     }
-    let destination = required(&mut errors, "destination", draft.destination, |d| parse_destination(d).is_some());
-    let action = required(&mut errors, "action", draft.action, |a| RuleAction::parse(a).is_some());
-    let ports = ports(&mut errors, draft.port_type, draft.port_range);
+    let wrong = &changes.wrong_types;
+    let destination =
+        required(&mut errors, wrong, "destination", draft.destination, |d| parse_destination(d).is_some());
+    let action = required(&mut errors, wrong, "action", draft.action, |a| RuleAction::parse(a).is_some());
+    let ports = ports(&mut errors, wrong, draft.port_type, draft.port_range);
     let user_id = match draft.user_id.as_deref().map(Uuid::parse_str) {
         None => None,
         Some(Ok(id)) => Some(id),
@@ -101,10 +103,24 @@ fn check(draft: Draft, changes: &RuleChanges) -> Result<CheckedRule> {
     }
 }
 
+/// `can't be blank`, unless the attribute was sent with a wrong type (then it is
+/// `is invalid` only).
+fn blank(errors: &mut Errors, wrong: &WrongTypes, field: &str) {
+    if !wrong.has(field) {
+        errors.add(field, CANT_BE_BLANK);
+    }
+}
+
 /// The value if it is there and `valid`; `can't be blank` or `is invalid` otherwise.
-fn required(errors: &mut Errors, field: &str, value: Option<String>, valid: impl Fn(&str) -> bool) -> Option<String> {
+fn required(
+    errors: &mut Errors,
+    wrong: &WrongTypes,
+    field: &str,
+    value: Option<String>,
+    valid: impl Fn(&str) -> bool,
+) -> Option<String> {
     match value {
-        None => errors.add(field, CANT_BE_BLANK),
+        None => blank(errors, wrong, field),
         Some(v) if valid(&v) => return Some(v),
         Some(_) => errors.add(field, IS_INVALID),
     }
@@ -112,7 +128,7 @@ fn required(errors: &mut Errors, field: &str, value: Option<String>, valid: impl
 }
 
 /// Both or neither; the type one of Firezone's, the range one it parses.
-fn ports(errors: &mut Errors, port_type: Option<String>, range: Option<String>) -> Option<Ports> {
+fn ports(errors: &mut Errors, wrong: &WrongTypes, port_type: Option<String>, range: Option<String>) -> Option<Ports> {
     let parsed = port_type.as_deref().map(|t| PortType::parse(t).ok_or(()));
     if let Some(Err(())) = parsed {
         errors.add("port_type", IS_INVALID);
@@ -123,11 +139,11 @@ fn ports(errors: &mut Errors, port_type: Option<String>, range: Option<String>) 
     match (parsed, range) {
         (None, None) => None,
         (Some(_), None) => {
-            errors.add("port_range", CANT_BE_BLANK);
+            blank(errors, wrong, "port_range");
             None
         }
         (None, Some(_)) => {
-            errors.add("port_type", CANT_BE_BLANK);
+            blank(errors, wrong, "port_type");
             None
         }
         (Some(Ok(port_type)), Some(range)) => Some(Ports { port_type, range }),

@@ -75,6 +75,15 @@ async fn validation_answers_with_firezones_messages() {
         .await
         .expect_errors(json!({"user_id": ["is invalid"]}));
 
+    for range in [json!(80), json!([80, 90])] {
+        create(&app, json!({"destination": "1.1.1.1", "port_type": "tcp", "port_range": range}))
+            .await
+            .expect_errors(json!({"port_range": ["is invalid"]}));
+    }
+    let ignored = create(&app, json!({"destination": "9.9.9.9", "protocol": "icmp"})).await;
+    let id = ignored.expect_status(StatusCode::CREATED).id();
+    app.delete(&format!("/v0/rules/{id}"), &app.admin).await.expect_status(StatusCode::NO_CONTENT);
+
     create(&app, json!({"destination": "10.0.0.0/8"})).await.expect_status(StatusCode::CREATED);
     create(&app, json!({"destination": "10.3.0.0/16"}))
         .await
