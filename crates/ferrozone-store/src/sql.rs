@@ -105,6 +105,9 @@ pub(crate) const UPDATE_DEVICE: &str = sql![(update DeviceRow)];
 pub(crate) const DELETE_DEVICE: &str = "DELETE FROM devices WHERE id = $1";
 
 pub(crate) const LIST_RULES: &str = sql![(select RuleRow)];
+/// The rules of one action (`$1`) and scope (`$2`, a user id, or NULL for the global ones).
+pub(crate) const SCOPED_RULES: &str =
+    sql![(select RuleRow), " WHERE action = $1 AND (user_id = $2 OR (user_id IS NULL AND $2 IS NULL))"];
 pub(crate) const RULE_BY_ID: &str = sql![(select RuleRow), " WHERE id = $1"];
 pub(crate) const INSERT_RULE: &str = sql![(insert RuleRow)];
 pub(crate) const UPDATE_RULE: &str = sql![(update RuleRow)];

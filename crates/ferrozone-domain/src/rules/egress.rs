@@ -47,7 +47,7 @@ async fn check(tx: &mut dyn WriteTx, rule: &Rule) -> Result<()> {
             return Err(missing_user());
         }
     }
-    let existing = tx.lock_rules().await?;
+    let existing = tx.lock_rules(rule.action, rule.user_id).await?;
     if existing.iter().any(|other| rule.overlaps(other)) {
         return Err(DomainError::invalid("destination", OVERLAPS));
     }

@@ -18,7 +18,7 @@ use uuid::Uuid;
 
 use super::tx::{look_and_take, Begin, Commit, Family, WriteTx};
 use super::Unique;
-use crate::egress::Rule;
+use crate::egress::{Rule, RuleAction};
 use crate::error::Result;
 use crate::ipam::Pool;
 use crate::model::{Device, Role, User};
@@ -237,8 +237,8 @@ impl WriteTx for FakeTx {
         Ok(self.state.holder(addr).is_some())
     }
 
-    async fn lock_rules(&mut self) -> Result<Vec<Rule>> {
-        Ok(self.state.rules.values().cloned().collect())
+    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>> {
+        Ok(self.state.rules.values().filter(|r| r.action == action && r.user_id == user_id).cloned().collect())
     }
 
     async fn insert_rule(&mut self, rule: &Rule) -> Result<()> {

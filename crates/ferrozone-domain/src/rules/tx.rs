@@ -14,7 +14,7 @@
 
 use std::net::IpAddr;
 
-use crate::egress::Rule;
+use crate::egress::{Rule, RuleAction};
 use crate::error::Result;
 use crate::ipam::Pool;
 use crate::model::{Device, User};
@@ -90,10 +90,10 @@ pub trait WriteTx: Send {
     /// Whether a device has `addr`.
     async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool>;
 
-    /// Every egress rule, with the rules locked against other rule writers until the end of
-    /// the transaction (PostgreSQL locks the table in a mode that conflicts with itself, not
-    /// with readers).
-    async fn lock_rules(&mut self) -> Result<Vec<Rule>>;
+    /// The egress rules with this action and user (`None`: the global ones), with the rules
+    /// locked against other rule writers until the end of the transaction (PostgreSQL locks
+    /// the table in a mode that conflicts with itself, not with readers).
+    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>>;
     async fn insert_rule(&mut self, rule: &Rule) -> Result<()>;
     /// Writes every column but `id` and `inserted_at`; whether the rule was there.
     async fn update_rule(&mut self, rule: &Rule) -> Result<bool>;

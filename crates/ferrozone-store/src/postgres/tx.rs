@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 
 use async_trait::async_trait;
-use ferrozone_domain::egress::Rule;
+use ferrozone_domain::egress::{Rule, RuleAction};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
@@ -213,9 +213,11 @@ impl WriteTx for PgTx {
         self.careful = true;
     }
 
-    async fn lock_rules(&mut self) -> Result<Vec<Rule>> {
+    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>> {
         sqlx::query(LOCK_RULES).execute(&mut *self.tx).await.or_db("lock the rules")?;
-        let rows = sqlx::query(sql::LIST_RULES)
+        let rows = sqlx::query(sql::SCOPED_RULES)
+            .bind(action.as_str())
+            .bind(user_id)
             .try_map(from_row::<RuleRow>)
             .fetch_all(&mut *self.tx)
             .await

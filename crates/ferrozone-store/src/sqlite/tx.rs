@@ -7,7 +7,7 @@
 use std::net::IpAddr;
 
 use async_trait::async_trait;
-use ferrozone_domain::egress::Rule;
+use ferrozone_domain::egress::{Rule, RuleAction};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
@@ -153,9 +153,11 @@ impl WriteTx for SqliteTx<'_> {
         prepare(self.conn, sql).and_then(|mut stmt| stmt.exists([addr.to_string()])).or_db("look an address up")
     }
 
-    async fn lock_rules(&mut self) -> Result<Vec<Rule>> {
-        let rows = prepare(self.conn, sql::LIST_RULES)
-            .and_then(|mut stmt| stmt.query_map([], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>())
+    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>> {
+        let rows = prepare(self.conn, sql::SCOPED_RULES)
+            .and_then(|mut stmt| {
+                stmt.query_map(params![action.as_str(), user_id], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()
+            })
             .or_db("read the rules")?;
         rows.into_iter().map(Rule::try_from).collect()
     }

@@ -73,6 +73,15 @@ async fn unknown_users_and_overlaps_are_refused() {
     let err = db.store.update_rule(&Rule { destination: "10.0.0.1".to_owned(), ..other.clone() }).await.unwrap_err();
     assert_eq!(messages(&err, "destination"), [OVERLAPS]);
     assert_eq!(db.store.rule_by_id(other.id).await.unwrap(), Some(other), "unchanged");
+
+    // Scopes: a user's rules overlap only that user's, of the same action.
+    let alice = add_user(&db, "alice@example.com", Role::Unprivileged).await;
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    db.store.insert_rule(&rule("10.0.0.1", Some(alice.id))).await.unwrap();
+    db.store.insert_rule(&rule("10.0.0.1", Some(bob.id))).await.unwrap();
+    db.store.insert_rule(&Rule { action: RuleAction::Accept, ..rule("10.0.0.1", Some(bob.id)) }).await.unwrap();
+    let err = db.store.insert_rule(&rule("10.0.0.0/24", Some(alice.id))).await.unwrap_err();
+    assert_eq!(messages(&err, "destination"), [OVERLAPS]);
 }
 
 #[tokio::test]
