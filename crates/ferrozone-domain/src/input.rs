@@ -1,4 +1,4 @@
-//! What the use cases that create and change users and devices take.
+//! What the use cases that create and change users, devices and egress rules take.
 //!
 //! Each attribute of a request is absent, `null` or a value. Where the contract tells absent
 //! from `null` (docs/api.md sections 4 and 5: absent keeps the stored value, `null` clears
@@ -134,6 +134,31 @@ pub struct DeviceChanges {
     pub ipv4: Option<String>,
     pub ipv6: Option<String>,
     pub tunnel: TunnelSettings,
+    pub wrong_types: WrongTypes,
+}
+
+/// An egress rule to create, each attribute as sent. Omitted, `action` is `drop` and the
+/// rule applies to every user.
+#[derive(Debug, Default)]
+pub struct NewRule {
+    pub destination: Option<String>,
+    pub action: Option<String>,
+    pub port_type: Option<String>,
+    pub port_range: Option<String>,
+    /// The user's id, as sent.
+    pub user_id: Option<String>,
+    pub wrong_types: WrongTypes,
+}
+
+/// A change to an egress rule: absent attributes keep their stored value, `null` (and
+/// `""`) clears them.
+#[derive(Debug, Default)]
+pub struct RuleChanges {
+    pub destination: Patch<String>,
+    pub action: Patch<String>,
+    pub port_type: Patch<String>,
+    pub port_range: Patch<String>,
+    pub user_id: Patch<String>,
     pub wrong_types: WrongTypes,
 }
 

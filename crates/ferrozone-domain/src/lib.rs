@@ -10,6 +10,7 @@
 pub mod client;
 pub mod client_config;
 pub mod crypto;
+pub mod egress;
 pub mod error;
 pub mod input;
 pub mod ipam;

@@ -1,5 +1,6 @@
 //! The business rules that must hold inside one write transaction: the device limit,
-//! address assignment, the last-admin rule, and a new password ending every session.
+//! address assignment, the last-admin rule, a new password ending every session, and egress
+//! rules that do not overlap.
 //!
 //! They are written once, against the write transaction as [`tx::WriteTx`] describes it;
 //! `ferrozone-store` implements that trait for its SQLite and PostgreSQL transactions (with
@@ -14,6 +15,7 @@
 
 mod assign;
 pub mod devices;
+pub mod egress;
 pub mod tx;
 pub mod users;
 

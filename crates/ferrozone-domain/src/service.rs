@@ -6,6 +6,7 @@ pub mod devices;
 pub mod oidc;
 pub mod password_gate;
 pub mod providers;
+pub mod rules;
 pub mod sessions;
 pub mod tokens;
 pub mod users;

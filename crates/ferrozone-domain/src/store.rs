@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::crypto::Sealed;
+use crate::egress::Rule;
 use crate::error::Result;
 use crate::ipam::Pools;
 use crate::model::{
@@ -144,6 +145,19 @@ pub trait Store: Send + Sync + 'static {
     async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device>;
     /// Returns whether a device was deleted. Its addresses go back to the pool.
     async fn delete_device(&self, id: Uuid) -> Result<bool>;
+
+    /// Every egress rule, in no order.
+    async fn list_rules(&self) -> Result<Vec<Rule>>;
+    async fn rule_by_id(&self, id: Uuid) -> Result<Option<Rule>>;
+    /// Inserts a rule in one transaction that refuses an unknown user (`Invalid { user: does
+    /// not exist }`) and a rule overlapping another of the same action and scope (`Invalid {
+    /// destination: ... }`), also against concurrent writers ([`crate::rules::egress`]).
+    async fn insert_rule(&self, rule: &Rule) -> Result<()>;
+    /// Replaces the stored rule (all but `id` and `inserted_at`) with the checks of
+    /// [`Store::insert_rule`]; false, writing nothing, when the rule does not exist.
+    async fn update_rule(&self, rule: &Rule) -> Result<bool>;
+    /// Returns whether a rule was deleted.
+    async fn delete_rule(&self, id: Uuid) -> Result<bool>;
 
     /// Every device whose owner is not disabled, as the data plane needs it, in no order.
     async fn active_peers(&self) -> Result<Vec<ActivePeer>>;

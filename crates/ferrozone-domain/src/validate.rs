@@ -4,6 +4,7 @@
 pub mod device;
 pub mod input;
 pub mod net;
+pub mod rule;
 pub mod user;
 
 pub const CANT_BE_BLANK: &str = "can't be blank";

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use ferrozone_domain::egress::Rule;
 use ferrozone_domain::service::devices::CreatedDevice;
 use ferrozone_domain::{Device, Domain, Timestamp, User};
 use serde::Serialize;
@@ -169,6 +170,56 @@ pub struct DeviceList {
 #[derive(Serialize, ToSchema)]
 pub struct UserList {
     pub data: Vec<UserDto>,
+}
+
+/// An egress rule. `destination` and `port_range` are exactly as the client sent them.
+#[derive(Serialize, ToSchema)]
+pub struct RuleDto {
+    pub id: Uuid,
+    #[schema(example = "10.0.0.0/8")]
+    pub destination: String,
+    /// `accept` or `drop`.
+    #[schema(example = "drop")]
+    pub action: &'static str,
+    /// `tcp`, `udp` or `null`.
+    pub port_type: Option<&'static str>,
+    #[schema(example = "80 - 90")]
+    pub port_range: Option<String>,
+    /// `null`: every user.
+    pub user_id: Option<Uuid>,
+    pub inserted_at: Time,
+    pub updated_at: Time,
+}
+
+impl From<Rule> for RuleDto {
+    fn from(r: Rule) -> Self {
+        let (port_type, port_range) = match r.ports {
+            Some(p) => (Some(p.port_type.as_str()), Some(p.range)),
+            None => (None, None),
+        };
+        RuleDto {
+            id: r.id,
+            destination: r.destination,
+            action: r.action.as_str(),
+            port_type,
+            port_range,
+            user_id: r.user_id,
+            inserted_at: Time(r.inserted_at),
+            updated_at: Time(r.updated_at),
+        }
+    }
+}
+
+/// `{"data": rule}`
+#[derive(Serialize, ToSchema)]
+pub struct RuleData {
+    pub data: RuleDto,
+}
+
+/// `{"data": [rules…]}`
+#[derive(Serialize, ToSchema)]
+pub struct RuleList {
+    pub data: Vec<RuleDto>,
 }
 
 /// 422: attribute → messages; errors not tied to one attribute are under `base`.

@@ -18,7 +18,8 @@ use crate::{reply, AppState};
         Wire-compatible with the Firezone 0.x `/v0` API."),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
-    tags((name = "devices", description = "WireGuard devices of users"), (name = "users", description = "Accounts"))
+    tags((name = "devices", description = "WireGuard devices of users"), (name = "users", description = "Accounts"),
+        (name = "rules", description = "Egress rules (Firezone-compatible)"))
 )]
 pub struct ApiDoc;
 
@@ -50,7 +51,8 @@ pub fn api() -> (axum::Router<AppState>, Value) {
 fn link_created(doc: &mut Value) {
     let device_ops: &[&str] = &["get_device", "update_device", "replace_device", "delete_device", "get_device_config"];
     let user_ops: &[&str] = &["get_user", "update_user", "replace_user", "delete_user"];
-    for (collection, ops) in [("/v0/devices", device_ops), ("/v0/users", user_ops)] {
+    let rule_ops: &[&str] = &["get_rule", "update_rule", "replace_rule", "delete_rule"];
+    for (collection, ops) in [("/v0/devices", device_ops), ("/v0/users", user_ops), ("/v0/rules", rule_ops)] {
         let pointer = format!("/paths/{}/post/responses/201", collection.replace('/', "~1"));
         let Some(Value::Object(response)) = doc.pointer_mut(&pointer) else { continue };
         let links: Map<String, Value> = ops

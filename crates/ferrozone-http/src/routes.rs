@@ -3,6 +3,7 @@
 
 pub mod devices;
 pub mod health;
+pub mod rules;
 pub mod users;
 
 use utoipa::OpenApi;
@@ -12,5 +13,8 @@ use crate::openapi::ApiDoc;
 use crate::AppState;
 
 pub fn api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi()).merge(devices::routes()).merge(users::routes())
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(devices::routes())
+        .merge(users::routes())
+        .merge(rules::routes())
 }

@@ -8,10 +8,12 @@
 
 mod devices;
 mod reader;
+mod rules;
 mod users;
 
 pub use devices::DeviceEnvelope;
 pub use reader::{Attr, Reader};
+pub use rules::RuleEnvelope;
 pub use users::UserEnvelope;
 
 use serde_json::{Map, Value};

@@ -40,6 +40,10 @@ const LOCK_OWNER: &str = sql![
 ];
 /// [`crate::sql::ADMIN_IDS`], locking the rows in id order.
 const LOCK_ADMINS: &str = "SELECT id FROM users WHERE role = 'admin' ORDER BY id FOR NO KEY UPDATE";
+/// Locks the rules table against other rule writers (the mode conflicts with itself and
+/// with writes, not with reads) until the transaction ends: the overlap check of
+/// [`ferrozone_domain::rules::egress`] then sees every rule that could collide.
+const LOCK_RULES: &str = "LOCK TABLE rules IN SHARE ROW EXCLUSIVE MODE";
 /// [`crate::sql::DEVICE_BY_ID`], locking the row.
 const LOCK_DEVICE: &str = sql![(select DeviceRow), " WHERE id = $1 FOR NO KEY UPDATE"];
 /// [`crate::sql::POP_RELEASED`]. SKIP LOCKED passes over an address that a concurrent

@@ -18,6 +18,10 @@ use uuid::Uuid;
 
 use crate::columns::columns;
 
+mod rule;
+
+pub(crate) use rule::RuleRow;
+
 columns! {
     /// A `users` row. Signing in is not an edit: the `UPDATE` leaves its columns alone.
     pub(crate) struct UserRow in "users" as "u" {

@@ -9,7 +9,7 @@ pub(crate) mod text;
 
 use ferrozone_domain::store::DeviceQuery;
 
-use crate::rows::{ActivePeerRow, DeviceRow, OidcConnectionRow, SessionRow, SignInFlowRow, TokenRow, UserRow};
+use crate::rows::{ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, SessionRow, SignInFlowRow, TokenRow, UserRow};
 pub(crate) use text::sql;
 
 pub(crate) const PING: &str = "SELECT 1";
@@ -103,6 +103,15 @@ pub(crate) const COUNT_USER_DEVICES: &str = "SELECT device_count FROM users WHER
 pub(crate) const INSERT_DEVICE: &str = sql![(insert DeviceRow)];
 pub(crate) const UPDATE_DEVICE: &str = sql![(update DeviceRow)];
 pub(crate) const DELETE_DEVICE: &str = "DELETE FROM devices WHERE id = $1";
+
+pub(crate) const LIST_RULES: &str = sql![(select RuleRow)];
+/// The rules of one action (`$1`) and scope (`$2`, a user id, or NULL for the global ones).
+pub(crate) const SCOPED_RULES: &str =
+    sql![(select RuleRow), " WHERE action = $1 AND (user_id = $2 OR (user_id IS NULL AND $2 IS NULL))"];
+pub(crate) const RULE_BY_ID: &str = sql![(select RuleRow), " WHERE id = $1"];
+pub(crate) const INSERT_RULE: &str = sql![(insert RuleRow)];
+pub(crate) const UPDATE_RULE: &str = sql![(update RuleRow)];
+pub(crate) const DELETE_RULE: &str = "DELETE FROM rules WHERE id = $1";
 
 pub(crate) const ENSURE_POOL: &str =
     "INSERT INTO ip_pools (network, next_offset) VALUES ($1, $2) ON CONFLICT (network) DO NOTHING";

@@ -18,6 +18,7 @@ use uuid::Uuid;
 
 use super::tx::{look_and_take, Begin, Commit, Family, WriteTx};
 use super::Unique;
+use crate::egress::{Rule, RuleAction};
 use crate::error::Result;
 use crate::ipam::Pool;
 use crate::model::{Device, Role, User};
@@ -32,6 +33,7 @@ pub(super) struct State {
     pub sessions: Vec<Uuid>,
     /// `(family code, address)`, in text order like `ip_released`'s primary key.
     pub released: BTreeSet<(i16, String)>,
+    pub rules: BTreeMap<Uuid, Rule>,
 }
 
 impl State {
@@ -155,6 +157,7 @@ impl WriteTx for FakeTx {
             self.state.release(device);
         }
         self.state.sessions.retain(|owner| *owner != id);
+        self.state.rules.retain(|_, rule| rule.user_id != Some(id));
         Ok(self.state.users.remove(&id).is_some())
     }
 
@@ -232,6 +235,21 @@ impl WriteTx for FakeTx {
 
     async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool> {
         Ok(self.state.holder(addr).is_some())
+    }
+
+    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>> {
+        Ok(self.state.rules.values().filter(|r| r.action == action && r.user_id == user_id).cloned().collect())
+    }
+
+    async fn insert_rule(&mut self, rule: &Rule) -> Result<()> {
+        self.state.rules.insert(rule.id, rule.clone());
+        Ok(())
+    }
+
+    async fn update_rule(&mut self, rule: &Rule) -> Result<bool> {
+        let Some(stored) = self.state.rules.get_mut(&rule.id) else { return Ok(false) };
+        *stored = Rule { inserted_at: stored.inserted_at, ..rule.clone() };
+        Ok(true)
     }
 
     async fn take_if_free(&mut self, addr: IpAddr) -> Result<bool> {

@@ -6,14 +6,15 @@
 //! admin) are written once.
 //!
 //! Lock order, in every transaction that takes more than one: admin rows (by id), the
-//! user row, released addresses, device rows. (Pool cursors take no lock that lasts: see
-//! [`WriteTx::claim_offset`].)
+//! user row, released addresses, device rows, the rules table. (Pool cursors take no lock
+//! that lasts: see [`WriteTx::claim_offset`].)
 //! On PostgreSQL, the rules end every transaction with [`finish`]; one dropped on the way
 //! (a cancelled request) is rolled back by sqlx when its connection goes back to the pool.
 //! On SQLite the writer thread runs the rules' transaction bodies and commits them.
 
 use std::net::IpAddr;
 
+use crate::egress::{Rule, RuleAction};
 use crate::error::Result;
 use crate::ipam::Pool;
 use crate::model::{Device, User};
@@ -88,6 +89,14 @@ pub trait WriteTx: Send {
     async fn unrelease(&mut self, addr: IpAddr) -> Result<()>;
     /// Whether a device has `addr`.
     async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool>;
+
+    /// The egress rules with this action and user (`None`: the global ones), with the rules
+    /// locked against other rule writers until the end of the transaction (PostgreSQL locks
+    /// the table in a mode that conflicts with itself, not with readers).
+    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>>;
+    async fn insert_rule(&mut self, rule: &Rule) -> Result<()>;
+    /// Writes every column but `id` and `inserted_at`; whether the rule was there.
+    async fn update_rule(&mut self, rule: &Rule) -> Result<bool>;
 
     /// The user, locked, with the number of devices it has then: a count that no other
     /// transaction can change before this one ends. PostgreSQL reads both with one

@@ -12,6 +12,7 @@ mod logs;
 mod oidc;
 mod outage;
 mod robustness;
+mod rules;
 mod signin;
 mod users;
 mod wire;

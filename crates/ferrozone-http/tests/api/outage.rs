@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use axum::http::{Method, StatusCode};
 use ferrozone_domain::crypto::Sealed;
+use ferrozone_domain::egress::Rule;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
@@ -95,6 +96,11 @@ delegate! {
         insert_device(device: &DeviceInsert, pools: &Pools, max_devices: u32) -> Device;
         update_device(id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Device;
         delete_device(id: Uuid) -> bool;
+        list_rules() -> Vec<Rule>;
+        rule_by_id(id: Uuid) -> Option<Rule>;
+        insert_rule(rule: &Rule) -> ();
+        update_rule(rule: &Rule) -> bool;
+        delete_rule(id: Uuid) -> bool;
         active_peers() -> Vec<ActivePeer>;
         record_stats(reports: &[StatsReport]) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
+use ferrozone_domain::egress::Rule;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
@@ -28,8 +29,8 @@ use super::rows::{from_row, read_aliased, session_with_user, token_with_user};
 use super::tx::PgTx;
 use crate::columns::Columns;
 use crate::rows::{
-    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenRow,
-    UserRow,
+    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, RuleRow, SessionRow, SignInFlowRow,
+    TokenRow, UserRow,
 };
 use crate::sql;
 
@@ -404,6 +405,40 @@ impl Store for PgStore {
     async fn delete_device(&self, id: Uuid) -> Result<bool> {
         // The release trigger puts its addresses back into ip_released.
         let done = sqlx::query(sql::DELETE_DEVICE).bind(id).execute(&self.pool).await.or_db("delete a device")?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn list_rules(&self) -> Result<Vec<Rule>> {
+        let rows = sqlx::query(sql::LIST_RULES)
+            .try_map(from_row::<RuleRow>)
+            .fetch_all(&self.pool)
+            .await
+            .or_db("list rules")?;
+        decode_all(rows)
+    }
+
+    async fn rule_by_id(&self, id: Uuid) -> Result<Option<Rule>> {
+        let row = sqlx::query(sql::RULE_BY_ID)
+            .bind(id)
+            .try_map(from_row::<RuleRow>)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load a rule")?;
+        row.map(Rule::try_from).transpose()
+    }
+
+    async fn insert_rule(&self, rule: &Rule) -> Result<()> {
+        let (db, rule) = (self.clone(), rule.clone());
+        to_completion(async move { rules::egress::insert_rule(&db, &rule).await }).await
+    }
+
+    async fn update_rule(&self, rule: &Rule) -> Result<bool> {
+        let (db, rule) = (self.clone(), rule.clone());
+        to_completion(async move { rules::egress::update_rule(&db, &rule).await }).await
+    }
+
+    async fn delete_rule(&self, id: Uuid) -> Result<bool> {
+        let done = sqlx::query(sql::DELETE_RULE).bind(id).execute(&self.pool).await.or_db("delete a rule")?;
         Ok(done.rows_affected() > 0)
     }
 

@@ -4,6 +4,7 @@
 use std::net::IpAddr;
 
 use async_trait::async_trait;
+use ferrozone_domain::egress::{Rule, RuleAction};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
@@ -13,9 +14,9 @@ use uuid::Uuid;
 
 use super::errors::OrDb;
 use super::rows::{from_row, read};
-use super::{INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_USER, POP_RELEASED};
+use super::{INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_RULES, LOCK_USER, POP_RELEASED};
 use crate::columns::Columns;
-use crate::rows::{DeviceRow, UserRow};
+use crate::rows::{DeviceRow, RuleRow, UserRow};
 use crate::sql;
 
 /// An open write transaction; rolled back when dropped uncommitted. `cursors` is the
@@ -210,6 +211,31 @@ impl WriteTx for PgTx {
 
     fn look_before_taking(&mut self) {
         self.careful = true;
+    }
+
+    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>> {
+        sqlx::query(LOCK_RULES).execute(&mut *self.tx).await.or_db("lock the rules")?;
+        let rows = sqlx::query(sql::SCOPED_RULES)
+            .bind(action.as_str())
+            .bind(user_id)
+            .try_map(from_row::<RuleRow>)
+            .fetch_all(&mut *self.tx)
+            .await
+            .or_db("read the rules")?;
+        rows.into_iter().map(Rule::try_from).collect()
+    }
+
+    async fn insert_rule(&mut self, rule: &Rule) -> Result<()> {
+        let row = RuleRow::from(rule);
+        row.bind_insert(sqlx::query(sql::INSERT_RULE)).execute(&mut *self.tx).await.or_db("insert a rule")?;
+        Ok(())
+    }
+
+    async fn update_rule(&mut self, rule: &Rule) -> Result<bool> {
+        let row = RuleRow::from(rule);
+        let done =
+            row.bind_update(sqlx::query(sql::UPDATE_RULE)).execute(&mut *self.tx).await.or_db("update a rule")?;
+        Ok(done.rows_affected() > 0)
     }
 }
 

@@ -28,6 +28,7 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "oidc_connections",
         sql: include_str!("../../migrations/sqlite/0006_oidc_connections.sql"),
     },
+    Migration { version: 7, name: "rules", sql: include_str!("../../migrations/sqlite/0007_rules.sql") },
 ];
 
 /// Applies every migration newer than the database.

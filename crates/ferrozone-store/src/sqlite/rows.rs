@@ -13,8 +13,8 @@ use rusqlite::{Row, Statement, ToSql};
 
 use crate::columns::{Binder, Columns, Source, Value};
 use crate::rows::{
-    ActivePeerRow, DeviceRow, OidcConnectionRow, SessionRow, SessionUserRow, SignInFlowRow, TokenRow, TokenUserRow,
-    UserRow,
+    ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, SessionRow, SessionUserRow, SignInFlowRow, TokenRow,
+    TokenUserRow, UserRow,
 };
 
 impl<'q> Binder<'q> for Vec<&'q dyn ToSql> {
@@ -148,6 +148,12 @@ pub(crate) fn token_and_device(row: &Row<'_>) -> rusqlite::Result<(TokenUserRow,
 /// A row of [`crate::sql::ACTIVE_PEERS`].
 pub(crate) fn active_peer(row: &Row<'_>) -> rusqlite::Result<ActivePeerRow> {
     static AT: Layout = Layout::new(ActivePeerRow::TABLE.aliased);
+    AT.read(row)
+}
+
+/// A row of [`crate::sql::LIST_RULES`] or [`crate::sql::RULE_BY_ID`].
+pub(crate) fn rule(row: &Row<'_>) -> rusqlite::Result<RuleRow> {
+    static AT: Layout = Layout::new(RuleRow::TABLE.names);
     AT.read(row)
 }
 

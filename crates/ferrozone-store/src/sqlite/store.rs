@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
+use ferrozone_domain::egress::Rule;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
@@ -473,6 +474,33 @@ impl Store for SqliteStore {
     async fn delete_device(&self, id: Uuid) -> Result<bool> {
         // The release trigger puts its addresses back into ip_released.
         Ok(self.execute("delete a device", sql::DELETE_DEVICE, vec![Box::new(id)]).await? > 0)
+    }
+
+    async fn list_rules(&self) -> Result<Vec<Rule>> {
+        let rows = self.read_long("list rules", |conn| {
+            prepare(conn, sql::LIST_RULES)?.query_map([], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()
+        });
+        decode_all(rows.await?)
+    }
+
+    async fn rule_by_id(&self, id: Uuid) -> Result<Option<Rule>> {
+        let row =
+            self.read("load a rule", |conn| prepare(conn, sql::RULE_BY_ID)?.query_row([id], rows::rule).optional());
+        row?.map(Rule::try_from).transpose()
+    }
+
+    async fn insert_rule(&self, rule: &Rule) -> Result<()> {
+        let rule = rule.clone();
+        self.write(move |tx| run_now(rules::egress::insert_rule_in(tx, &rule))).await
+    }
+
+    async fn update_rule(&self, rule: &Rule) -> Result<bool> {
+        let rule = rule.clone();
+        self.write(move |tx| run_now(rules::egress::update_rule_in(tx, &rule))).await
+    }
+
+    async fn delete_rule(&self, id: Uuid) -> Result<bool> {
+        Ok(self.execute("delete a rule", sql::DELETE_RULE, vec![Box::new(id)]).await? > 0)
     }
 
     async fn active_peers(&self) -> Result<Vec<ActivePeer>> {

@@ -7,6 +7,7 @@
 use std::net::IpAddr;
 
 use async_trait::async_trait;
+use ferrozone_domain::egress::{Rule, RuleAction};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
@@ -16,7 +17,7 @@ use uuid::Uuid;
 
 use super::errors::OrDb;
 use super::{prepare, rows};
-use crate::rows::{DeviceRow, UserRow};
+use crate::rows::{DeviceRow, RuleRow, UserRow};
 use crate::sql;
 
 pub(crate) struct SqliteTx<'c> {
@@ -150,5 +151,32 @@ impl WriteTx for SqliteTx<'_> {
     async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool> {
         let sql = if addr.is_ipv4() { sql::IPV4_IN_USE } else { sql::IPV6_IN_USE };
         prepare(self.conn, sql).and_then(|mut stmt| stmt.exists([addr.to_string()])).or_db("look an address up")
+    }
+
+    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>> {
+        let rows = prepare(self.conn, sql::SCOPED_RULES)
+            .and_then(|mut stmt| {
+                stmt.query_map(params![action.as_str(), user_id], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .or_db("read the rules")?;
+        rows.into_iter().map(Rule::try_from).collect()
+    }
+
+    async fn insert_rule(&mut self, rule: &Rule) -> Result<()> {
+        let row = RuleRow::from(rule);
+        let args = rows::insert_args(&row);
+        prepare(self.conn, sql::INSERT_RULE)
+            .and_then(|mut stmt| stmt.execute(args.as_slice()))
+            .or_db("insert a rule")?;
+        Ok(())
+    }
+
+    async fn update_rule(&mut self, rule: &Rule) -> Result<bool> {
+        let row = RuleRow::from(rule);
+        let args = rows::update_args(&row);
+        let n = prepare(self.conn, sql::UPDATE_RULE)
+            .and_then(|mut stmt| stmt.execute(args.as_slice()))
+            .or_db("update a rule")?;
+        Ok(n > 0)
     }
 }

@@ -9,6 +9,7 @@ mod dataplane;
 mod devices;
 mod migrations;
 mod oidc;
+mod rules;
 mod sessions;
 mod streams;
 mod support;

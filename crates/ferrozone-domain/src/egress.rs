@@ -1,0 +1,124 @@
+//! Egress rules (Firezone's `/v0/rules`): the model, the parsing of destinations and port
+//! ranges with Firezone's messages, and the overlap that two rules may not have.
+//!
+//! `destination` and `port_range` are kept exactly as the client sent them (Terraform
+//! compares them); what they mean is parsed from that text whenever it is needed.
+
+mod parse;
+
+use uuid::Uuid;
+
+use crate::Timestamp;
+
+pub use parse::{parse_destination, parse_port_range, Network};
+
+/// `destination`: overlaps a rule of the same action and scope.
+pub const OVERLAPS: &str = "destination overlaps with an existing rule";
+/// `port_range`: not `lo-hi`, `lo - hi`, `n` or `[lo,hi)`.
+pub const BAD_FORMAT: &str = "bad format";
+/// `port_range`: `lo` above `hi`.
+pub const LOWER_ABOVE_UPPER: &str = "lower value cannot be higher than upper value";
+/// `port_range`: a port outside 1..=65535.
+pub const OUT_OF_RANGE: &str = "port is not within valid range";
+
+/// What a rule does with matching traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleAction {
+    Accept,
+    Drop,
+}
+
+impl RuleAction {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RuleAction::Accept => "accept",
+            RuleAction::Drop => "drop",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "accept" => Some(RuleAction::Accept),
+            "drop" => Some(RuleAction::Drop),
+            _ => None,
+        }
+    }
+}
+
+/// The transport protocol of a port rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PortType {
+    Tcp,
+    Udp,
+}
+
+impl PortType {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            PortType::Tcp => "tcp",
+            PortType::Udp => "udp",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "tcp" => Some(PortType::Tcp),
+            "udp" => Some(PortType::Udp),
+            _ => None,
+        }
+    }
+}
+
+/// A port rule's protocol and range, the range as sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ports {
+    pub port_type: PortType,
+    pub range: String,
+}
+
+/// An egress rule. `user_id: None` applies to every user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    pub id: Uuid,
+    pub user_id: Option<Uuid>,
+    /// An address or CIDR, as sent (host bits kept).
+    pub destination: String,
+    pub action: RuleAction,
+    pub ports: Option<Ports>,
+    pub inserted_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Rule {
+    /// Whether `self` and `other` may not both exist: same action and scope (user, with or
+    /// without ports, same protocol), overlapping destinations and, for port rules,
+    /// overlapping ranges. Text that does not parse overlaps nothing.
+    pub fn overlaps(&self, other: &Rule) -> bool {
+        if self.id == other.id || self.action != other.action || self.user_id != other.user_id {
+            return false;
+        }
+        let ports_overlap = match (&self.ports, &other.ports) {
+            (None, None) => true,
+            (Some(a), Some(b)) => a.port_type == b.port_type && ranges_overlap(&a.range, &b.range),
+            _ => false,
+        };
+        ports_overlap && destinations_overlap(&self.destination, &other.destination)
+    }
+}
+
+fn ranges_overlap(a: &str, b: &str) -> bool {
+    match (parse_port_range(a), parse_port_range(b)) {
+        (Ok((a_lo, a_hi)), Ok((b_lo, b_hi))) => a_lo <= b_hi && b_lo <= a_hi,
+        _ => false,
+    }
+}
+
+fn destinations_overlap(a: &str, b: &str) -> bool {
+    match (parse_destination(a), parse_destination(b)) {
+        (Some(a), Some(b)) => a.overlaps(&b),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+//! Writing egress rules: the owner must exist and no rule of the same action and scope may
+//! overlap, also when processes sharing a PostgreSQL database write at once (the rules
+//! table is locked against other rule writers for the transaction, see
+//! [`WriteTx::lock_rules`]).
+
+use crate::egress::{Rule, OVERLAPS};
+use crate::error::Result;
+use crate::DomainError;
+
+use super::tx::{finish, Begin, WriteTx};
+
+/// `user`: the rule's user does not exist (Firezone reports it on `user`, not `user_id`).
+pub fn missing_user() -> DomainError {
+    DomainError::invalid("user", super::DOES_NOT_EXIST)
+}
+
+/// Inserts `rule` in its own transaction.
+pub async fn insert_rule(db: &dyn Begin, rule: &Rule) -> Result<()> {
+    let mut tx = db.begin().await?;
+    let result = insert_rule_in(tx.as_mut(), rule).await;
+    finish(tx, result).await
+}
+
+/// Replaces the stored rule with `rule` in its own transaction; false when it is gone.
+pub async fn update_rule(db: &dyn Begin, rule: &Rule) -> Result<bool> {
+    let mut tx = db.begin().await?;
+    let result = update_rule_in(tx.as_mut(), rule).await;
+    finish(tx, result).await
+}
+
+/// The body of [`insert_rule`].
+pub async fn insert_rule_in(tx: &mut dyn WriteTx, rule: &Rule) -> Result<()> {
+    check(tx, rule).await?;
+    tx.insert_rule(rule).await
+}
+
+/// The body of [`update_rule`].
+pub async fn update_rule_in(tx: &mut dyn WriteTx, rule: &Rule) -> Result<bool> {
+    check(tx, rule).await?;
+    tx.update_rule(rule).await
+}
+
+/// The user exists; then, with the rules locked, none overlaps `rule` (itself excepted).
+async fn check(tx: &mut dyn WriteTx, rule: &Rule) -> Result<()> {
+    if let Some(user_id) = rule.user_id {
+        if tx.lock_user(user_id).await?.is_none() {
+            return Err(missing_user());
+        }
+    }
+    let existing = tx.lock_rules(rule.action, rule.user_id).await?;
+    if existing.iter().any(|other| rule.overlaps(other)) {
+        return Err(DomainError::invalid("destination", OVERLAPS));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use uuid::Uuid;
+
+    use super::super::fake::FakeDb;
+    use super::*;
+    use crate::egress::RuleAction;
+    use crate::model::Role;
+    use crate::Timestamp;
+
+    fn rule(destination: &str, user_id: Option<Uuid>) -> Rule {
+        let at = Timestamp::from_micros(0);
+        let destination = destination.to_owned();
+        Rule {
+            id: Uuid::now_v7(),
+            user_id,
+            destination,
+            action: RuleAction::Drop,
+            ports: None,
+            inserted_at: at,
+            updated_at: at,
+        }
+    }
+
+    fn messages(err: &DomainError, key: &str) -> Vec<String> {
+        let DomainError::Invalid(errors) = err else { panic!("not Invalid: {err:?}") };
+        errors.get(key).unwrap_or_default().to_vec()
+    }
+
+    #[tokio::test]
+    async fn overlapping_rules_and_unknown_users_are_refused() {
+        let db = FakeDb::default();
+        let alice = db.add_user(Role::Unprivileged);
+        let first = rule("10.0.0.0/8", None);
+        insert_rule(&db, &first).await.unwrap();
+        let err = insert_rule(&db, &rule("10.1.0.0/16", None)).await.unwrap_err();
+        assert_eq!(messages(&err, "destination"), [OVERLAPS]);
+        insert_rule(&db, &rule("10.1.0.0/16", Some(alice))).await.unwrap();
+        let err = insert_rule(&db, &rule("1.1.1.1", Some(Uuid::now_v7()))).await.unwrap_err();
+        assert_eq!(messages(&err, "user"), ["does not exist"]);
+
+        let moved = Rule { destination: "10.2.0.0/16".to_owned(), ..first.clone() };
+        assert!(update_rule(&db, &moved).await.unwrap(), "a rule does not overlap its old self");
+        assert!(!update_rule(&db, &rule("9.9.9.9", None)).await.unwrap(), "an unknown rule is not written");
+        assert_eq!(db.state().rules.len(), 2);
+    }
+}

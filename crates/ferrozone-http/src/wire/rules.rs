@@ -1,0 +1,69 @@
+//! `{"rule": {…}}`: the attributes of an egress rule create or update.
+
+use std::borrow::Cow;
+
+use ferrozone_domain::input::{NewRule, RuleChanges};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
+
+use super::reader::{envelope, Attr, Reader};
+use super::Attributes;
+
+const DESTINATION: Attr =
+    Attr::new("destination").doc("An IP address or CIDR (host bits allowed); required. Echoed exactly as sent.");
+const ACTION: Attr = Attr::new("action").doc("`accept` or `drop` (default on create).");
+const PORT_TYPE: Attr = Attr::new("port_type").doc("`tcp` or `udp`; required with `port_range`.");
+const PORT_RANGE: Attr = Attr::new("port_range")
+    .doc("`\"lo-hi\"`, `\"lo - hi\"` or `\"n\"`, ports 1–65535; required with `port_type`. Echoed exactly as sent.");
+const USER_ID: Attr = Attr::new("user_id").doc("The user the rule applies to; `null` (default): every user.");
+
+impl Attributes for NewRule {
+    const KEY: &'static str = "rule";
+
+    fn read(r: &mut Reader) -> Self {
+        NewRule {
+            destination: r.text(&DESTINATION).into_value(),
+            action: r.text(&ACTION).into_value(),
+            port_type: r.text(&PORT_TYPE).into_value(),
+            port_range: r.text(&PORT_RANGE).into_value(),
+            user_id: r.uuid_text(&USER_ID).into_value(),
+            wrong_types: r.wrong_types(),
+        }
+    }
+}
+
+impl Attributes for RuleChanges {
+    const KEY: &'static str = "rule";
+
+    fn read(r: &mut Reader) -> Self {
+        RuleChanges {
+            destination: r.text(&DESTINATION),
+            action: r.text(&ACTION),
+            port_type: r.text(&PORT_TYPE),
+            port_range: r.text(&PORT_RANGE),
+            user_id: r.uuid_text(&USER_ID),
+            wrong_types: r.wrong_types(),
+        }
+    }
+}
+
+/// The request schema of rule creates and updates: `{"rule": RuleAttrs}`.
+pub struct RuleEnvelope;
+
+impl PartialSchema for RuleEnvelope {
+    fn schema() -> RefOr<Schema> {
+        envelope("rule", "`{\"rule\": {…}}`", "RuleAttrs")
+    }
+}
+
+impl ToSchema for RuleEnvelope {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("RuleEnvelope")
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        let attrs = Reader::describe("Egress rule attributes a client may send.", NewRule::read);
+        schemas.push(("RuleAttrs".to_owned(), RefOr::T(attrs)));
+    }
+}
