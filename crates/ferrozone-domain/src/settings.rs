@@ -1,6 +1,7 @@
 //! Server settings the rules depend on (docs/api.md section 6). Parsed and checked by
 //! the binary's configuration; the domain only reads them.
 
+use crate::configuration::{Fixed, Values};
 use crate::ipam::Pools;
 
 /// What a device gets for each `use_default_*` setting that is on.
@@ -28,6 +29,11 @@ pub struct Settings {
     pub sign_in_flows_per_address: u32,
     /// Bounds on password hashing and sign-in attempts.
     pub passwords: PasswordLimits,
+    /// The configuration keys' values from the environment, or their built-in defaults
+    /// where it sets nothing; stored values replace these unless `fixed` names the key.
+    pub configuration: Values,
+    /// The configuration keys the environment sets.
+    pub fixed: Fixed,
 }
 
 /// How much password work the server takes on (docs/operations.md, "Throttling").
@@ -77,6 +83,19 @@ impl Settings {
             session_hours: 24,
             sign_in_flows_per_address: 30,
             passwords: PasswordLimits::default(),
+            configuration: Values {
+                local_auth_enabled: true,
+                allow_unprivileged_device_management: true,
+                allow_unprivileged_device_configuration: true,
+                disable_vpn_on_oidc_error: true,
+                vpn_session_duration: 0,
+                default_client_persistent_keepalive: 25,
+                default_client_mtu: 1280,
+                default_client_endpoint: "localhost:51820".into(),
+                default_client_dns: vec!["1.1.1.1".into(), "1.0.0.1".into()],
+                default_client_allowed_ips: vec!["0.0.0.0/0".into(), "::/0".into()],
+            },
+            fixed: Fixed::default(),
         }
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
+use ferrozone_domain::configuration::Values;
 use ferrozone_domain::ipam::{Pool, Pools};
 use ferrozone_domain::providers::Providers;
 use ferrozone_domain::settings::{ClientDefaults, PasswordLimits};
@@ -267,15 +268,18 @@ impl Config {
                 self.api_token_max_days
             );
         }
+        let defaults = ClientDefaults {
+            allowed_ips,
+            dns,
+            endpoint,
+            mtu: self.default_client_mtu,
+            persistent_keepalive: self.default_client_persistent_keepalive,
+        };
         Ok(Settings {
+            configuration: self.configuration(&defaults),
+            fixed: super::fixed::fixed(|name| std::env::var(name).ok()),
             pools,
-            defaults: ClientDefaults {
-                allowed_ips,
-                dns,
-                endpoint,
-                mtu: self.default_client_mtu,
-                persistent_keepalive: self.default_client_persistent_keepalive,
-            },
+            defaults,
             max_devices_per_user: self.max_devices_per_user,
             token_days: self.api_token_days,
             token_max_days: self.api_token_max_days,
@@ -283,6 +287,19 @@ impl Config {
             sign_in_flows_per_address: self.sign_in_flows_per_address,
             passwords: self.password_limits(),
         })
+    }
+
+    /// The configuration keys' environment values, or their defaults.
+    fn configuration(&self, defaults: &ClientDefaults) -> Values {
+        Values {
+            disable_vpn_on_oidc_error: self.disable_vpn_on_oidc_error,
+            default_client_persistent_keepalive: defaults.persistent_keepalive,
+            default_client_mtu: defaults.mtu,
+            default_client_endpoint: defaults.endpoint.clone(),
+            default_client_dns: defaults.dns.clone(),
+            default_client_allowed_ips: defaults.allowed_ips.clone(),
+            ..Settings::standard().configuration
+        }
     }
 
     fn password_limits(&self) -> PasswordLimits {
