@@ -15,7 +15,7 @@ use crate::error::ApiError;
 /// A timestamp in the API's format, e.g. `2026-11-22T10:04:05.123456Z`.
 #[derive(Serialize, ToSchema)]
 #[schema(value_type = String, format = DateTime, example = "2026-11-22T10:04:05.123456Z")]
-pub struct Time(Timestamp);
+pub struct Time(pub(crate) Timestamp);
 
 fn time(t: Option<Timestamp>) -> Option<Time> {
     t.map(Time)

@@ -18,7 +18,8 @@ use crate::{reply, AppState};
         Wire-compatible with the Firezone 0.x `/v0` API."),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
-    tags((name = "devices", description = "WireGuard devices of users"), (name = "users", description = "Accounts"))
+    tags((name = "devices", description = "WireGuard devices of users"), (name = "users", description = "Accounts"),
+        (name = "configuration", description = "Server-wide settings (Firezone's singleton)"))
 )]
 pub struct ApiDoc;
 

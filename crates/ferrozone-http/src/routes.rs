@@ -1,6 +1,7 @@
 //! Route tables. Routes are registered through `utoipa_axum`, so a route cannot exist
 //! without its entry in the OpenAPI document.
 
+pub mod configuration;
 pub mod devices;
 pub mod health;
 pub mod users;
@@ -12,5 +13,8 @@ use crate::openapi::ApiDoc;
 use crate::AppState;
 
 pub fn api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi()).merge(devices::routes()).merge(users::routes())
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(devices::routes())
+        .merge(users::routes())
+        .merge(configuration::routes())
 }
