@@ -65,6 +65,17 @@ impl Fixed {
 }
 
 impl Values {
+    /// What a device gets for each `use_default_*` setting that is on.
+    pub fn client_defaults(&self) -> crate::settings::ClientDefaults {
+        crate::settings::ClientDefaults {
+            allowed_ips: self.default_client_allowed_ips.clone(),
+            dns: self.default_client_dns.clone(),
+            endpoint: self.default_client_endpoint.clone(),
+            mtu: self.default_client_mtu,
+            persistent_keepalive: self.default_client_persistent_keepalive,
+        }
+    }
+
     /// `base` (the environment's values, or the built-in defaults where it sets nothing)
     /// with the `stored` JSON values laid over it, except for the keys in `fixed`. A stored
     /// value that no longer reads (a type changed by hand) is ignored.

@@ -17,7 +17,6 @@ pub struct ClientDefaults {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     pub pools: Pools,
-    pub defaults: ClientDefaults,
     pub max_devices_per_user: u32,
     /// Lifetime of a new API token when none is asked for, in days.
     pub token_days: u32,
@@ -70,13 +69,6 @@ impl Settings {
         };
         Self {
             pools: Pools { v4: pool("10.3.2.0/24", "10.3.2.1"), v6: pool("fd00::3:2:0/120", "fd00::3:2:1") },
-            defaults: ClientDefaults {
-                allowed_ips: vec!["0.0.0.0/0".into(), "::/0".into()],
-                dns: vec!["1.1.1.1".into(), "1.0.0.1".into()],
-                endpoint: "localhost:51820".into(),
-                mtu: 1280,
-                persistent_keepalive: 25,
-            },
             max_devices_per_user: 10,
             token_days: 30,
             token_max_days: 365,

@@ -65,7 +65,7 @@ impl DeviceDto {
     /// The device as the API shows it: defaults filled in where `use_default_*` is on.
     pub fn new(domain: &Domain, d: Device) -> Result<Self, ApiError> {
         let preshared_key = domain.reveal(&d.preshared_key)?;
-        let effective = d.effective(&domain.settings().defaults);
+        let effective = d.effective(&domain.client_defaults());
         let u = d.use_default;
         Ok(Self {
             id: d.id,

@@ -124,3 +124,24 @@ async fn only_admins_and_only_a_configuration_object() {
     app.patch(PATH, &app.admin, json!({"configuration": [1]})).await.expect_bad_request();
     assert_eq!(app.get(PATH, &app.admin).await.data()["local_auth_enabled"], true);
 }
+
+#[tokio::test]
+async fn stored_defaults_reach_devices_here_at_once_and_elsewhere_on_reload() {
+    let app = TestApp::new().await;
+    let device = app.device(&app.admin_id).await;
+    let id = device["id"].as_str().unwrap().to_owned();
+    let config_path = format!("/v0/devices/{id}/config");
+    let body = json!({"configuration": {"default_client_dns": ["9.9.9.9"], "default_client_mtu": 1400}});
+    app.patch(PATH, &app.admin, body).await.expect_status(StatusCode::OK);
+    let text = String::from_utf8(app.get(&config_path, &app.admin).await.raw).unwrap();
+    assert!(text.contains("DNS = 9.9.9.9\n") && text.contains("MTU = 1400\n"), "{text}");
+    assert_eq!(app.get(&format!("/v0/devices/{id}"), &app.admin).await.data()["mtu"], 1400);
+
+    let (other, other_domain) = app.second_instance().await;
+    let seen = send(other.clone(), json_request(Method::GET, &config_path, Some(&app.admin), None)).await;
+    assert!(String::from_utf8(seen.raw).unwrap().contains("MTU = 1400\n"), "read at start");
+    app.patch(PATH, &app.admin, json!({"configuration": {"default_client_mtu": 1300}})).await;
+    other_domain.reload_configuration().await.unwrap();
+    let seen = send(other, json_request(Method::GET, &config_path, Some(&app.admin), None)).await;
+    assert!(String::from_utf8(seen.raw).unwrap().contains("MTU = 1300\n"), "read again");
+}

@@ -28,6 +28,11 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let mut tasks = Supervisor::default();
     let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
     tasks.spawn("session janitor", janitor(domain.clone()));
+    let watcher = domain.clone();
+    tasks.spawn("configuration reload", async move {
+        watcher.watch_configuration().await;
+        Ok(())
+    });
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;

@@ -279,7 +279,6 @@ impl Config {
             configuration: self.configuration(&defaults),
             fixed: super::fixed::fixed(|name| std::env::var(name).ok()),
             pools,
-            defaults,
             max_devices_per_user: self.max_devices_per_user,
             token_days: self.api_token_days,
             token_max_days: self.api_token_max_days,
