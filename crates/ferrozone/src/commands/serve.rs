@@ -69,12 +69,8 @@ fn oidc_refresh(
         return None;
     }
     let interval = Duration::from_secs(config.oidc_refresh_interval);
-    let job = RefreshJob::new(domain, state.web.oidc.clone(), config.disable_vpn_on_oidc_error, Backoff::default());
-    tracing::info!(
-        interval_secs = config.oidc_refresh_interval,
-        disable_on_refusal = config.disable_vpn_on_oidc_error,
-        "OpenID Connect refresh job started"
-    );
+    let job = RefreshJob::new(domain, state.web.oidc.clone(), Backoff::default());
+    tracing::info!(interval_secs = config.oidc_refresh_interval, "OpenID Connect refresh job started");
     Some(async move {
         job.run(interval).await;
         Ok(())
