@@ -5,6 +5,18 @@ use ferrozone_domain::configuration::Fixed;
 
 /// Configuration key → its variable and the Firezone aliases of that variable.
 const VARIABLES: &[(&str, &str, &[&str])] = &[
+    ("local_auth_enabled", "FERROZONE_LOCAL_AUTH_ENABLED", &["LOCAL_AUTH_ENABLED"]),
+    (
+        "allow_unprivileged_device_management",
+        "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT",
+        &["ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT"],
+    ),
+    (
+        "allow_unprivileged_device_configuration",
+        "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION",
+        &["ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION"],
+    ),
+    ("vpn_session_duration", "FERROZONE_VPN_SESSION_DURATION", &["VPN_SESSION_DURATION"]),
     ("disable_vpn_on_oidc_error", "FERROZONE_DISABLE_VPN_ON_OIDC_ERROR", &["DISABLE_VPN_ON_OIDC_ERROR"]),
     (
         "default_client_persistent_keepalive",
@@ -47,5 +59,26 @@ mod tests {
         assert_eq!(fixed.variable("default_client_mtu"), Some("WIREGUARD_MTU"));
         assert_eq!(fixed.variable("default_client_dns"), Some("FERROZONE_DEFAULT_CLIENT_DNS"));
         assert_eq!(fixed.variable("default_client_endpoint"), None);
+    }
+
+    #[test]
+    fn the_new_switches_are_settings_with_the_standard_defaults() {
+        use clap::Parser;
+        let parse = |args: &[&str]| crate::cli::Cli::try_parse_from(args).unwrap().config.settings().unwrap();
+        let standard = parse(&["ferrozone", "serve"]).configuration;
+        assert_eq!(standard, ferrozone_domain::Settings::standard().configuration);
+        let set = parse(&[
+            "ferrozone",
+            "--local-auth-enabled=false",
+            "--allow-unprivileged-device-management=false",
+            "--allow-unprivileged-device-configuration=false",
+            "--vpn-session-duration=3600",
+            "serve",
+        ])
+        .configuration;
+        assert!(!set.local_auth_enabled && !set.allow_unprivileged_device_management);
+        assert!(!set.allow_unprivileged_device_configuration);
+        assert_eq!(set.vpn_session_duration, 3600);
+        assert!(crate::cli::Cli::try_parse_from(["ferrozone", "--vpn-session-duration=2147483648", "serve"]).is_err());
     }
 }
