@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn defaults_give_the_full_file() {
         let d = device();
-        let text = render(&d, &d.effective(&Settings::standard().defaults), &KEYS);
+        let text = render(&d, &d.effective(&Settings::standard().configuration.client_defaults()), &KEYS);
         let expected = "[Interface]\nPrivateKey = <PRIVATE_KEY>\nAddress = 10.3.2.2/32, fd00::3:2:2/128\n\
             DNS = 1.1.1.1, 1.0.0.1\nMTU = 1280\n\n[Peer]\nPublicKey = server\nPresharedKey = psk\n\
             AllowedIPs = 0.0.0.0/0, ::/0\nEndpoint = localhost:51820\nPersistentKeepalive = 25\n";
@@ -128,7 +128,7 @@ mod tests {
         d.use_default =
             UseDefaults { allowed_ips: true, dns: false, endpoint: true, mtu: false, persistent_keepalive: false };
         d.custom = CustomConfig { persistent_keepalive: Some(0), ..CustomConfig::default() };
-        let text = render(&d, &d.effective(&Settings::standard().defaults), &KEYS);
+        let text = render(&d, &d.effective(&Settings::standard().configuration.client_defaults()), &KEYS);
         assert!(text.contains("Address = 10.3.2.2/32\n"), "{text}");
         for absent in ["DNS", "MTU", "PersistentKeepalive", "fd00"] {
             assert!(!text.contains(absent), "{absent}: {text}");
@@ -147,7 +147,7 @@ mod tests {
             mtu: Some(1420),
             persistent_keepalive: Some(5),
         };
-        let effective = d.effective(&Settings::standard().defaults);
+        let effective = d.effective(&Settings::standard().configuration.client_defaults());
         assert_eq!(effective.allowed_ips, ["10.0.0.0/8"]);
         assert_eq!((effective.mtu, effective.persistent_keepalive), (Some(1420), Some(5)));
         let text = render(&d, &effective, &KEYS);

@@ -9,6 +9,7 @@
 
 pub mod client;
 pub mod client_config;
+pub mod configuration;
 pub mod crypto;
 pub mod egress;
 pub mod error;

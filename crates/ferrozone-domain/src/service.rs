@@ -1,6 +1,7 @@
 //! Use cases. The HTTP API and the command line both call these, so both enforce
 //! the same rules; handlers only translate.
 
+pub mod configuration;
 pub mod dataplane;
 pub mod devices;
 pub mod oidc;
@@ -70,6 +71,8 @@ pub struct Domain {
     passwords: password_gate::PasswordGate,
     /// The key of the sign-in form's tokens, derived from the secret key.
     form_key: FormTokenKey,
+    /// The effective configuration as last read ([`configuration`]).
+    configuration_values: std::sync::RwLock<Arc<crate::configuration::Values>>,
 }
 
 impl Domain {
@@ -95,7 +98,8 @@ impl Domain {
         let flow_starts = providers::FlowStarts::default();
         let passwords = password_gate::PasswordGate::new(&settings.passwords);
         let form_key = FormTokenKey::new(cipher.derive_key(FORM_TOKEN_PURPOSE));
-        Ok(Self {
+        let configuration_values = std::sync::RwLock::new(Arc::new(settings.configuration.clone()));
+        let domain = Self {
             store,
             settings,
             cipher,
@@ -105,7 +109,10 @@ impl Domain {
             flow_starts,
             passwords,
             form_key,
-        })
+            configuration_values,
+        };
+        domain.reload_configuration().await?;
+        Ok(domain)
     }
 
     /// The store, for the use cases. Outer layers call use cases, never the store.

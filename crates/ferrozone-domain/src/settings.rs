@@ -1,6 +1,7 @@
 //! Server settings the rules depend on (docs/api.md section 6). Parsed and checked by
 //! the binary's configuration; the domain only reads them.
 
+use crate::configuration::{Fixed, Values};
 use crate::ipam::Pools;
 
 /// What a device gets for each `use_default_*` setting that is on.
@@ -16,7 +17,6 @@ pub struct ClientDefaults {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     pub pools: Pools,
-    pub defaults: ClientDefaults,
     pub max_devices_per_user: u32,
     /// Lifetime of a new API token when none is asked for, in days.
     pub token_days: u32,
@@ -28,6 +28,11 @@ pub struct Settings {
     pub sign_in_flows_per_address: u32,
     /// Bounds on password hashing and sign-in attempts.
     pub passwords: PasswordLimits,
+    /// The configuration keys' values from the environment, or their built-in defaults
+    /// where it sets nothing; stored values replace these unless `fixed` names the key.
+    pub configuration: Values,
+    /// The configuration keys the environment sets.
+    pub fixed: Fixed,
 }
 
 /// How much password work the server takes on (docs/operations.md, "Throttling").
@@ -64,19 +69,25 @@ impl Settings {
         };
         Self {
             pools: Pools { v4: pool("10.3.2.0/24", "10.3.2.1"), v6: pool("fd00::3:2:0/120", "fd00::3:2:1") },
-            defaults: ClientDefaults {
-                allowed_ips: vec!["0.0.0.0/0".into(), "::/0".into()],
-                dns: vec!["1.1.1.1".into(), "1.0.0.1".into()],
-                endpoint: "localhost:51820".into(),
-                mtu: 1280,
-                persistent_keepalive: 25,
-            },
             max_devices_per_user: 10,
             token_days: 30,
             token_max_days: 365,
             session_hours: 24,
             sign_in_flows_per_address: 30,
             passwords: PasswordLimits::default(),
+            configuration: Values {
+                local_auth_enabled: true,
+                allow_unprivileged_device_management: true,
+                allow_unprivileged_device_configuration: true,
+                disable_vpn_on_oidc_error: true,
+                vpn_session_duration: 0,
+                default_client_persistent_keepalive: 25,
+                default_client_mtu: 1280,
+                default_client_endpoint: "localhost:51820".into(),
+                default_client_dns: vec!["1.1.1.1".into(), "1.0.0.1".into()],
+                default_client_allowed_ips: vec!["0.0.0.0/0".into(), "::/0".into()],
+            },
+            fixed: Fixed::default(),
         }
     }
 }

@@ -53,6 +53,8 @@ pub trait Store: Send + Sync + 'static {
     /// Stores `value` under `key` unless a value is there already; returns the value that is
     /// stored afterwards, so that racing processes all end up with the same one.
     async fn init_setting(&self, key: &str, value: &[u8]) -> Result<Vec<u8>>;
+    /// Stores every `(key, value)`, replacing values already there, in one transaction.
+    async fn put_settings(&self, entries: &[(String, Vec<u8>)]) -> Result<()>;
 
     async fn list_users(&self) -> Result<Vec<User>>;
     async fn user_by_id(&self, id: Uuid) -> Result<Option<User>>;

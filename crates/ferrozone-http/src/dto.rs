@@ -16,7 +16,7 @@ use crate::error::ApiError;
 /// A timestamp in the API's format, e.g. `2026-11-22T10:04:05.123456Z`.
 #[derive(Serialize, ToSchema)]
 #[schema(value_type = String, format = DateTime, example = "2026-11-22T10:04:05.123456Z")]
-pub struct Time(Timestamp);
+pub struct Time(pub(crate) Timestamp);
 
 fn time(t: Option<Timestamp>) -> Option<Time> {
     t.map(Time)
@@ -66,7 +66,7 @@ impl DeviceDto {
     /// The device as the API shows it: defaults filled in where `use_default_*` is on.
     pub fn new(domain: &Domain, d: Device) -> Result<Self, ApiError> {
         let preshared_key = domain.reveal(&d.preshared_key)?;
-        let effective = d.effective(&domain.settings().defaults);
+        let effective = d.effective(&domain.client_defaults());
         let u = d.use_default;
         Ok(Self {
             id: d.id,

@@ -161,7 +161,7 @@ impl JsonObject {
     }
 
     /// The object under `key` (`{"device": {…}}`): missing or not an object is a 400.
-    fn wrapped(self, key: &str) -> Result<Map<String, Value>, ApiError> {
+    pub(crate) fn wrapped(self, key: &str) -> Result<Map<String, Value>, ApiError> {
         match self.0?.into_iter().find(|(k, _)| k == key) {
             Some((_, Value::Object(attrs))) => Ok(attrs),
             Some(_) => Err(ApiError::BadRequest(format!("`{key}` must be a JSON object"))),

@@ -19,7 +19,8 @@ use crate::{reply, AppState};
     modifiers(&BearerAuth),
     security(("bearer" = [])),
     tags((name = "devices", description = "WireGuard devices of users"), (name = "users", description = "Accounts"),
-        (name = "rules", description = "Egress rules (Firezone-compatible)"))
+        (name = "rules", description = "Egress rules (Firezone-compatible)"),
+        (name = "configuration", description = "Server-wide settings (Firezone's singleton)"))
 )]
 pub struct ApiDoc;
 

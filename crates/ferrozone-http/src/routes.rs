@@ -1,6 +1,7 @@
 //! Route tables. Routes are registered through `utoipa_axum`, so a route cannot exist
 //! without its entry in the OpenAPI document.
 
+pub mod configuration;
 pub mod devices;
 pub mod health;
 pub mod rules;
@@ -17,4 +18,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(devices::routes())
         .merge(users::routes())
         .merge(rules::routes())
+        .merge(configuration::routes())
 }

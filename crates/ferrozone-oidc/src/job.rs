@@ -49,14 +49,14 @@ pub struct PassReport {
 pub struct RefreshJob {
     domain: Arc<Domain>,
     oidc: Arc<Oidc>,
-    /// `FERROZONE_DISABLE_VPN_ON_OIDC_ERROR`: whether a refusal disables the user.
-    disable_on_refusal: bool,
     backoff: Backoff,
 }
 
 impl RefreshJob {
-    pub fn new(domain: Arc<Domain>, oidc: Arc<Oidc>, disable_on_refusal: bool, backoff: Backoff) -> Self {
-        Self { domain, oidc, disable_on_refusal, backoff }
+    /// Whether a refusal disables the user is the configuration's
+    /// `disable_vpn_on_oidc_error`, read at each refusal.
+    pub fn new(domain: Arc<Domain>, oidc: Arc<Oidc>, backoff: Backoff) -> Self {
+        Self { domain, oidc, backoff }
     }
 
     /// Runs a pass every `interval`, the first one `interval` after start, until the task
@@ -130,7 +130,8 @@ impl RefreshJob {
                 }
                 RefreshOutcome::Refused { reason } => {
                     tracing::warn!(user.id = %user_id, provider = provider_id, %reason, "OIDC refresh refused for good");
-                    let disabled = self.domain.oidc_refresh_refused(claimed, self.disable_on_refusal).await?;
+                    let disable = self.domain.current_values().disable_vpn_on_oidc_error;
+                    let disabled = self.domain.oidc_refresh_refused(claimed, disable).await?;
                     return Ok(Handled::Refused { disabled });
                 }
                 RefreshOutcome::Misconfigured { reason } => {

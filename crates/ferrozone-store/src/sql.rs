@@ -16,6 +16,8 @@ pub(crate) const PING: &str = "SELECT 1";
 
 pub(crate) const SETTING: &str = "SELECT value FROM settings WHERE key = $1";
 pub(crate) const INIT_SETTING: &str = "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING";
+pub(crate) const PUT_SETTING: &str =
+    "INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value";
 
 pub(crate) const LIST_USERS: &str = sql![(select UserRow), " ORDER BY inserted_at, id"];
 pub(crate) const USER_BY_ID: &str = sql![(select UserRow), " WHERE id = $1"];

@@ -6,6 +6,7 @@
 //! clap alone decides every value and `--help` documents each setting.
 
 mod env;
+mod fixed;
 mod http;
 mod settings;
 

@@ -160,11 +160,11 @@ async fn firezones_params_are_echoed_for_any_owner() {
 #[tokio::test]
 async fn responses_show_the_servers_configured_defaults() {
     let app = TestApp::with_settings(|s| {
-        s.defaults.allowed_ips = vec!["10.0.0.0/8".into()];
-        s.defaults.dns = vec!["dns.example.com".into()];
-        s.defaults.endpoint = "vpn.example.com:443".into();
-        s.defaults.mtu = 1420;
-        s.defaults.persistent_keepalive = 0;
+        s.configuration.default_client_allowed_ips = vec!["10.0.0.0/8".into()];
+        s.configuration.default_client_dns = vec!["dns.example.com".into()];
+        s.configuration.default_client_endpoint = "vpn.example.com:443".into();
+        s.configuration.default_client_mtu = 1420;
+        s.configuration.default_client_persistent_keepalive = 0;
     })
     .await;
     let d = app.device(&app.admin_id).await;

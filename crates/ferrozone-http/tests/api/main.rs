@@ -6,6 +6,7 @@
 mod helpers;
 
 mod auth;
+mod configuration;
 mod dataplane;
 mod devices;
 mod logs;

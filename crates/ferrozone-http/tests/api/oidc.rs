@@ -110,14 +110,14 @@ impl Env {
     }
 
     /// The refresh job, with retries a test can wait for.
-    pub fn job(&self, disable: bool) -> RefreshJob {
+    pub fn job(&self) -> RefreshJob {
         let backoff = Backoff { attempts: 3, first_delay: Duration::from_millis(5) };
-        RefreshJob::new(self.app.domain.clone(), self.oidc.clone(), disable, backoff)
+        RefreshJob::new(self.app.domain.clone(), self.oidc.clone(), backoff)
     }
 
     /// One pass over every connection, due or not.
     pub async fn pass(&self) -> PassReport {
-        self.job(true).pass(Timestamp::now().plus_secs(3600)).await.unwrap()
+        self.job().pass(Timestamp::now().plus_secs(3600)).await.unwrap()
     }
 
     /// Signs `email` in through `provider`; asserts it ends on Ferrozone's home page.

@@ -63,6 +63,7 @@ delegate! {
         ping() -> ();
         setting(key: &str) -> Option<Vec<u8>>;
         init_setting(key: &str, value: &[u8]) -> Vec<u8>;
+        put_settings(entries: &[(String, Vec<u8>)]) -> ();
         list_users() -> Vec<User>;
         user_by_id(id: Uuid) -> Option<User>;
         user_by_email(email_key: &str) -> Option<User>;

@@ -121,6 +121,19 @@ impl Store for PgStore {
         sqlx::query_scalar(sql::SETTING).bind(key.to_owned()).fetch_one(&mut *conn).await.or_db("load a setting")
     }
 
+    async fn put_settings(&self, entries: &[(String, Vec<u8>)]) -> Result<()> {
+        let mut tx = self.pool.begin().await.or_db("store settings")?;
+        for (key, value) in entries {
+            sqlx::query(sql::PUT_SETTING)
+                .bind(key.clone())
+                .bind(value.clone())
+                .execute(&mut *tx)
+                .await
+                .or_db("store settings")?;
+        }
+        tx.commit().await.or_db("store settings")
+    }
+
     async fn list_users(&self) -> Result<Vec<User>> {
         let rows = sqlx::query(sql::LIST_USERS)
             .try_map(from_row::<UserRow>)

@@ -230,6 +230,18 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn put_settings(&self, entries: &[(String, Vec<u8>)]) -> Result<()> {
+        let entries = entries.to_vec();
+        self.write(move |tx| {
+            let mut statement = prepare(tx.conn(), sql::PUT_SETTING).or_db("store settings")?;
+            for (key, value) in &entries {
+                statement.execute(params![key, value]).or_db("store settings")?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
     async fn list_users(&self) -> Result<Vec<User>> {
         let rows = self.read_long("list users", |conn| {
             prepare(conn, sql::LIST_USERS)?.query_map([], rows::user)?.collect::<rusqlite::Result<Vec<_>>>()

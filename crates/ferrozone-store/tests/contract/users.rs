@@ -168,3 +168,14 @@ async fn the_url_opens_the_same_database() {
     let again = ferrozone_store::connect(&db.url, &options).await.unwrap();
     assert_eq!(again.user_by_id(alice.id).await.unwrap(), Some(alice));
 }
+
+#[tokio::test]
+async fn settings_are_put_together_and_replaced() {
+    let db = db().await;
+    let entries = vec![("a".to_owned(), b"1".to_vec()), ("b".to_owned(), b"2".to_vec())];
+    db.store.put_settings(&entries).await.unwrap();
+    db.store.put_settings(&[("a".to_owned(), b"3".to_vec())]).await.unwrap();
+    assert_eq!(db.store.setting("a").await.unwrap().as_deref(), Some(&b"3"[..]));
+    assert_eq!(db.store.setting("b").await.unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(db.store.init_setting("a", b"4").await.unwrap(), b"3");
+}

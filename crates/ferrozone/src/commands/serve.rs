@@ -28,6 +28,11 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let mut tasks = Supervisor::default();
     let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
     tasks.spawn("session janitor", janitor(domain.clone()));
+    let watcher = domain.clone();
+    tasks.spawn("configuration reload", async move {
+        watcher.watch_configuration().await;
+        Ok(())
+    });
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
@@ -64,12 +69,8 @@ fn oidc_refresh(
         return None;
     }
     let interval = Duration::from_secs(config.oidc_refresh_interval);
-    let job = RefreshJob::new(domain, state.web.oidc.clone(), config.disable_vpn_on_oidc_error, Backoff::default());
-    tracing::info!(
-        interval_secs = config.oidc_refresh_interval,
-        disable_on_refusal = config.disable_vpn_on_oidc_error,
-        "OpenID Connect refresh job started"
-    );
+    let job = RefreshJob::new(domain, state.web.oidc.clone(), Backoff::default());
+    tracing::info!(interval_secs = config.oidc_refresh_interval, "OpenID Connect refresh job started");
     Some(async move {
         job.run(interval).await;
         Ok(())

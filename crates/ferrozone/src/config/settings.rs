@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
+use ferrozone_domain::configuration::Values;
 use ferrozone_domain::ipam::{Pool, Pools};
 use ferrozone_domain::providers::Providers;
 use ferrozone_domain::settings::{ClientDefaults, PasswordLimits};
@@ -197,6 +198,23 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_DISABLE_VPN_ON_OIDC_ERROR", default_value_t = true,
           action = clap::ArgAction::Set)]
     pub disable_vpn_on_oidc_error: bool,
+    /// Allow password sign-in (alias LOCAL_AUTH_ENABLED) [default: the stored value, else true].
+    #[arg(long, global = true, env = "FERROZONE_LOCAL_AUTH_ENABLED", action = clap::ArgAction::Set)]
+    pub local_auth_enabled: Option<bool>,
+    /// Let unprivileged users add and delete their own devices (alias
+    /// ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT) [default: the stored value, else true].
+    #[arg(long, global = true, env = "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT", action = clap::ArgAction::Set)]
+    pub allow_unprivileged_device_management: Option<bool>,
+    /// Let unprivileged users set their devices' tunnel settings (alias
+    /// ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION) [default: the stored value, else true].
+    #[arg(long, global = true, env = "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION",
+          action = clap::ArgAction::Set)]
+    pub allow_unprivileged_device_configuration: Option<bool>,
+    /// Seconds a VPN session lasts after sign-in, 0 (never expires) to 2147483647 (alias
+    /// VPN_SESSION_DURATION) [default: the stored value, else 0].
+    #[arg(long, global = true, env = "FERROZONE_VPN_SESSION_DURATION",
+          value_parser = clap::value_parser!(i64).range(0..=2_147_483_647))]
+    pub vpn_session_duration: Option<i64>,
     /// WireGuard backend: `auto` (kernel, else userspace, else none), `kernel`, `userspace`
     /// (a supervised wireguard-go) or `none` (API only).
     #[arg(long, global = true, env = "FERROZONE_WIREGUARD_BACKEND", value_enum, default_value = "auto")]
@@ -280,15 +298,17 @@ impl Config {
                 self.api_token_max_days
             );
         }
+        let defaults = ClientDefaults {
+            allowed_ips,
+            dns,
+            endpoint,
+            mtu: self.default_client_mtu,
+            persistent_keepalive: self.default_client_persistent_keepalive,
+        };
         Ok(Settings {
+            configuration: self.configuration(&defaults),
+            fixed: super::fixed::fixed(|name| std::env::var(name).ok()),
             pools,
-            defaults: ClientDefaults {
-                allowed_ips,
-                dns,
-                endpoint,
-                mtu: self.default_client_mtu,
-                persistent_keepalive: self.default_client_persistent_keepalive,
-            },
             max_devices_per_user: self.max_devices_per_user,
             token_days: self.api_token_days,
             token_max_days: self.api_token_max_days,
@@ -296,6 +316,27 @@ impl Config {
             sign_in_flows_per_address: self.sign_in_flows_per_address,
             passwords: self.password_limits(),
         })
+    }
+
+    /// The configuration keys' environment values, or their defaults.
+    fn configuration(&self, defaults: &ClientDefaults) -> Values {
+        let standard = Settings::standard().configuration;
+        Values {
+            local_auth_enabled: self.local_auth_enabled.unwrap_or(standard.local_auth_enabled),
+            allow_unprivileged_device_management: self
+                .allow_unprivileged_device_management
+                .unwrap_or(standard.allow_unprivileged_device_management),
+            allow_unprivileged_device_configuration: self
+                .allow_unprivileged_device_configuration
+                .unwrap_or(standard.allow_unprivileged_device_configuration),
+            vpn_session_duration: self.vpn_session_duration.unwrap_or(standard.vpn_session_duration),
+            disable_vpn_on_oidc_error: self.disable_vpn_on_oidc_error,
+            default_client_persistent_keepalive: defaults.persistent_keepalive,
+            default_client_mtu: defaults.mtu,
+            default_client_endpoint: defaults.endpoint.clone(),
+            default_client_dns: defaults.dns.clone(),
+            default_client_allowed_ips: defaults.allowed_ips.clone(),
+        }
     }
 
     fn password_limits(&self) -> PasswordLimits {

@@ -50,7 +50,7 @@ async fn defaults_fill_the_configuration() {
 
 #[tokio::test]
 async fn custom_values_win_and_empty_ones_leave_their_lines_out() {
-    let app = TestApp::with_settings(|s| s.defaults.dns = Vec::new()).await;
+    let app = TestApp::with_settings(|s| s.configuration.default_client_dns = Vec::new()).await;
     let attrs = json!({
         "ipv4": "10.3.2.9", "ipv6": "fd00::3:2:9",
         "use_default_allowed_ips": false, "allowed_ips": ["10.0.0.0/8", "fd00::/64"],

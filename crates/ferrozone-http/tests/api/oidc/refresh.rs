@@ -71,7 +71,10 @@ async fn with_disabling_switched_off_a_refusal_only_drops_the_connection() {
     let env = Env::start().await;
     env.signed_in("auto", "alice@example.com").await;
     env.idp.revoke("alice@example.com").await;
-    let report = env.job(false).pass(Timestamp::now().plus_secs(3600)).await.unwrap();
+    // Switched off at run time, through the API, with the job's process already running.
+    let off = serde_json::json!({"configuration": {"disable_vpn_on_oidc_error": false}});
+    env.app.patch("/v0/configuration", &env.app.admin, off).await.expect_status(axum::http::StatusCode::OK);
+    let report = env.job().pass(Timestamp::now().plus_secs(3600)).await.unwrap();
     assert_eq!(report, PassReport { refused: 1, ..PassReport::default() });
     assert!(env.app.domain.find_user("alice@example.com").await.unwrap().disabled_at.is_none());
     assert!(env.app.domain.oidc_connections().await.unwrap().is_empty());
@@ -104,16 +107,16 @@ async fn two_processes_refresh_a_connection_once() {
     env.signed_in("auto", "alice@example.com").await;
     let (_, second) = env.app.second_instance().await;
     let backoff = ferrozone_oidc::job::Backoff { attempts: 1, first_delay: Duration::from_millis(1) };
-    let other = ferrozone_oidc::RefreshJob::new(second, env.oidc.clone(), true, backoff);
+    let other = ferrozone_oidc::RefreshJob::new(second, env.oidc.clone(), backoff);
     // As in `RefreshJob::run`, connections are due when refreshed before the pass began.
     let due = Timestamp::now();
-    let mine = env.job(true);
+    let mine = env.job();
     let (a, b) = tokio::join!(mine.pass(due), other.pass(due));
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!((a.refreshed + b.refreshed, a.skipped + b.skipped), (1, 1), "{a:?} {b:?}");
     assert_eq!(a.refused + b.refused + a.failed + b.failed, 0);
     // Not due again for either process until the interval has passed.
-    let report = env.job(true).pass(due).await.unwrap();
+    let report = env.job().pass(due).await.unwrap();
     assert_eq!(report, PassReport { skipped: 1, ..PassReport::default() });
 }
 

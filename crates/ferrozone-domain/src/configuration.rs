@@ -1,0 +1,101 @@
+//! The Firezone configuration singleton (`/v0/configuration`, docs/api.md section 8,
+//! "Configuration"): the keys stored in the settings table, each effective value being the
+//! environment's when the operator set it, else the stored one, else the built-in default.
+
+pub mod patch;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The prefix of the settings rows that hold the stored keys (`configuration.<key>`).
+pub const ROW_PREFIX: &str = "configuration.";
+
+/// The row holding the singleton's id, written once.
+pub const ID_ROW: &str = "configuration_meta.id";
+/// The row holding the singleton's creation time (microseconds, decimal), written once.
+pub const INSERTED_AT_ROW: &str = "configuration_meta.inserted_at";
+/// The row holding the time of the latest change (microseconds, decimal).
+pub const UPDATED_AT_ROW: &str = "configuration_meta.updated_at";
+
+/// The effective values of the scalar keys, named as in Firezone's API.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Values {
+    pub local_auth_enabled: bool,
+    pub allow_unprivileged_device_management: bool,
+    pub allow_unprivileged_device_configuration: bool,
+    pub disable_vpn_on_oidc_error: bool,
+    /// Seconds; 0 never expires, 2147483647 is Firezone's "Once".
+    pub vpn_session_duration: i64,
+    pub default_client_persistent_keepalive: i32,
+    pub default_client_mtu: i32,
+    pub default_client_endpoint: String,
+    pub default_client_dns: Vec<String>,
+    pub default_client_allowed_ips: Vec<String>,
+}
+
+/// The keys of [`Values`], the ones a PATCH may change.
+pub const KEYS: [&str; 10] = [
+    "local_auth_enabled",
+    "allow_unprivileged_device_management",
+    "allow_unprivileged_device_configuration",
+    "disable_vpn_on_oidc_error",
+    "vpn_session_duration",
+    "default_client_persistent_keepalive",
+    "default_client_mtu",
+    "default_client_endpoint",
+    "default_client_dns",
+    "default_client_allowed_ips",
+];
+
+/// The keys the environment sets: key → the variable the operator set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fixed(BTreeMap<String, String>);
+
+impl Fixed {
+    pub fn new(entries: impl IntoIterator<Item = (String, String)>) -> Self {
+        Self(entries.into_iter().collect())
+    }
+
+    /// The variable that fixes `key`, if one does.
+    pub fn variable(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+}
+
+impl Values {
+    /// What a device gets for each `use_default_*` setting that is on.
+    pub fn client_defaults(&self) -> crate::settings::ClientDefaults {
+        crate::settings::ClientDefaults {
+            allowed_ips: self.default_client_allowed_ips.clone(),
+            dns: self.default_client_dns.clone(),
+            endpoint: self.default_client_endpoint.clone(),
+            mtu: self.default_client_mtu,
+            persistent_keepalive: self.default_client_persistent_keepalive,
+        }
+    }
+
+    /// `base` (the environment's values, or the built-in defaults where it sets nothing)
+    /// with the `stored` JSON values laid over it, except for the keys in `fixed`. A stored
+    /// value that no longer reads (a type changed by hand) is ignored.
+    pub fn effective(base: &Self, stored: &BTreeMap<String, Value>, fixed: &Fixed) -> Self {
+        let Ok(Value::Object(mut values)) = serde_json::to_value(base) else {
+            return base.clone();
+        };
+        for (key, value) in stored {
+            if fixed.variable(key).is_some() || !values.contains_key(key) {
+                continue;
+            }
+            let mut candidate: Map<String, Value> = values.clone();
+            candidate.insert(key.clone(), value.clone());
+            if serde_json::from_value::<Self>(Value::Object(candidate)).is_ok() {
+                values.insert(key.clone(), value.clone());
+            }
+        }
+        serde_json::from_value(Value::Object(values)).unwrap_or_else(|_| base.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,121 @@
+//! The configuration singleton's use cases: show it, change its stored keys.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::{Domain, Principal};
+use crate::configuration::{patch, Values, ID_ROW, INSERTED_AT_ROW, KEYS, ROW_PREFIX, UPDATED_AT_ROW};
+use crate::error::{DomainError, Result};
+use crate::settings::ClientDefaults;
+use crate::time::Timestamp;
+
+/// How often each process reads the stored configuration again.
+pub const RELOAD_PERIOD: Duration = Duration::from_secs(1);
+
+/// The singleton as the API shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Configuration {
+    pub id: Uuid,
+    pub values: Values,
+    pub inserted_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl Domain {
+    /// The effective configuration, read from the database now (admins only).
+    pub async fn configuration(&self, actor: &Principal) -> Result<Configuration> {
+        actor.require_admin()?;
+        self.load_configuration().await
+    }
+
+    /// Stores the keys `sent` changes, after checking them all; answers the result.
+    pub async fn update_configuration(&self, actor: &Principal, sent: &Map<String, Value>) -> Result<Configuration> {
+        actor.require_admin()?;
+        let changes = patch::check(sent, &self.settings().fixed)?;
+        if !changes.is_empty() {
+            let mut rows: Vec<(String, Vec<u8>)> = changes
+                .into_iter()
+                .map(|(key, value)| (format!("{ROW_PREFIX}{key}"), value.to_string().into_bytes()))
+                .collect();
+            rows.push((UPDATED_AT_ROW.to_owned(), Timestamp::now().micros().to_string().into_bytes()));
+            self.store().put_settings(&rows).await?;
+        }
+        let configuration = self.load_configuration().await?;
+        self.remember(configuration.values.clone());
+        Ok(configuration)
+    }
+
+    /// The effective values as this process last read them: at start, after its own
+    /// PATCH, and every [`RELOAD_PERIOD`] through [`Self::watch_configuration`].
+    pub fn current_values(&self) -> Arc<Values> {
+        self.configuration_values.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    /// What a device gets for each `use_default_*` that is on, now.
+    pub fn client_defaults(&self) -> ClientDefaults {
+        self.current_values().client_defaults()
+    }
+
+    /// Reads the stored values again (what other processes changed).
+    pub async fn reload_configuration(&self) -> Result<()> {
+        let values = self.load_values().await?;
+        self.remember(values);
+        Ok(())
+    }
+
+    /// Runs forever, reloading the stored values every [`RELOAD_PERIOD`], so that a change
+    /// made through another process applies here within that time. A failed read is
+    /// logged and the last values kept.
+    pub async fn watch_configuration(&self) {
+        let mut ticks = tokio::time::interval(RELOAD_PERIOD);
+        loop {
+            ticks.tick().await;
+            if let Err(e) = self.reload_configuration().await {
+                tracing::warn!(error = %e, "reading the stored configuration failed; keeping the last values");
+            }
+        }
+    }
+
+    fn remember(&self, values: Values) {
+        *self.configuration_values.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(values);
+    }
+
+    pub(super) async fn load_values(&self) -> Result<Values> {
+        let mut stored = BTreeMap::new();
+        for key in KEYS {
+            if let Some(bytes) = self.store().setting(&format!("{ROW_PREFIX}{key}")).await? {
+                if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
+                    stored.insert(key.to_owned(), value);
+                }
+            }
+        }
+        let settings = self.settings();
+        Ok(Values::effective(&settings.configuration, &stored, &settings.fixed))
+    }
+
+    async fn load_configuration(&self) -> Result<Configuration> {
+        let values = self.load_values().await?;
+        let id = self.store().init_setting(ID_ROW, Uuid::new_v4().to_string().as_bytes()).await?;
+        let now = Timestamp::now().micros().to_string();
+        let inserted_at = micros(&self.store().init_setting(INSERTED_AT_ROW, now.as_bytes()).await?)?;
+        let updated_at = match self.store().setting(UPDATED_AT_ROW).await? {
+            Some(bytes) => micros(&bytes)?,
+            None => inserted_at,
+        };
+        let id = std::str::from_utf8(&id).ok().and_then(|s| s.parse().ok()).ok_or_else(|| corrupt(ID_ROW))?;
+        Ok(Configuration { id, values, inserted_at, updated_at })
+    }
+}
+
+fn micros(bytes: &[u8]) -> Result<Timestamp> {
+    let text = std::str::from_utf8(bytes).map_err(|_| corrupt("configuration timestamp"))?;
+    text.parse().map(Timestamp::from_micros).map_err(|_| corrupt("configuration timestamp"))
+}
+
+fn corrupt(what: &str) -> DomainError {
+    DomainError::Internal(anyhow::anyhow!("the stored {what} is unreadable"))
+}

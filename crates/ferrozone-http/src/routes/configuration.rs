@@ -1,0 +1,146 @@
+//! `/v0/configuration`: the Firezone configuration singleton (docs/api.md section 8,
+//! "Configuration"). Admins only.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use ferrozone_domain::service::configuration::Configuration;
+use serde::Serialize;
+use utoipa::ToSchema;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::dto::Time;
+use crate::error::ApiError;
+use crate::extract::{Auth, JsonObject};
+use crate::{reply, AppState};
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_configuration, update_configuration, replace_configuration))
+}
+
+/// The effective configuration: each value is the environment's when it sets the key, else
+/// the stored one, else the default.
+#[derive(Serialize, ToSchema)]
+pub struct ConfigurationDto {
+    pub id: Uuid,
+    pub local_auth_enabled: bool,
+    pub allow_unprivileged_device_management: bool,
+    pub allow_unprivileged_device_configuration: bool,
+    pub disable_vpn_on_oidc_error: bool,
+    /// Seconds; 0 never expires, 2147483647 is Firezone's "Once".
+    pub vpn_session_duration: i64,
+    pub default_client_persistent_keepalive: i32,
+    pub default_client_mtu: i32,
+    pub default_client_endpoint: String,
+    pub default_client_dns: Vec<String>,
+    pub default_client_allowed_ips: Vec<String>,
+    /// Always `{}`: Ferrozone has no logo.
+    #[schema(value_type = Object)]
+    pub logo: serde_json::Map<String, serde_json::Value>,
+    pub inserted_at: Time,
+    pub updated_at: Time,
+}
+
+/// `{"data": configuration}`
+#[derive(Serialize, ToSchema)]
+pub struct ConfigurationData {
+    pub data: ConfigurationDto,
+}
+
+/// The keys a client may change; others are ignored.
+#[derive(ToSchema)]
+#[allow(dead_code)] // a schema only: the body is read as JSON and checked by the domain
+pub struct ConfigurationAttrs {
+    local_auth_enabled: Option<bool>,
+    allow_unprivileged_device_management: Option<bool>,
+    allow_unprivileged_device_configuration: Option<bool>,
+    disable_vpn_on_oidc_error: Option<bool>,
+    #[schema(minimum = 0, maximum = 2147483647)]
+    vpn_session_duration: Option<i64>,
+    #[schema(minimum = 0, maximum = 120)]
+    default_client_persistent_keepalive: Option<i32>,
+    #[schema(minimum = 576, maximum = 1500)]
+    default_client_mtu: Option<i32>,
+    default_client_endpoint: Option<String>,
+    default_client_dns: Option<Vec<String>>,
+    default_client_allowed_ips: Option<Vec<String>>,
+}
+
+/// `{"configuration": ConfigurationAttrs}`
+#[derive(ToSchema)]
+#[allow(dead_code)] // a schema only
+pub struct ConfigurationEnvelope {
+    configuration: ConfigurationAttrs,
+}
+
+impl From<Configuration> for ConfigurationDto {
+    fn from(c: Configuration) -> Self {
+        let v = c.values;
+        Self {
+            id: c.id,
+            local_auth_enabled: v.local_auth_enabled,
+            allow_unprivileged_device_management: v.allow_unprivileged_device_management,
+            allow_unprivileged_device_configuration: v.allow_unprivileged_device_configuration,
+            disable_vpn_on_oidc_error: v.disable_vpn_on_oidc_error,
+            vpn_session_duration: v.vpn_session_duration,
+            default_client_persistent_keepalive: v.default_client_persistent_keepalive,
+            default_client_mtu: v.default_client_mtu,
+            default_client_endpoint: v.default_client_endpoint,
+            default_client_dns: v.default_client_dns,
+            default_client_allowed_ips: v.default_client_allowed_ips,
+            logo: serde_json::Map::new(),
+            inserted_at: Time(c.inserted_at),
+            updated_at: Time(c.updated_at),
+        }
+    }
+}
+
+fn ok(configuration: Configuration) -> Response {
+    reply::json(StatusCode::OK, &ConfigurationData { data: configuration.into() })
+}
+
+/// Show the configuration
+#[utoipa::path(get, path = "/v0/configuration", tag = "configuration",
+    responses(
+        (status = 200, body = ConfigurationData),
+        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
+    ))]
+async fn get_configuration(State(app): State<AppState>, Auth(actor): Auth) -> Result<Response, ApiError> {
+    Ok(ok(app.domain.configuration(&actor).await?))
+}
+
+/// Update the configuration
+///
+/// Only the keys sent change. A key the environment sets cannot be changed (422).
+#[utoipa::path(patch, path = "/v0/configuration", tag = "configuration",
+    request_body = ConfigurationEnvelope,
+    responses(
+        (status = 200, body = ConfigurationData),
+        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 403, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
+        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+    ))]
+async fn update_configuration(
+    State(app): State<AppState>,
+    Auth(actor): Auth,
+    body: JsonObject,
+) -> Result<Response, ApiError> {
+    actor.require_admin()?;
+    let sent = body.wrapped("configuration")?;
+    Ok(ok(app.domain.update_configuration(&actor, &sent).await?))
+}
+
+/// Update the configuration (as PATCH)
+#[utoipa::path(put, path = "/v0/configuration", tag = "configuration",
+    request_body = ConfigurationEnvelope,
+    responses(
+        (status = 200, body = ConfigurationData),
+        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 403, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
+        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+    ))]
+async fn replace_configuration(state: State<AppState>, auth: Auth, body: JsonObject) -> Result<Response, ApiError> {
+    update_configuration(state, auth, body).await
+}

@@ -1,0 +1,84 @@
+//! Which configuration keys the environment sets (docs/api.md section 8, "Configuration"):
+//! those a PATCH of `/v0/configuration` may not change.
+
+use ferrozone_domain::configuration::Fixed;
+
+/// Configuration key → its variable and the Firezone aliases of that variable.
+const VARIABLES: &[(&str, &str, &[&str])] = &[
+    ("local_auth_enabled", "FERROZONE_LOCAL_AUTH_ENABLED", &["LOCAL_AUTH_ENABLED"]),
+    (
+        "allow_unprivileged_device_management",
+        "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT",
+        &["ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT"],
+    ),
+    (
+        "allow_unprivileged_device_configuration",
+        "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION",
+        &["ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION"],
+    ),
+    ("vpn_session_duration", "FERROZONE_VPN_SESSION_DURATION", &["VPN_SESSION_DURATION"]),
+    ("disable_vpn_on_oidc_error", "FERROZONE_DISABLE_VPN_ON_OIDC_ERROR", &["DISABLE_VPN_ON_OIDC_ERROR"]),
+    (
+        "default_client_persistent_keepalive",
+        "FERROZONE_DEFAULT_CLIENT_PERSISTENT_KEEPALIVE",
+        &["DEFAULT_CLIENT_PERSISTENT_KEEPALIVE"],
+    ),
+    ("default_client_mtu", "FERROZONE_DEFAULT_CLIENT_MTU", &["DEFAULT_CLIENT_MTU", "WIREGUARD_MTU"]),
+    ("default_client_endpoint", "FERROZONE_DEFAULT_CLIENT_ENDPOINT", &["DEFAULT_CLIENT_ENDPOINT"]),
+    ("default_client_dns", "FERROZONE_DEFAULT_CLIENT_DNS", &["DEFAULT_CLIENT_DNS", "WIREGUARD_DNS"]),
+    ("default_client_allowed_ips", "FERROZONE_DEFAULT_CLIENT_ALLOWED_IPS", &["DEFAULT_CLIENT_ALLOWED_IPS"]),
+];
+
+/// The keys set through `var` (the process environment after the aliases and the config
+/// file were folded in), each with the variable to name: the alias whose value is in
+/// effect if the operator used one, else the `FERROZONE_*` name.
+pub fn fixed(var: impl Fn(&str) -> Option<String>) -> Fixed {
+    Fixed::new(VARIABLES.iter().filter_map(|(key, name, aliases)| {
+        let value = var(name)?;
+        let alias = aliases.iter().find(|alias| var(alias).as_ref() == Some(&value));
+        Some(((*key).to_owned(), alias.unwrap_or(name).to_string()))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+    }
+
+    #[test]
+    fn a_set_variable_fixes_its_key_under_the_name_the_operator_used() {
+        let fixed = fixed(env(&[
+            ("FERROZONE_DEFAULT_CLIENT_MTU", "1400"),
+            ("WIREGUARD_MTU", "1400"),
+            ("FERROZONE_DEFAULT_CLIENT_DNS", "9.9.9.9"),
+            ("DEFAULT_CLIENT_DNS", "8.8.8.8"),
+        ]));
+        assert_eq!(fixed.variable("default_client_mtu"), Some("WIREGUARD_MTU"));
+        assert_eq!(fixed.variable("default_client_dns"), Some("FERROZONE_DEFAULT_CLIENT_DNS"));
+        assert_eq!(fixed.variable("default_client_endpoint"), None);
+    }
+
+    #[test]
+    fn the_new_switches_are_settings_with_the_standard_defaults() {
+        use clap::Parser;
+        let parse = |args: &[&str]| crate::cli::Cli::try_parse_from(args).unwrap().config.settings().unwrap();
+        let standard = parse(&["ferrozone", "serve"]).configuration;
+        assert_eq!(standard, ferrozone_domain::Settings::standard().configuration);
+        let set = parse(&[
+            "ferrozone",
+            "--local-auth-enabled=false",
+            "--allow-unprivileged-device-management=false",
+            "--allow-unprivileged-device-configuration=false",
+            "--vpn-session-duration=3600",
+            "serve",
+        ])
+        .configuration;
+        assert!(!set.local_auth_enabled && !set.allow_unprivileged_device_management);
+        assert!(!set.allow_unprivileged_device_configuration);
+        assert_eq!(set.vpn_session_duration, 3600);
+        assert!(crate::cli::Cli::try_parse_from(["ferrozone", "--vpn-session-duration=2147483648", "serve"]).is_err());
+    }
+}
