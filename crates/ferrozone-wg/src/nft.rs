@@ -19,4 +19,6 @@ mod render;
 
 pub use apply::{Nft, TableState};
 pub use keep::Keeper;
-pub use render::{render, IfName, InvalidIfName, Table, TABLE};
+pub use render::{
+    render, Egress, EgressRule, IfName, InvalidIfName, PortMatch, Protocol, Scope, Table, Verdict, TABLE,
+};

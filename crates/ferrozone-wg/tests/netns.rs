@@ -6,7 +6,7 @@
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use ferrozone_wg::nft::{render, IfName, Keeper, Nft, Table, TableState};
+use ferrozone_wg::nft::{render, Egress, IfName, Keeper, Nft, Table, TableState, Verdict};
 use ferrozone_wg::routing::default_route_interface;
 
 /// A network namespace deleted on drop.
@@ -58,7 +58,12 @@ fn table(egress: Option<&str>) -> Table {
     Table {
         tunnel_networks: vec!["10.3.2.0/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
         masquerade_on: egress.map(|name| IfName::parse(name).unwrap()),
+        egress: no_rules(),
     }
+}
+
+fn no_rules() -> Egress {
+    Egress { wireguard: IfName::parse("wg0").unwrap(), rules: vec![], default: Verdict::Accept }
 }
 
 fn present(state: &TableState) -> &serde_json::Value {
@@ -239,6 +244,7 @@ async fn masquerade_lets_tunnel_addresses_reach_a_host_with_no_route_back() {
     let table = Table {
         tunnel_networks: vec!["10.3.2.0/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
         masquerade_on: Some(IfName::parse("g1").unwrap()),
+        egress: no_rules(),
     };
     gateway.nft().apply(&render(&table)).await.unwrap();
     assert_eq!(outside_answers(), (true, true), "no answer through the masquerading gateway");

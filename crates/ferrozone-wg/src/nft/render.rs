@@ -51,14 +51,72 @@ impl fmt::Display for IfName {
     }
 }
 
-/// What the `inet ferrozone` table should hold. The egress rules (per-user device address
-/// sets and rule sets, matched on the WireGuard interface) come next.
+/// What the `inet ferrozone` table should hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Table {
     /// The tunnel networks (IPv4 and IPv6): the sources masqueraded.
     pub tunnel_networks: Vec<IpNet>,
     /// Masquerade tunnel traffic leaving by this interface; `None` for routed deployments.
     pub masquerade_on: Option<IfName>,
+    /// The egress rules, enforced on traffic entering from the WireGuard interface.
+    pub egress: Egress,
+}
+
+/// Firezone's egress rules as the forward filter enforces them (docs/api.md section 8,
+/// "Rules"): user rules before global ones, port rules before plain ones, accept before
+/// drop, and [`Egress::default`] for what no rule matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Egress {
+    /// The WireGuard interface: only traffic entering from it is filtered.
+    pub wireguard: IfName,
+    /// The rules, in any order (the renderer orders them by precedence).
+    pub rules: Vec<EgressRule>,
+    /// What happens to tunnel traffic no rule matches (Firezone: accept).
+    pub default: Verdict,
+}
+
+/// One rule, resolved for the data plane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EgressRule {
+    pub scope: Scope,
+    /// The destination network (host bits as stored; the renderer truncates).
+    pub destination: IpNet,
+    pub verdict: Verdict,
+    /// Destination ports, for port rules.
+    pub ports: Option<PortMatch>,
+}
+
+/// Whose traffic a rule applies to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// Every device (a rule without `user_id`).
+    Everyone,
+    /// Traffic from these source addresses: the tunnel addresses of the user's active
+    /// devices. Empty when the user has none (the rule matches nothing).
+    Sources(Vec<std::net::IpAddr>),
+}
+
+/// Accept or drop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Verdict {
+    Accept,
+    Drop,
+}
+
+/// A transport protocol and an inclusive destination port range (`first == last` for one
+/// port).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PortMatch {
+    pub protocol: Protocol,
+    pub first: u16,
+    pub last: u16,
+}
+
+/// The protocols of port rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    Tcp,
+    Udp,
 }
 
 /// The complete `nft -f` text for `table`: declare (so the delete cannot fail on a first
@@ -102,6 +160,7 @@ mod tests {
         Table {
             tunnel_networks: vec!["10.3.2.1/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
             masquerade_on: masquerade.then(|| IfName::parse("eth0").unwrap()),
+            egress: Egress { wireguard: IfName::parse("wg0").unwrap(), rules: vec![], default: Verdict::Accept },
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use ferrozone_domain::Domain;
-use ferrozone_wg::nft::{render, IfName, Keeper, Nft, Table};
+use ferrozone_wg::nft::{render, Egress, IfName, Keeper, Nft, Table, Verdict};
 use ferrozone_wg::routing::{egress_interface, Sysctl};
 
 use crate::config::Config;
@@ -21,6 +21,11 @@ pub async fn start(config: &Config, domain: &Domain) -> anyhow::Result<Keeper> {
     let table = Table {
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
         masquerade_on: masquerade_on(config)?,
+        egress: Egress {
+            wireguard: IfName::parse(&config.wireguard_interface).context("FERROZONE_WIREGUARD_INTERFACE")?,
+            rules: Vec::new(),
+            default: Verdict::Accept,
+        },
     };
     let egress = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
     let mut keeper = Keeper::new(Nft::program(&config.nft), render(&table));
