@@ -1,0 +1,142 @@
+"""Egress rules for scripts/bench-dataplane, run inside the server's network namespace.
+
+    python3 rules.py seed-users API TOKEN USERS OUT
+        Creates USERS - 1 users with one device each (the admin, first in /v0/users, is the
+        USERS-th, its device made by the caller); writes all user ids, the admin first, to OUT.
+    python3 rules.py seed-rules API TOKEN USERS_FILE RULES
+        Creates RULES rules spread evenly over the users, 16 at a time: each a distinct
+        destination address (rule i: 100.64.0.0 + 2 i, never adjacent, so nothing merges),
+        every fifth a TCP or UDP port rule, accept and drop alternating.
+    python3 rules.py wait-all RULES T0 [SECONDS]
+        Lists `table inet ferrozone` again and again until it holds the RULES destinations;
+        prints `applied_ms` (from T0, a Unix time) and `list_ms` (one listing: the resolution).
+    python3 rules.py changes API TOKEN USERS_FILE FIRST COUNT
+        COUNT rule creates one after another (destinations from index FIRST on), with `nft
+        monitor` watching the table: latency = the arrival of the monitor line naming the new
+        destination - the arrival of the 201. Prints `p50_ms`, `p99_ms` and `max_ms`.
+
+Only the destinations' addresses are looked for in nft's output, so this does not depend on
+how Ferrozone lays out its sets.
+"""
+
+import concurrent.futures
+import ipaddress
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+BASE = int(ipaddress.ip_address("100.64.0.0"))
+ADDRESS = re.compile(r"\b100\.(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\.[0-9]{1,3}\.[0-9]{1,3}\b")
+
+
+def address(i):
+    return str(ipaddress.ip_address(BASE + 2 * i))
+
+
+def call(api, token, method, path, body=None):
+    request = urllib.request.Request(
+        api + path,
+        data=json.dumps(body).encode() if body is not None else None,
+        method=method,
+        headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request) as response:
+        return json.load(response) if response.status != 204 else None
+
+
+def rule_body(i, user_id):
+    rule = {"destination": address(i), "action": "accept" if i % 2 else "drop", "user_id": user_id}
+    if i % 5 == 4:
+        rule.update(port_type="tcp" if i % 10 == 4 else "udp", port_range=str(1000 + i % 1000))
+    return {"rule": rule}
+
+
+def in_parallel(function, items):
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        return list(pool.map(function, items))
+
+
+def seed_users(api, token, users, out):
+    admin = call(api, token, "GET", "/v0/users")["data"][0]["id"]
+
+    def user(n):
+        user_id = call(api, token, "POST", "/v0/users", {"user": {"email": f"bench-{n}@example.com"}})["data"]["id"]
+        call(api, token, "POST", "/v0/devices", {"device": {"user_id": user_id}})
+        return user_id
+
+    with open(out, "w") as file:
+        json.dump([admin] + in_parallel(user, range(int(users) - 1)), file)
+
+
+def seed_rules(api, token, users_file, rules):
+    users = json.load(open(users_file))
+    in_parallel(lambda i: call(api, token, "POST", "/v0/rules", rule_body(i, users[i % len(users)])), range(int(rules)))
+
+
+def table_addresses():
+    listing = subprocess.run(["nft", "-j", "list", "table", "inet", "ferrozone"], capture_output=True, text=True)
+    return set(ADDRESS.findall(listing.stdout))
+
+
+def wait_all(rules, t0, seconds="60"):
+    wanted = {address(i) for i in range(int(rules))}
+    deadline = time.time() + float(seconds)
+    listings = []
+    while time.time() < deadline:
+        started = time.time()
+        held = table_addresses()
+        listings.append(time.time() - started)
+        if wanted <= held:
+            print("applied_ms %.0f" % (1000 * (time.time() - float(t0))))
+            print("list_ms %.0f" % (1000 * sorted(listings)[len(listings) // 2]))
+            return 0
+    sys.exit(f"the table holds {len(wanted & table_addresses())} of the {len(wanted)} destinations")
+
+
+def percentile(values, p):
+    return values[min(len(values) - 1, int(round(p * (len(values) - 1))))]
+
+
+def changes(api, token, users_file, first, count):
+    users = json.load(open(users_file))
+    monitor = subprocess.Popen(["nft", "monitor", "elements"], stdout=subprocess.PIPE, text=True, bufsize=1)
+    seen = {}
+
+    def watch():
+        for line in monitor.stdout:
+            now = time.time()
+            if line.startswith("add "):
+                for found in ADDRESS.findall(line):
+                    seen.setdefault(found, now)
+
+    threading.Thread(target=watch, daemon=True).start()
+    time.sleep(0.5)  # the monitor subscribed
+    answered = {}
+    for i in range(int(first), int(first) + int(count)):
+        body = rule_body(i, users[i % len(users)])
+        body["rule"].pop("port_type", None), body["rule"].pop("port_range", None)  # `nft monitor` omits concatenated elements
+        call(api, token, "POST", "/v0/rules", body)
+        answered[address(i)] = time.time()
+    deadline = time.time() + 10
+    while [a for a in answered if a not in seen] and time.time() < deadline:
+        time.sleep(0.1)
+    monitor.terminate()
+    missing = [a for a in answered if a not in seen]
+    if missing:
+        sys.exit(f"{len(missing)} of {len(answered)} rules never reached the kernel")
+    latencies = sorted(max(0.0, seen[a] - at) for a, at in answered.items())
+    print("p50_ms %.1f" % (1000 * percentile(latencies, 0.50)))
+    print("p99_ms %.1f" % (1000 * percentile(latencies, 0.99)))
+    print("max_ms %.1f" % (1000 * latencies[-1]))
+
+
+def main():
+    command, args = sys.argv[1], sys.argv[2:]
+    {"seed-users": seed_users, "seed-rules": seed_rules, "wait-all": wait_all, "changes": changes}[command](*args)
+
+
+main()
