@@ -12,8 +12,9 @@
         prints `applied_ms` (from T0, a Unix time) and `list_ms` (one listing: the resolution).
     python3 rules.py changes API TOKEN USERS_FILE FIRST COUNT
         COUNT rule creates one after another (destinations from index FIRST on), with `nft
-        monitor` watching the table: latency = the arrival of the monitor line naming the new
-        destination - the arrival of the 201. Prints `p50_ms`, `p99_ms` and `max_ms`.
+        monitor` timestamping each nftables commit: latency = the last commit before the
+        first listing of the table that holds the new destination - the arrival of the 201.
+        Prints `p50_ms`, `p99_ms` and `max_ms`.
 
 Only the destinations' addresses are looked for in nft's output, so this does not depend on
 how Ferrozone lays out its sets.
@@ -102,33 +103,44 @@ def percentile(values, p):
 
 
 def changes(api, token, users_file, first, count):
+    """Each create's latency: the arrival of the `# new generation` line of the last nftables
+    commit before the first listing that holds its destination, minus the arrival of its
+    201 (an upper bound when several commits came between two listings). `nft` 1.0.6's
+    monitor prints no elements of concatenated sets, so the table is listed after each
+    commit; the listing's own time is not in the figure."""
     users = json.load(open(users_file))
-    monitor = subprocess.Popen(["nft", "monitor", "elements"], stdout=subprocess.PIPE, text=True, bufsize=1)
-    seen = {}
+    monitor = subprocess.Popen(["nft", "monitor"], stdout=subprocess.PIPE, text=True, bufsize=1)
+    commits = []
+    committed = threading.Condition()
 
     def watch():
         for line in monitor.stdout:
-            now = time.time()
-            if line.startswith("add "):
-                for found in ADDRESS.findall(line):
-                    seen.setdefault(found, now)
+            if line.startswith("# new generation"):
+                with committed:
+                    commits.append(time.time())
+                    committed.notify_all()
 
     threading.Thread(target=watch, daemon=True).start()
     time.sleep(0.5)  # the monitor subscribed
-    answered = {}
+    latencies = []
     for i in range(int(first), int(first) + int(count)):
-        body = rule_body(i, users[i % len(users)])
-        body["rule"].pop("port_type", None), body["rule"].pop("port_range", None)  # `nft monitor` omits concatenated elements
-        call(api, token, "POST", "/v0/rules", body)
-        answered[address(i)] = time.time()
-    deadline = time.time() + 10
-    while [a for a in answered if a not in seen] and time.time() < deadline:
-        time.sleep(0.1)
+        before = len(commits)
+        call(api, token, "POST", "/v0/rules", rule_body(i, users[i % len(users)]))
+        answered = time.time()
+        checked = before
+        deadline = answered + 10
+        while True:
+            with committed:
+                committed.wait_for(lambda: len(commits) > checked, timeout=max(0.0, deadline - time.time()))
+                seen = len(commits)
+            if seen == checked:
+                sys.exit(f"rule {address(i)} never reached the kernel")
+            if address(i) in table_addresses():
+                latencies.append(max(0.0, commits[seen - 1] - answered))
+                break
+            checked = seen
     monitor.terminate()
-    missing = [a for a in answered if a not in seen]
-    if missing:
-        sys.exit(f"{len(missing)} of {len(answered)} rules never reached the kernel")
-    latencies = sorted(max(0.0, seen[a] - at) for a, at in answered.items())
+    latencies.sort()
     print("p50_ms %.1f" % (1000 * percentile(latencies, 0.50)))
     print("p99_ms %.1f" % (1000 * percentile(latencies, 0.99)))
     print("max_ms %.1f" % (1000 * latencies[-1]))
