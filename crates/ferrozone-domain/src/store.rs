@@ -16,6 +16,7 @@ use crate::model::{
     UserUpdate,
 };
 use crate::time::Timestamp;
+use crate::vpn_session::VpnSession;
 
 /// Which devices a list returns, and how many.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -161,8 +162,10 @@ pub trait Store: Send + Sync + 'static {
     /// Returns whether a rule was deleted.
     async fn delete_rule(&self, id: Uuid) -> Result<bool>;
 
-    /// Every device whose owner is not disabled, as the data plane needs it, in no order.
-    async fn active_peers(&self) -> Result<Vec<ActivePeer>>;
+    /// Every active device, as the data plane needs it, in no order: its owner is not
+    /// disabled and, when `session` expires, never signed in or last signed in after
+    /// `session.cutoff()` ([`VpnSession`]). One query.
+    async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>>;
     /// Writes `reports` to the devices with those public keys, in one transaction. A device
     /// whose stored `latest_handshake` is newer keeps its figures (another gateway saw it
     /// later), so gateways sharing a database never overwrite each other with older data.

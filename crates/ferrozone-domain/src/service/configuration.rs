@@ -80,8 +80,18 @@ impl Domain {
         }
     }
 
+    /// Makes `values` the current ones. A new `vpn_session_duration` changes which devices
+    /// are active, so it wakes the peer reconcile (here, in every process that reads it).
     fn remember(&self, values: Values) {
-        *self.configuration_values.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(values);
+        let duration = values.vpn_session_duration;
+        let previous = std::mem::replace(
+            &mut *self.configuration_values.write().unwrap_or_else(std::sync::PoisonError::into_inner),
+            Arc::new(values),
+        );
+        if previous.vpn_session_duration != duration {
+            tracing::info!(vpn_session_duration = duration, "the VPN session duration changed");
+            self.peers_changed();
+        }
     }
 
     pub(super) async fn load_values(&self) -> Result<Values> {

@@ -8,10 +8,14 @@ use zeroize::Zeroizing;
 use super::Domain;
 use crate::error::Result;
 use crate::model::{ActivePeer, StatsReport};
+use crate::time::Timestamp;
+use crate::vpn_session::VpnSession;
 
 impl Domain {
     /// Notified (one stored permit, so nothing is missed) after every committed change in
-    /// this process that can change the peers: device writes, user deletes, disabling.
+    /// this process that can change the peers: device writes, user deletes, disabling, a
+    /// sign-in (which renews a VPN session), and a new `vpn_session_duration` (read by
+    /// this process, whichever wrote it).
     pub fn peer_changes(&self) -> Arc<Notify> {
         self.peer_changes.clone()
     }
@@ -26,10 +30,17 @@ impl Domain {
         &self.server_private_key
     }
 
-    /// The peers that should be on the interface; preshared keys still sealed (see
-    /// [`Domain::reveal`]).
+    /// The peers that should be on the interface, the active devices as of now with the
+    /// current `vpn_session_duration` ([`Domain::vpn_session`]); preshared keys still
+    /// sealed (see [`Domain::reveal`]).
     pub async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
-        self.store().active_peers().await
+        self.store().active_peers(self.vpn_session()).await
+    }
+
+    /// What "active" means now: the effective `vpn_session_duration`, read per use, as of
+    /// this moment.
+    pub fn vpn_session(&self) -> VpnSession {
+        VpnSession::new(self.current_values().vpn_session_duration, Timestamp::now())
     }
 
     /// Runs until the store is closed, notifying [`Domain::peer_changes`] after changes to

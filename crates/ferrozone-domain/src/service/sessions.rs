@@ -75,6 +75,10 @@ impl Domain {
         };
         self.store().insert_session(&session).await?;
         self.store().record_sign_in(user.id, method, now).await?;
+        if self.vpn_session().expires() {
+            // The sign-in renews the user's VPN session: an expired one's devices come back.
+            self.peers_changed();
+        }
         tracing::info!(user.id = %user.id, session.id = %session.id, method, "signed in");
         Ok(NewSession { secret, user })
     }

@@ -13,6 +13,7 @@ use ferrozone_domain::model::{
     ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, UserUpdate,
 };
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery};
+use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
 use serde_json::json;
 use uuid::Uuid;
@@ -102,7 +103,7 @@ delegate! {
         insert_rule(rule: &Rule) -> ();
         update_rule(rule: &Rule) -> bool;
         delete_rule(id: Uuid) -> bool;
-        active_peers() -> Vec<ActivePeer>;
+        active_peers(session: VpnSession) -> Vec<ActivePeer>;
         record_stats(reports: &[StatsReport]) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
 }

@@ -16,6 +16,7 @@ use ferrozone_domain::model::{
 use ferrozone_domain::rules;
 use ferrozone_domain::rules::tx::{Begin, Commit};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
+use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
 use sqlx::postgres::{PgArguments, PgListener, PgRow};
@@ -455,8 +456,9 @@ impl Store for PgStore {
         Ok(done.rows_affected() > 0)
     }
 
-    async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
+    async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {
         let rows = sqlx::query(sql::ACTIVE_PEERS)
+            .bind(session.cutoff().map(Timestamp::micros))
             .try_map(|row: PgRow| read_aliased::<ActivePeerRow>(&row))
             .fetch_all(&self.pool)
             .await

@@ -17,6 +17,7 @@ use ferrozone_domain::model::{
 };
 use ferrozone_domain::rules;
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
+use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::{DomainError, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension, ToSql};
 use tokio::sync::{mpsc, Notify};
@@ -515,9 +516,12 @@ impl Store for SqliteStore {
         Ok(self.execute("delete a rule", sql::DELETE_RULE, vec![Box::new(id)]).await? > 0)
     }
 
-    async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
-        let rows = self.read_long("list the active peers", |conn| {
-            prepare(conn, sql::ACTIVE_PEERS)?.query_map([], rows::active_peer)?.collect::<rusqlite::Result<Vec<_>>>()
+    async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {
+        let cutoff = session.cutoff().map(Timestamp::micros);
+        let rows = self.read_long("list the active peers", move |conn| {
+            prepare(conn, sql::ACTIVE_PEERS)?
+                .query_map([cutoff], rows::active_peer)?
+                .collect::<rusqlite::Result<Vec<_>>>()
         });
         decode_all(rows.await?)
     }

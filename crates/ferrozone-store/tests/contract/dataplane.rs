@@ -1,7 +1,11 @@
 //! What the data plane reads (active peers) and writes (statistics).
 
+use std::collections::BTreeSet;
+
 use ferrozone_domain::model::{ActivePeer, Role, StatsReport};
+use ferrozone_domain::vpn_session::{VpnSession, ONCE};
 use ferrozone_domain::Timestamp;
+use uuid::Uuid;
 
 use crate::support::{add_user, cipher, db, new_device, pools, user};
 
@@ -15,8 +19,9 @@ async fn active_peers_are_the_devices_of_users_who_are_not_disabled() {
     let alices = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
     db.store.insert_device(&new_device(bob.id), &pools(), 10).await.unwrap();
 
-    let peers = db.store.active_peers().await.unwrap();
+    let peers = db.store.active_peers(VpnSession::new(0, Timestamp::now())).await.unwrap();
     let expected = ActivePeer {
+        user_id: alice.id,
         public_key: alices.public_key.clone(),
         preshared_key: alices.preshared_key.clone(),
         ipv4: alices.ipv4,
@@ -24,6 +29,48 @@ async fn active_peers_are_the_devices_of_users_who_are_not_disabled() {
     };
     assert_eq!(peers, vec![expected]);
     assert_eq!(cipher().open_str(&peers[0].preshared_key).unwrap(), "psk");
+}
+
+/// The owners of the active devices with sessions of `duration` seconds, as of `now`.
+async fn active_owners(db: &ferrozone_store::testing::TestDb, duration: i64, now: Timestamp) -> BTreeSet<Uuid> {
+    let peers = db.store.active_peers(VpnSession::new(duration, now)).await.unwrap();
+    peers.into_iter().map(|p| p.user_id).collect()
+}
+
+#[tokio::test]
+async fn an_expired_vpn_session_leaves_the_devices_of_its_user_inactive() {
+    let db = db().await;
+    let now = Timestamp::now();
+    let mut users = Vec::new();
+    // Signed in a minute ago, two days ago, never; and one signed in recently but disabled.
+    for (email, signed_in) in [
+        ("recent@example.com", Some(now.plus_secs(-60))),
+        ("long-ago@example.com", Some(now.plus_secs(-2 * 86_400))),
+        ("never@example.com", None),
+        ("disabled@example.com", Some(now.plus_secs(-60))),
+    ] {
+        let user = add_user(&db, email, Role::Unprivileged).await;
+        if let Some(at) = signed_in {
+            db.store.record_sign_in(user.id, "password", at).await.unwrap();
+        }
+        db.store.insert_device(&new_device(user.id), &pools(), 10).await.unwrap();
+        users.push(user.id);
+    }
+    let disabled = ferrozone_domain::model::UserUpdate { disabled: Some(true), ..Default::default() };
+    db.store.update_user(users[3], &disabled, now).await.unwrap();
+    let [recent, long_ago, never, _] = users[..] else { unreachable!() };
+
+    let hour = active_owners(&db, 3600, now).await;
+    assert_eq!(hour, BTreeSet::from([recent, never]), "an hour: the old sign-in expired");
+    let week = active_owners(&db, 7 * 86_400, now).await;
+    assert_eq!(week, BTreeSet::from([recent, long_ago, never]), "a week: none expired");
+    for unlimited in [0, ONCE] {
+        let all = active_owners(&db, unlimited, now).await;
+        assert_eq!(all, BTreeSet::from([recent, long_ago, never]), "{unlimited} never expires");
+    }
+    // The boundary: a session of exactly the time since the sign-in has just ended.
+    assert_eq!(active_owners(&db, 60, now).await, BTreeSet::from([never]));
+    assert_eq!(active_owners(&db, 61, now).await, BTreeSet::from([recent, never]));
 }
 
 #[tokio::test]
