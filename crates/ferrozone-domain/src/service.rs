@@ -3,6 +3,7 @@
 
 pub mod configuration;
 pub mod dataplane;
+pub mod device_rights;
 pub mod devices;
 pub mod oidc;
 pub mod password_gate;

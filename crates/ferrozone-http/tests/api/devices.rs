@@ -8,6 +8,7 @@ mod config;
 mod instances;
 mod keys;
 mod list;
+mod switches;
 mod update;
 mod validation;
 
