@@ -86,8 +86,9 @@ enum PasswordSignIn {
     TurnedOff,
 }
 
-/// The sign-in behind the form, by the browser at `address`: the form's token (whether it
-/// was `token_valid`), the throttle, then the password; the throttle hears how it went.
+/// The sign-in behind the form, by the browser at `address`: whether password sign-in is
+/// on at all (`local_auth_enabled`), the form's token (whether it was `token_valid`), the
+/// throttle, then the password; the throttle hears how it went.
 async fn check_password(
     app: &AppState,
     address: IpAddr,
