@@ -14,11 +14,13 @@
 //! one process per apply (milliseconds, and applies are rare).
 
 mod apply;
+mod delta;
 mod keep;
 mod render;
+mod sets;
 
 pub use apply::{Nft, TableState};
-pub use keep::Keeper;
+pub use keep::{Keeper, Pass};
 pub use render::{
     render, Egress, EgressRule, IfName, InvalidIfName, PortMatch, Protocol, Scope, Table, Verdict, TABLE,
 };
