@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ferrozone_wg::nft::{render, Egress, IfName, Keeper, Nft, Table, TableState, Verdict};
 use ferrozone_wg::routing::default_route_interface;
 
+#[path = "netns/delta.rs"]
+mod delta;
+
 /// A network namespace deleted on drop.
 struct Namespace(String);
 
