@@ -11,6 +11,8 @@ use ferrozone_wg::routing::default_route_interface;
 
 #[path = "netns/delta.rs"]
 mod delta;
+#[path = "netns/packets.rs"]
+mod packets;
 
 /// A network namespace deleted on drop.
 struct Namespace(String);
