@@ -15,6 +15,7 @@
 
 mod apply;
 mod delta;
+mod json;
 mod keep;
 mod render;
 mod sets;

@@ -3,23 +3,63 @@
 use std::cmp::Ordering;
 use std::fmt::Write;
 
+use serde_json::Value;
+
+use super::json::{element_json, patch};
 use super::render::TABLE;
 use super::sets::{Element, SetElements, SetId};
 
-/// The `nft -f` text turning the sets holding `from` into `to`: per set, one `delete
-/// element` line naming exactly the elements `from` added that `to` has not, then one `add
-/// element` line for the new ones; all deletions come first, so an element may be replaced
-/// by an overlapping one. `None` when the sets are equal. One file is one transaction.
-pub(crate) fn delta(from: &SetElements, to: &SetElements) -> Option<String> {
-    let mut deletions = String::new();
-    let mut additions = String::new();
-    for set in SetId::all() {
-        let (gone, new) = difference(from.get(set), to.get(set));
-        write_line(&mut deletions, "delete", set, &gone);
-        write_line(&mut additions, "add", set, &new);
+/// What turns the sets holding one rule set into those holding another.
+#[derive(Debug)]
+pub(crate) struct Delta<'a>(Vec<SetChange<'a>>);
+
+#[derive(Debug)]
+struct SetChange<'a> {
+    set: SetId,
+    gone: Vec<&'a Element>,
+    new: Vec<&'a Element>,
+}
+
+impl<'a> Delta<'a> {
+    /// The elements of `from` that `to` has not, and those of `to` that `from` has not.
+    pub(crate) fn between(from: &'a SetElements, to: &'a SetElements) -> Self {
+        let changes = SetId::all()
+            .map(|set| {
+                let (gone, new) = difference(from.get(set), to.get(set));
+                SetChange { set, gone, new }
+            })
+            .filter(|change| !change.gone.is_empty() || !change.new.is_empty())
+            .collect();
+        Self(changes)
     }
-    let text = deletions + &additions;
-    (!text.is_empty()).then_some(text)
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The `nft -f` text: per set, one `delete element` line naming exactly the elements
+    /// that were added and are gone, then one `add element` line for the new ones; all
+    /// deletions come first, so an element may be replaced by an overlapping one. One file
+    /// is one transaction.
+    pub(crate) fn text(&self) -> String {
+        let mut deletions = String::new();
+        let mut additions = String::new();
+        for change in &self.0 {
+            write_line(&mut deletions, "delete", change.set, &change.gone);
+            write_line(&mut additions, "add", change.set, &change.new);
+        }
+        deletions + &additions
+    }
+
+    /// Brings `reading` (taken before the delta was applied) to what reading the table now
+    /// would return. False when it cannot (see [`patch`]).
+    pub(crate) fn patch(&self, reading: &mut Value) -> bool {
+        self.0.iter().all(|change| {
+            let gone: Vec<Value> = change.gone.iter().copied().map(element_json).collect();
+            let new: Vec<Value> = change.new.iter().copied().map(element_json).collect();
+            patch(reading, &change.set.name(), &gone, &new)
+        })
+    }
 }
 
 fn write_line(out: &mut String, verb: &str, set: SetId, elements: &[&Element]) {
@@ -81,7 +121,8 @@ mod tests {
     #[test]
     fn equal_sets_need_no_delta() {
         let a = sets(&[("1.1.1.0/24", Verdict::Drop, None)]);
-        assert_eq!(delta(&a, &a.clone()), None);
+        let b = a.clone();
+        assert!(Delta::between(&a, &b).is_empty());
     }
 
     #[test]
@@ -93,12 +134,12 @@ mod tests {
             ("8.8.8.8/32", Verdict::Drop, None),
         ]);
         assert_eq!(
-            delta(&from, &to).unwrap(),
+            Delta::between(&from, &to).text(),
             "delete element inet ferrozone user_ip_drop { 10.3.2.2 . 1.1.1.0/24 }\n\
              add element inet ferrozone user_ip_drop { 10.3.2.2 . 1.1.0.0/16, 10.3.2.2 . 8.8.8.8 }\n"
         );
         assert_eq!(
-            delta(&to, &from).unwrap(),
+            Delta::between(&to, &from).text(),
             "delete element inet ferrozone user_ip_drop { 10.3.2.2 . 1.1.0.0/16, 10.3.2.2 . 8.8.8.8 }\n\
              add element inet ferrozone user_ip_drop { 10.3.2.2 . 1.1.1.0/24 }\n"
         );

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::apply::{Nft, TableState};
-use super::delta::delta;
+use super::delta::Delta;
 use super::render::{render_with, Table};
 use super::sets::SetElements;
 
@@ -60,28 +60,39 @@ impl Keeper {
         Ok(self.reconcile().await? != Pass::Unchanged)
     }
 
-    /// One pass: reads the table; replaces it when it is not what the last apply left,
-    /// applies the rules' delta when only they changed, else leaves it alone.
+    /// One pass. When the desired table is the one last applied: reads the table and
+    /// replaces it if it is not what that apply left. When only the rules changed: applies
+    /// their delta without reading the table first (listing 10,000s of elements takes far
+    /// longer than the delta) and brings the last reading up to date instead, so drift from
+    /// before the delta is still seen, by the next pass. Anything else: replaces the table.
     pub async fn reconcile(&mut self) -> anyhow::Result<Pass> {
-        let Some(applied) = self.applied.take() else { return self.full().await };
-        if self.nft.read().await? != applied.reading {
-            tracing::warn!("the nftables table inet ferrozone changed behind Ferrozone's back: applying it again");
-            return self.full().await;
-        }
+        let Some(mut applied) = self.applied.take() else { return self.full().await };
         if applied.table == self.table {
+            if self.nft.read().await? != applied.reading {
+                tracing::warn!("the nftables table inet ferrozone changed behind Ferrozone's back: applying it again");
+                return self.full().await;
+            }
             self.applied = Some(applied);
             return Ok(Pass::Unchanged);
         }
         if !same_structure(&applied.table, &self.table) {
             return self.full().await;
         }
-        if let Some(text) = delta(&applied.sets, &self.sets) {
-            if let Err(e) = self.nft.apply(&text).await {
+        let delta = Delta::between(&applied.sets, &self.sets);
+        if !delta.is_empty() {
+            if let Err(e) = self.nft.apply(&delta.text()).await {
                 tracing::warn!(error = format!("{e:#}"), "the rules' delta failed: replacing the whole table");
                 return self.full().await;
             }
+            let patched = match &mut applied.reading {
+                TableState::Present(reading) => delta.patch(reading),
+                TableState::Absent => false,
+            };
+            if !patched {
+                applied.reading = self.nft.read().await?;
+            }
         }
-        self.remember().await?;
+        self.applied = Some(Applied { table: self.table.clone(), sets: self.sets.clone(), reading: applied.reading });
         Ok(Pass::Delta)
     }
 

@@ -91,13 +91,24 @@ impl SetId {
 /// source, protocol, destination (network address, then shorter prefixes first), ports.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Element {
-    source: Option<IpAddr>,
+    pub(super) source: Option<IpAddr>,
     /// 0 for plain rules, else the IP protocol number.
     protocol: u8,
     /// Truncated to its network.
-    destination: IpNet,
-    first: u16,
-    last: u16,
+    pub(super) destination: IpNet,
+    pub(super) first: u16,
+    pub(super) last: u16,
+}
+
+impl Element {
+    /// `tcp` or `udp` for a port rule's element.
+    pub(super) fn protocol_name(&self) -> Option<&'static str> {
+        match self.protocol {
+            TCP => Some("tcp"),
+            UDP => Some("udp"),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Element {
@@ -111,17 +122,13 @@ impl fmt::Display for Element {
         } else {
             write!(f, "{}", self.destination)?;
         }
-        match self.protocol {
-            0 => Ok(()),
-            protocol => {
-                let name = if protocol == TCP { "tcp" } else { "udp" };
-                write!(f, " . {name} . {}", self.first)?;
-                if self.last != self.first {
-                    write!(f, "-{}", self.last)?;
-                }
-                Ok(())
+        if let Some(protocol) = self.protocol_name() {
+            write!(f, " . {protocol} . {}", self.first)?;
+            if self.last != self.first {
+                write!(f, "-{}", self.last)?;
             }
         }
+        Ok(())
     }
 }
 

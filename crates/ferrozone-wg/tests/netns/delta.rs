@@ -81,6 +81,7 @@ async fn beyond_the_rules_or_after_drift_the_keeper_replaces_the_table() {
     assert_eq!(keeper.reconcile().await.unwrap(), Pass::Full);
     ns.nft_cli(&["delete", "element", "inet", "ferrozone", "ip_port_drop", "{ 9.9.9.9 . udp . 53 }"]);
     keeper.set_table(after.clone());
+    assert_eq!(keeper.reconcile().await.unwrap(), Pass::Delta, "a delta does not read the table first");
     assert_eq!(keeper.reconcile().await.unwrap(), Pass::Full, "an element deleted behind its back is drift");
     let reading = ns.nft().read().await.unwrap();
     ns.nft().apply(&render(&after)).await.unwrap();
