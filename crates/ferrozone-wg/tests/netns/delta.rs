@@ -86,4 +86,11 @@ async fn beyond_the_rules_or_after_drift_the_keeper_replaces_the_table() {
     let reading = ns.nft().read().await.unwrap();
     ns.nft().apply(&render(&after)).await.unwrap();
     assert_eq!(ns.nft().read().await.unwrap(), reading);
+
+    // A delta deleting an element someone already deleted fails as a whole; the keeper
+    // then replaces the table.
+    ns.nft_cli(&["delete", "element", "inet", "ferrozone", "ip6_port_accept", "{ ::/0 . tcp . 443 }"]);
+    keeper.set_table(before.clone());
+    assert_eq!(keeper.reconcile().await.unwrap(), Pass::Full, "a failed delta falls back to a full apply");
+    assert_eq!(keeper.reconcile().await.unwrap(), Pass::Unchanged);
 }
