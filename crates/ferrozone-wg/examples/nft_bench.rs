@@ -7,6 +7,11 @@
 //! 2. one rule changed 200 times through the [`Keeper`] (each pass a delta): the time from
 //!    `set_table` to the pass's end, when the kernel has the change.
 //!
+//! Wall-clock times suffer when other work shares the CPUs; `*_cpu_ms` figures are the CPU
+//! time of this process and of the `nft` processes it ran (user and system, the kernel's
+//! work in nft's system calls included), from `/proc/self/stat` (10 ms ticks, so given as
+//! means over many runs).
+//!
 //! `cargo run --release -p ferrozone-wg --example nft_bench`; prints `name value` lines.
 //! `BENCH_USERS` (default 1000) and `BENCH_RULES_PER_USER` (default 10) change the size.
 
@@ -62,23 +67,29 @@ async fn main() -> anyhow::Result<()> {
 /// Rendering, applying onto no table and over the same table, and reading back.
 async fn full(nft: &Nft, table: &Table, devices: usize) -> anyhow::Result<()> {
     let (mut render_times, mut first, mut replace, mut read) = (vec![], vec![], vec![], vec![]);
+    let (mut apply_cpu, mut read_cpu) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..ROUNDS {
         nft.remove().await?;
         let started = Instant::now();
         let text = render(table);
         render_times.push(started.elapsed());
         first.push(timed(nft.apply(&text)).await?);
-        let started = Instant::now();
+        let (started, cpu) = (Instant::now(), cpu_time()?);
         nft.apply(&render(table)).await?;
         replace.push(started.elapsed());
+        apply_cpu += cpu_time()? - cpu;
+        let cpu = cpu_time()?;
         read.push(timed(nft.read()).await?);
+        read_cpu += cpu_time()? - cpu;
     }
     let prefix = format!("devices_per_user_{devices}");
     println!("{prefix}_render_ms {:.1}", ms(median(&mut render_times)));
     println!("{prefix}_full_apply_first_ms {:.1}", ms(median(&mut first)));
     println!("{prefix}_full_apply_replace_ms {:.1}", ms(median(&mut replace)));
     println!("{prefix}_full_apply_replace_max_ms {:.1}", ms(*replace.iter().max().unwrap_or(&Duration::ZERO)));
+    println!("{prefix}_full_apply_replace_cpu_ms {:.1}", ms(apply_cpu) / ROUNDS as f64);
     println!("{prefix}_read_ms {:.1}", ms(median(&mut read)));
+    println!("{prefix}_read_cpu_ms {:.1}", ms(read_cpu) / ROUNDS as f64);
     Ok(())
 }
 
@@ -89,6 +100,7 @@ async fn changes(nft: &Nft, mut table: Table, devices: usize) -> anyhow::Result<
     ensure!(keeper.reconcile().await? == Pass::Full);
     println!("devices_per_user_{devices}_keeper_first_pass_ms {:.1}", ms(started.elapsed()));
     let mut times = Vec::with_capacity(CHANGES);
+    let mut cpu = Duration::ZERO;
     for change in 0..CHANGES {
         let index = (change * 7919) % table.egress.rules.len();
         let rule = &mut table.egress.rules[index];
@@ -97,16 +109,18 @@ async fn changes(nft: &Nft, mut table: Table, devices: usize) -> anyhow::Result<
             IpAddr::V6(_) => format!("2001:db9:{change:x}::/48").parse()?,
         };
         let next = table.clone();
-        let started = Instant::now();
+        let (started, cpu_before) = (Instant::now(), cpu_time()?);
         keeper.set_table(next);
         ensure!(keeper.reconcile().await? == Pass::Delta, "change {change} was not a delta");
         times.push(started.elapsed());
+        cpu += cpu_time()? - cpu_before;
     }
     times.sort();
     let prefix = format!("devices_per_user_{devices}_change");
     println!("{prefix}_p50_ms {:.1}", ms(times[CHANGES / 2]));
     println!("{prefix}_p99_ms {:.1}", ms(times[CHANGES * 99 / 100 - 1]));
     println!("{prefix}_max_ms {:.1}", ms(times[CHANGES - 1]));
+    println!("{prefix}_cpu_mean_ms {:.1}", ms(cpu) / CHANGES as f64);
     let started = Instant::now();
     ensure!(keeper.reconcile().await? == Pass::Unchanged, "the patched reading differs from the table");
     println!("devices_per_user_{devices}_unchanged_pass_ms {:.1}", ms(started.elapsed()));
@@ -155,6 +169,15 @@ async fn timed<T>(future: impl std::future::Future<Output = anyhow::Result<T>>) 
     let started = Instant::now();
     future.await?;
     Ok(started.elapsed())
+}
+
+/// CPU time so far of this process and of its waited-for children (user + system).
+fn cpu_time() -> anyhow::Result<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    let after_name = stat.rsplit_once(')').context("/proc/self/stat")?.1;
+    // Fields 14 to 17 of proc(5): utime, stime, cutime, cstime, in clock ticks (100 a second).
+    let ticks: u64 = after_name.split_whitespace().skip(11).take(4).filter_map(|f| f.parse::<u64>().ok()).sum();
+    Ok(Duration::from_millis(ticks * 10))
 }
 
 fn median(times: &mut [Duration]) -> Duration {
