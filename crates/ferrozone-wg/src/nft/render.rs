@@ -249,6 +249,32 @@ mod tests {
     }
 
     #[test]
+    fn duplicate_and_overlapping_rows_render_once_and_the_wider_network_wins() {
+        let mut table = table(false);
+        let user = Scope::Sources(vec!["10.3.2.2".parse().unwrap(), "10.3.2.2".parse().unwrap()]);
+        let drop = |scope: &Scope, destination: &str| EgressRule {
+            scope: scope.clone(),
+            destination: destination.parse().unwrap(),
+            verdict: Verdict::Drop,
+            ports: None,
+        };
+        table.egress.rules = vec![
+            drop(&user, "1.1.1.1/32"),
+            drop(&user, "1.1.1.0/24"),
+            drop(&user, "1.1.1.9/24"),
+            drop(&Scope::Everyone, "fd00::/8"),
+            drop(&Scope::Everyone, "fd00::1/128"),
+        ];
+        let text = render(&table);
+        let user_drop = "\tset user_ip_drop {\n\t\ttype ipv4_addr . ipv4_addr\n\t\tflags interval\n\t\telements = {\n\t\t\t10.3.2.2 . 1.1.1.0/24,\n\t\t}\n\t}\n";
+        let global_drop =
+            "\tset ip6_drop {\n\t\ttype ipv6_addr\n\t\tflags interval\n\t\telements = {\n\t\t\tfd00::/8,\n\t\t}\n\t}\n";
+        assert!(text.contains(user_drop), "{text}");
+        assert!(text.contains(global_drop), "{text}");
+        assert_eq!(text.matches("elements").count(), 2, "{text}");
+    }
+
+    #[test]
     fn default_accept_ends_the_egress_chain_without_a_drop_and_sets_are_declared_empty() {
         let text = render(&table(false));
         assert!(text.contains("\t\tiifname \"wg0\" jump egress\n"), "{text}");

@@ -94,3 +94,22 @@ async fn beyond_the_rules_or_after_drift_the_keeper_replaces_the_table() {
     assert_eq!(keeper.reconcile().await.unwrap(), Pass::Full, "a failed delta falls back to a full apply");
     assert_eq!(keeper.reconcile().await.unwrap(), Pass::Unchanged);
 }
+
+#[tokio::test]
+async fn overlapping_rows_do_not_stop_the_table() {
+    let Some(ns) = Namespace::new() else { return };
+    let a = user(&["10.3.2.2", "10.3.2.2"]);
+    let table = with_rules(vec![
+        rule(&a, "1.1.1.1/32", Verdict::Drop, None),
+        rule(&a, "1.1.1.0/24", Verdict::Drop, None),
+        rule(&Scope::Everyone, "fd00::/8", Verdict::Accept, None),
+        rule(&Scope::Everyone, "fd00::1/128", Verdict::Accept, None),
+        rule(&Scope::Everyone, "9.9.9.9/32", Verdict::Drop, Some((Protocol::Tcp, 80, 90))),
+        rule(&Scope::Everyone, "9.9.9.0/24", Verdict::Drop, Some((Protocol::Tcp, 85, 100))),
+    ]);
+    ns.nft().apply(&render(&table)).await.unwrap();
+    let listing = ns.nft_cli(&["list", "table", "inet", "ferrozone"]);
+    for element in ["10.3.2.2 . 1.1.1.0/24", "fd00::/8", "9.9.9.0/24 . tcp . 85-100"] {
+        assert!(listing.contains(element), "{element}: {listing}");
+    }
+}
