@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use ferrozone_domain::Domain;
-use ferrozone_wg::nft::{render, Egress, IfName, Keeper, Nft, Table, Verdict};
+use ferrozone_wg::nft::{Egress, IfName, Keeper, Nft, Table, Verdict};
 use ferrozone_wg::routing::{egress_interface, Sysctl};
 
 use crate::config::Config;
@@ -28,7 +28,7 @@ pub async fn start(config: &Config, domain: &Domain) -> anyhow::Result<Keeper> {
         },
     };
     let egress = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
-    let mut keeper = Keeper::new(Nft::program(&config.nft), render(&table));
+    let mut keeper = Keeper::new(Nft::program(&config.nft), table);
     keeper.reconcile_once().await.context("applying the nftables table inet ferrozone")?;
     tracing::info!(masquerade_on = %egress, "routing: forwarding on, nftables table inet ferrozone applied");
     Ok(keeper)
