@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::crypto::Sealed;
-use crate::egress::Rule;
+use crate::egress::{EgressPolicy, Rule};
 use crate::error::Result;
 use crate::ipam::Pools;
 use crate::model::{
@@ -160,6 +160,10 @@ pub trait Store: Send + Sync + 'static {
     async fn update_rule(&self, rule: &Rule) -> Result<bool>;
     /// Returns whether a rule was deleted.
     async fn delete_rule(&self, id: Uuid) -> Result<bool>;
+
+    /// Every rule and the addresses of the active devices of the users they name (as in
+    /// [`Store::active_peers`]), from one snapshot: two statements in one read transaction.
+    async fn egress_policy(&self) -> Result<EgressPolicy>;
 
     /// Every device whose owner is not disabled, as the data plane needs it, in no order.
     async fn active_peers(&self) -> Result<Vec<ActivePeer>>;

@@ -99,3 +99,28 @@ async fn a_device_created_by_another_instance_reaches_the_interface_through_the_
     }
     panic!("no change of the other instance woke the reconciler: the interface holds {:?}", interface.peers_now());
 }
+
+/// Whether a wake-up is waiting (the permit a committed change left), taking it.
+async fn woken(changes: &tokio::sync::Notify) -> bool {
+    tokio::time::timeout(Duration::ZERO, changes.notified()).await.is_ok()
+}
+
+/// Creating, changing and deleting a rule each wake the data plane, once answered; a
+/// refused write does not.
+#[tokio::test]
+async fn every_rule_write_wakes_the_data_plane() {
+    let app = TestApp::new().await;
+    let changes = app.domain.peer_changes();
+    woken(&changes).await;
+    let rule = json!({"rule": {"destination": "10.9.0.0/16", "action": "drop"}});
+    let created = app.post("/v0/rules", &app.admin, rule.clone()).await;
+    let id = created.expect_status(StatusCode::CREATED).id();
+    assert!(woken(&changes).await, "after the create");
+    app.post("/v0/rules", &app.admin, rule).await.expect_status(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(!woken(&changes).await, "after an overlapping create");
+    let path = format!("/v0/rules/{id}");
+    app.patch(&path, &app.admin, json!({"rule": {"action": "accept"}})).await.expect_status(StatusCode::OK);
+    assert!(woken(&changes).await, "after the update");
+    app.delete(&path, &app.admin).await.expect_status(StatusCode::NO_CONTENT);
+    assert!(woken(&changes).await, "after the delete");
+}
