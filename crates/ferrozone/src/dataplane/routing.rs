@@ -67,7 +67,7 @@ impl Routing {
         let keeper = Keeper::new(nft, render(&table));
         let (status, _) = watch::channel(RoutingStatus::default());
         let mut routing = Routing { keeper, domain, table, default, status };
-        routing.pass().await.context("applying the nftables table inet ferrozone")?;
+        routing.pass(true).await.context("applying the nftables table inet ferrozone")?;
         Ok(routing)
     }
 
@@ -76,20 +76,32 @@ impl Routing {
         self.status.subscribe()
     }
 
-    /// One pass: reads the rules, and applies the table when it is not as they and the
-    /// settings say (or was changed behind Ferrozone's back). A failed read keeps the table
-    /// as it was (still repaired): the rules it holds are the last ones known.
-    async fn pass(&mut self) -> anyhow::Result<()> {
-        let result = self.apply_current().await;
+    /// One pass: reads the rules, and applies the table when they changed, or when
+    /// `repair` and the table is not as last applied (changed behind Ferrozone's back). A
+    /// failed read keeps the table as it was (still repaired): the rules it holds are the
+    /// last ones known. After a failed pass the next one always checks the table.
+    async fn pass(&mut self, repair: bool) -> anyhow::Result<()> {
+        let repair = repair || self.status.borrow().last_pass_failed;
+        let result = self.apply_current(repair).await;
         self.status.send_modify(|status| status.last_pass_failed = result.is_err());
         result
     }
 
-    async fn apply_current(&mut self) -> anyhow::Result<()> {
+    async fn apply_current(&mut self, repair: bool) -> anyhow::Result<()> {
         let read = self.domain.egress_policy().await.context("reading the egress rules");
+        let mut changed = false;
         if let Ok(policy) = &read {
-            self.table.egress = egress(policy, self.table.egress.wireguard.clone(), self.default);
-            self.keeper.set_ruleset(render(&self.table));
+            let egress = egress(policy, self.table.egress.wireguard.clone(), self.default);
+            if egress != self.table.egress {
+                self.table.egress = egress;
+                self.keeper.set_ruleset(render(&self.table));
+                changed = true;
+            }
+        }
+        // A change that left the rules as they were (most commits on SQLite, statistics
+        // among them) costs one read of the database, not a read of the table.
+        if !(changed || repair) {
+            return read.map(|_| ());
         }
         let applied = self.keeper.reconcile_once().await?;
         let rules = self.table.egress.rules.len();
@@ -140,11 +152,18 @@ pub async fn keep(
     Ok(())
 }
 
-/// Passes forever; a failed pass is logged and retried at the next.
+/// Passes forever: on each change, and a repairing one every `interval` however often
+/// changes come. A failed pass is logged and retried at the next.
 async fn passes(routing: &mut Routing, changes: &Notify, interval: Duration) {
+    let mut repairs = tokio::time::interval(interval);
+    repairs.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    repairs.tick().await;
     loop {
-        let _ = tokio::time::timeout(interval, changes.notified()).await;
-        if let Err(e) = routing.pass().await {
+        let repair = tokio::select! {
+            _ = repairs.tick() => true,
+            () = changes.notified() => false,
+        };
+        if let Err(e) = routing.pass(repair).await {
             tracing::warn!(error = format!("{e:#}"), "keeping the nftables table inet ferrozone failed");
         }
     }

@@ -128,8 +128,43 @@ async fn a_failed_pass_is_reported_and_the_default_action_is_applied() {
     // `nft` cannot run any more: the namespace is gone.
     let deleted = Command::new("ip").args(["netns", "delete", &ns.0]).status().unwrap();
     assert!(deleted.success());
-    routing.pass().await.unwrap_err();
+    routing.pass(true).await.unwrap_err();
     let status = *routing.status.borrow();
     assert!(status.last_pass_failed);
     assert_eq!(status.rules, 1, "the last rules applied");
+}
+
+/// The timed pass repairs the table even while changes keep coming (on SQLite every commit
+/// of any process is one), and a change that leaves the rules alone does not rewrite it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_table_is_put_back_by_the_timed_pass_however_often_changes_come() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    let table = base_table(&domain);
+    let routing =
+        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let mut status = routing.status();
+    let first_apply = status.borrow().last_apply;
+    let changes = Arc::new(Notify::new());
+    let keeper =
+        tokio::spawn(keep(routing, changes.clone(), Duration::from_millis(300), std::future::pending(), false));
+    let noise = tokio::spawn(async move {
+        loop {
+            changes.notify_one();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(status.borrow().last_apply, first_apply, "changes that leave the rules alone apply nothing");
+    let deleted =
+        Command::new("ip").args(["netns", "exec", &ns.0, "nft", "delete", "table", "inet", "ferrozone"]).status();
+    assert!(deleted.unwrap().success());
+    let repaired = tokio::time::timeout(PATIENCE, status.wait_for(|s| s.last_apply != first_apply)).await;
+    repaired.expect("the table was never put back").unwrap();
+    let listed =
+        Command::new("ip").args(["netns", "exec", &ns.0, "nft", "list", "table", "inet", "ferrozone"]).output();
+    assert!(listed.unwrap().status.success(), "the table is back");
+    noise.abort();
+    keeper.abort();
 }
