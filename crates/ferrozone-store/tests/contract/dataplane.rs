@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferrozone_domain::egress::{Rule, RuleAction, RuleSource};
+use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{ActivePeer, Role, StatsReport, UserUpdate};
 use ferrozone_domain::{Store, Timestamp};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::rules::rule;
-use crate::support::{add_user, cipher, db, new_device, pools, user};
+use crate::support::{add_user, cipher, db, new_device, pool, pools, user};
 
 #[tokio::test]
 async fn active_peers_are_the_devices_of_users_who_are_not_disabled() {
@@ -187,4 +188,42 @@ async fn another_process_deleting_a_rule_is_noticed() {
         async move { assert!(other.delete_rule(id).await.unwrap()) }
     })
     .await;
+}
+
+/// The benchmark size: 10,000 rules of 1,000 users (two devices each, one user in
+/// ten disabled), read in one snapshot. Prints the time of a read; run with
+/// `cargo test -p ferrozone-store --test contract egress_policy_at -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: ~20 s of setup"]
+async fn egress_policy_at_the_benchmark_size() {
+    let db = db().await;
+    let pools = Pools { v4: Some(pool("10.64.0.0/16", "10.64.0.1")), v6: Some(pool("fd00::1:0:0/112", "fd00::1:0:1")) };
+    let tasks: Vec<_> = (0..1000u32)
+        .map(|i| {
+            let (store, pools) = (db.store.clone(), pools.clone());
+            tokio::spawn(async move {
+                let mut u = user(&format!("u{i}@example.com"), Role::Unprivileged);
+                u.disabled_at = (i % 10 == 0).then(Timestamp::now);
+                store.insert_user(&u).await.unwrap();
+                for _ in 0..2 {
+                    store.insert_device(&new_device(u.id), &pools, 10).await.unwrap();
+                }
+                for j in 0..10u32 {
+                    store.insert_rule(&rule(&format!("172.{}.{}.0/24", 16 + j, i % 256), Some(u.id))).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let started = std::time::Instant::now();
+        let policy = db.store.egress_policy().await.unwrap();
+        times.push(started.elapsed());
+        assert_eq!((policy.rules.len(), policy.sources.len()), (10_000, 1_800));
+    }
+    times.sort();
+    eprintln!("{}: egress_policy, 10,000 rules of 1,000 users: median {:?} (runs {times:?})", db.backend, times[2]);
 }
