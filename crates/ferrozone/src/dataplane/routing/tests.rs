@@ -2,15 +2,16 @@
 //! otherwise), rules written through the domain of this process and of another one sharing
 //! the database (PostgreSQL when `FERROZONE_TEST_DATABASE_URL` is set, else SQLite).
 
+use std::net::IpAddr;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
 use ferrozone_domain::crypto::Cipher;
-use ferrozone_domain::input::NewRule;
+use ferrozone_domain::input::{NewDevice, NewRule, NewUser};
 use ferrozone_domain::{Principal, Settings};
 use ferrozone_store::testing::{fresh, test_options, TestDb};
-use ferrozone_wg::nft::Verdict;
+use ferrozone_wg::nft::{Scope, Verdict};
 
 use super::*;
 
@@ -167,4 +168,34 @@ async fn a_deleted_table_is_put_back_by_the_timed_pass_however_often_changes_com
     assert!(listed.unwrap().status.success(), "the table is back");
     noise.abort();
     keeper.abort();
+}
+
+/// A user's rule matches that user's devices, and nothing once the user is disabled: its
+/// traffic is dropped as its peers leave. Enabling it brings the addresses back.
+#[tokio::test]
+async fn a_users_rule_follows_its_active_devices() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    let admin = Principal::operator();
+    let new_user = NewUser { email: Some("roams@example.com".into()), ..NewUser::default() };
+    let user = domain.create_user(&admin, &new_user).await.unwrap();
+    let new_device = NewDevice { user_id: Some(user.id.to_string()), ..NewDevice::default() };
+    let device = domain.create_device(&admin, &new_device).await.unwrap().device;
+    let rule =
+        NewRule { destination: Some("192.0.2.7".into()), user_id: Some(user.id.to_string()), ..NewRule::default() };
+    domain.create_rule(&admin, &rule).await.unwrap();
+    let table = base_table(&domain);
+    let mut routing =
+        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let addresses: Vec<IpAddr> = device.ipv4.map(IpAddr::V4).into_iter().chain(device.ipv6.map(IpAddr::V6)).collect();
+    assert_eq!(addresses.len(), 2);
+    assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses.clone()));
+
+    domain.set_user_disabled("roams@example.com", true).await.unwrap();
+    routing.pass(false).await.unwrap();
+    assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(vec![]), "disabled: no sources");
+    domain.set_user_disabled("roams@example.com", false).await.unwrap();
+    routing.pass(false).await.unwrap();
+    assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses));
 }
