@@ -11,17 +11,30 @@ use uuid::Uuid;
 
 use crate::config::EgressDefaultAction;
 
+/// A stored rule the table cannot hold (the database was edited by hand), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub id: Uuid,
+    pub problem: String,
+}
+
 /// The `Egress` of the table: every rule that parses, in id order (so the same policy
 /// renders the same text), a user's rule matching the addresses of that user's active
 /// devices (none when it has none: a disabled user's rules match nothing, as its peers are
-/// gone). A stored rule that does not parse (the database was edited by hand) is skipped
-/// with a warning: one bad row must not leave the whole table unapplied.
-pub fn egress(policy: &EgressPolicy, wireguard: IfName, default: EgressDefaultAction) -> Egress {
+/// gone). A stored rule that does not parse is left out and returned, for the caller to
+/// warn about: one bad row must not leave the whole table unapplied.
+pub fn egress(policy: &EgressPolicy, wireguard: IfName, default: EgressDefaultAction) -> (Egress, Vec<Skipped>) {
     let sources = sources_by_user(policy);
-    let mut rules: Vec<&Rule> = policy.rules.iter().collect();
-    rules.sort_by_key(|rule| rule.id);
-    let rules = rules.into_iter().filter_map(|rule| egress_rule(rule, &sources)).collect();
-    Egress { wireguard, rules, default: verdict_of_default(default) }
+    let mut sorted: Vec<&Rule> = policy.rules.iter().collect();
+    sorted.sort_by_key(|rule| rule.id);
+    let (mut rules, mut skipped) = (Vec::with_capacity(sorted.len()), Vec::new());
+    for rule in sorted {
+        match egress_rule(rule, &sources) {
+            Ok(rule) => rules.push(rule),
+            Err(problem) => skipped.push(Skipped { id: rule.id, problem }),
+        }
+    }
+    (Egress { wireguard, rules, default: verdict_of_default(default) }, skipped)
 }
 
 /// Every user's source addresses, sorted.
@@ -37,26 +50,22 @@ fn sources_by_user(policy: &EgressPolicy) -> HashMap<Uuid, Vec<IpAddr>> {
     by_user
 }
 
-fn egress_rule(rule: &Rule, sources: &HashMap<Uuid, Vec<IpAddr>>) -> Option<EgressRule> {
-    let Some(destination) = destination(&rule.destination) else {
-        tracing::warn!(rule.id = %rule.id, destination = rule.destination, "a stored rule's destination does not parse: skipped");
-        return None;
-    };
+fn egress_rule(rule: &Rule, sources: &HashMap<Uuid, Vec<IpAddr>>) -> Result<EgressRule, String> {
+    let destination =
+        destination(&rule.destination).ok_or_else(|| format!("destination {:?} does not parse", rule.destination))?;
     let ports = match &rule.ports {
         None => None,
-        Some(ports) => match parse_port_range(&ports.range) {
-            Ok((first, last)) => Some(PortMatch { protocol: protocol(ports.port_type), first, last }),
-            Err(problem) => {
-                tracing::warn!(rule.id = %rule.id, port_range = ports.range, problem, "a stored rule's port range does not parse: skipped");
-                return None;
-            }
-        },
+        Some(ports) => {
+            let (first, last) = parse_port_range(&ports.range)
+                .map_err(|problem| format!("port_range {:?} does not parse: {problem}", ports.range))?;
+            Some(PortMatch { protocol: protocol(ports.port_type), first, last })
+        }
     };
     let scope = match rule.user_id {
         None => Scope::Everyone,
         Some(user_id) => Scope::Sources(sources.get(&user_id).cloned().unwrap_or_default()),
     };
-    Some(EgressRule { scope, destination, verdict: verdict(rule.action), ports })
+    Ok(EgressRule { scope, destination, verdict: verdict(rule.action), ports })
 }
 
 /// The destination as a network, host bits kept (the renderer truncates).

@@ -13,7 +13,7 @@ use ferrozone_wg::nft::{render, IfName, Keeper, Nft, Table};
 use ferrozone_wg::routing::{egress_interface, Sysctl};
 use tokio::sync::{watch, Notify};
 
-use super::egress::egress;
+use super::egress::{egress, Skipped};
 use crate::config::{Config, EgressDefaultAction};
 
 /// The table's state, for `/healthz`.
@@ -35,6 +35,8 @@ pub struct Routing {
     table: Table,
     default: EgressDefaultAction,
     status: watch::Sender<RoutingStatus>,
+    /// The stored rules the last read left out.
+    skipped: Vec<Skipped>,
 }
 
 /// Turns forwarding on for the tunnel's families and applies the table once, rules
@@ -47,7 +49,7 @@ pub async fn start(config: &Config, domain: Arc<Domain>) -> anyhow::Result<Routi
     let table = Table {
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
         masquerade_on: masquerade_on(config)?,
-        egress: egress(&Default::default(), wireguard, config.egress_default_action),
+        egress: egress(&Default::default(), wireguard, config.egress_default_action).0,
     };
     let masquerade = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
     let routing = Routing::open(Nft::program(&config.nft), domain, table, config.egress_default_action).await?;
@@ -66,7 +68,7 @@ impl Routing {
     ) -> anyhow::Result<Self> {
         let keeper = Keeper::new(nft, render(&table));
         let (status, _) = watch::channel(RoutingStatus::default());
-        let mut routing = Routing { keeper, domain, table, default, status };
+        let mut routing = Routing { keeper, domain, table, default, status, skipped: Vec::new() };
         routing.pass(true).await.context("applying the nftables table inet ferrozone")?;
         Ok(routing)
     }
@@ -87,11 +89,20 @@ impl Routing {
         result
     }
 
+    /// Warns of each rule left out, once while it stays left out (passes are frequent).
+    fn warn_of(&mut self, skipped: Vec<Skipped>) {
+        for rule in skipped.iter().filter(|rule| !self.skipped.contains(rule)) {
+            tracing::warn!(rule.id = %rule.id, problem = rule.problem, "a stored rule the table cannot hold is left out");
+        }
+        self.skipped = skipped;
+    }
+
     async fn apply_current(&mut self, repair: bool) -> anyhow::Result<()> {
         let read = self.domain.egress_policy().await.context("reading the egress rules");
         let mut changed = false;
         if let Ok(policy) = &read {
-            let egress = egress(policy, self.table.egress.wireguard.clone(), self.default);
+            let (egress, skipped) = egress(policy, self.table.egress.wireguard.clone(), self.default);
+            self.warn_of(skipped);
             if egress != self.table.egress {
                 self.table.egress = egress;
                 self.keeper.set_ruleset(render(&self.table));

@@ -35,7 +35,8 @@ impl Namespace {
 
 impl Drop for Namespace {
     fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "delete", &self.0]).status();
+        let quiet = std::process::Stdio::null();
+        let _ = Command::new("ip").args(["netns", "delete", &self.0]).stderr(quiet).status();
     }
 }
 
@@ -58,7 +59,7 @@ fn base_table(domain: &Domain) -> Table {
     Table {
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
         masquerade_on: None,
-        egress: egress(&Default::default(), IfName::parse("wg0").unwrap(), EgressDefaultAction::Accept),
+        egress: egress(&Default::default(), IfName::parse("wg0").unwrap(), EgressDefaultAction::Accept).0,
     }
 }
 
@@ -198,4 +199,25 @@ async fn a_users_rule_follows_its_active_devices() {
     domain.set_user_disabled("roams@example.com", false).await.unwrap();
     routing.pass(false).await.unwrap();
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses));
+}
+
+/// A stored rule that does not parse (written past the domain, as by hand) is left out; the
+/// table is applied with the others.
+#[tokio::test]
+async fn a_stored_rule_that_does_not_parse_is_left_out_and_the_rest_applied() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    create_rule(&domain, "192.0.2.0/24".into()).await;
+    let mut broken = domain.list_rules(&Principal::operator()).await.unwrap().remove(0);
+    broken.id = uuid::Uuid::now_v7();
+    broken.destination = "not an address".into();
+    db.store.insert_rule(&broken).await.unwrap();
+    let table = base_table(&domain);
+    let routing =
+        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    assert_eq!(routing.status.borrow().rules, 1);
+    assert!(!routing.status.borrow().last_pass_failed);
+    assert_eq!(routing.skipped.len(), 1);
+    assert_eq!(routing.skipped[0].id, broken.id);
 }
