@@ -232,4 +232,18 @@ mod tests {
         // The last failure left a wake-up for the reconciler.
         tokio::time::timeout(Duration::from_secs(60), changes.notified()).await.expect("the reconciler was woken");
     }
+
+    /// One wake-up of the domain's signal wakes every consumer: the reconciler and the
+    /// table keeper each get their own permit.
+    #[tokio::test]
+    async fn one_change_wakes_every_consumer() {
+        let source = Arc::new(Notify::new());
+        let consumers = [Arc::new(Notify::new()), Arc::new(Notify::new())];
+        let task = tokio::spawn(fan_out(source.clone(), consumers.to_vec()));
+        source.notify_one();
+        for consumer in &consumers {
+            tokio::time::timeout(Duration::from_secs(60), consumer.notified()).await.expect("woken");
+        }
+        task.abort();
+    }
 }
