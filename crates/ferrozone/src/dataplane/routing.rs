@@ -31,7 +31,7 @@ pub struct RoutingStatus {
 pub struct Routing {
     keeper: Keeper,
     domain: Arc<Domain>,
-    /// The table without its rules, which each pass reads afresh.
+    /// The desired table; each pass reads its egress rules afresh.
     table: Table,
     default: EgressDefaultAction,
     status: watch::Sender<RoutingStatus>,
@@ -104,6 +104,7 @@ impl Routing {
             let (egress, skipped) = egress(policy, self.table.egress.wireguard.clone(), self.default);
             self.warn_of(skipped);
             if egress != self.table.egress {
+                tracing::debug!(rules = egress.rules.len(), "the egress rules changed: applying the table");
                 self.table.egress = egress;
                 self.keeper.set_ruleset(render(&self.table));
                 changed = true;
