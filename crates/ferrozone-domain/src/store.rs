@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::crypto::Sealed;
-use crate::egress::Rule;
+use crate::egress::{EgressPolicy, Rule};
 use crate::error::Result;
 use crate::ipam::Pools;
 use crate::model::{
@@ -161,6 +161,11 @@ pub trait Store: Send + Sync + 'static {
     async fn update_rule(&self, rule: &Rule) -> Result<bool>;
     /// Returns whether a rule was deleted.
     async fn delete_rule(&self, id: Uuid) -> Result<bool>;
+
+    /// Every rule and the addresses of the active devices (as in [`Store::active_peers`],
+    /// with the same `session`) of the users they name, from one snapshot: two statements
+    /// in one read transaction.
+    async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy>;
 
     /// Every active device, as the data plane needs it, in no order: its owner is not
     /// disabled and, when `session` expires, never signed in or last signed in after

@@ -22,7 +22,7 @@ use ferrozone_domain::Domain;
 
 pub use error::ApiError;
 pub use openapi::openapi_json;
-pub use routes::health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane};
+pub use routes::health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
 pub use web::saml::{
     SamlLimits, SamlSp, DEFAULT_BODY_LIMIT as DEFAULT_SAML_CONSUMER_BODY_LIMIT,
     DEFAULT_ENTITY_ID as DEFAULT_SAML_ENTITY_ID,

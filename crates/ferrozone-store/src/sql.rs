@@ -9,7 +9,9 @@ pub(crate) mod text;
 
 use ferrozone_domain::store::DeviceQuery;
 
-use crate::rows::{ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, SessionRow, SignInFlowRow, TokenRow, UserRow};
+use crate::rows::{
+    ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, RuleSourceRow, SessionRow, SignInFlowRow, TokenRow, UserRow,
+};
 pub(crate) use text::sql;
 
 pub(crate) const PING: &str = "SELECT 1";
@@ -118,6 +120,16 @@ pub(crate) const RULE_BY_ID: &str = sql![(select RuleRow), " WHERE id = $1"];
 pub(crate) const INSERT_RULE: &str = sql![(insert RuleRow)];
 pub(crate) const UPDATE_RULE: &str = sql![(update RuleRow)];
 pub(crate) const DELETE_RULE: &str = "DELETE FROM rules WHERE id = $1";
+/// The addresses of the active devices (as [`ACTIVE_PEERS`], `$1` the same cutoff) of every
+/// user a rule names:
+/// with [`LIST_RULES`], in one read transaction, what the data plane enforces.
+pub(crate) const RULE_SOURCES: &str = sql![
+    "SELECT ",
+    (aliased RuleSourceRow),
+    " FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL \
+     AND ($1 IS NULL OR u.last_signed_in_at IS NULL OR u.last_signed_in_at > $1) \
+     AND d.user_id IN (SELECT user_id FROM rules WHERE user_id IS NOT NULL)"
+];
 
 pub(crate) const ENSURE_POOL: &str =
     "INSERT INTO ip_pools (network, next_offset) VALUES ($1, $2) ON CONFLICT (network) DO NOTHING";

@@ -11,4 +11,4 @@ mod http;
 mod settings;
 
 pub use env::prepare_environment;
-pub use settings::{Config, LogFormat, WireguardBackend};
+pub use settings::{Config, EgressDefaultAction, LogFormat, WireguardBackend};

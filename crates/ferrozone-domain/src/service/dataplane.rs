@@ -6,6 +6,7 @@ use tokio::sync::Notify;
 use zeroize::Zeroizing;
 
 use super::Domain;
+use crate::egress::EgressPolicy;
 use crate::error::Result;
 use crate::model::{ActivePeer, StatsReport};
 use crate::time::Timestamp;
@@ -13,9 +14,10 @@ use crate::vpn_session::VpnSession;
 
 impl Domain {
     /// Notified (one stored permit, so nothing is missed) after every committed change in
-    /// this process that can change the peers: device writes, user deletes, disabling, a
-    /// sign-in (which renews a VPN session), and a new `vpn_session_duration` (read by
-    /// this process, whichever wrote it).
+    /// this process that can change the data plane: device writes, user deletes, disabling
+    /// (the peers and the rules' sources), rule writes, a sign-in (which renews a VPN
+    /// session), and a new `vpn_session_duration` (read by this process, whichever wrote
+    /// it). One permit wakes one consumer: a process with several fans it out.
     pub fn peer_changes(&self) -> Arc<Notify> {
         self.peer_changes.clone()
     }
@@ -43,8 +45,15 @@ impl Domain {
         VpnSession::new(self.current_values().vpn_session_duration, Timestamp::now())
     }
 
+    /// The egress rules and the tunnel addresses of the active devices of the users they
+    /// name, from one snapshot: a disabled user's devices, or those of an expired VPN
+    /// session, are not there, like its peers.
+    pub async fn egress_policy(&self) -> Result<EgressPolicy> {
+        self.store().egress_policy(self.vpn_session()).await
+    }
+
     /// Runs until the store is closed, notifying [`Domain::peer_changes`] after changes to
-    /// the peers that other processes commit (this process's own notify it directly). An
+    /// the peers or the rules that other processes commit (this process's own notify it directly). An
     /// error ends the watch: the caller may start it again.
     pub async fn watch_peer_changes(&self) -> Result<()> {
         self.store().watch_peer_changes(self.peer_changes.clone()).await

@@ -16,6 +16,7 @@ use ferrozone_wg::{Key, ObservedPeer, Peer};
 use serde_json::{json, Value};
 
 use crate::helpers::{json_request, key, send, TestApp};
+use ferrozone_http::{AppState, DataPlaneHealth, DataPlaneProbe, RoutingHealth};
 
 /// Far longer than a pass takes on a loaded machine: only a pass that never comes (a lost
 /// wake-up) runs into it, and the test then fails instead of hanging.
@@ -186,4 +187,65 @@ async fn until_peers_in_any_order(interface: &MemoryInterface, expected: &[Peer]
     let waited = tokio::time::timeout(PATIENCE, interface.wait_until(matches)).await;
     let now = interface.peers_now();
     waited.unwrap_or_else(|_| panic!("{what}: after {PATIENCE:?} the interface holds {now:?}, not {expected:?}"));
+}
+
+/// Whether a wake-up is waiting (the permit a committed change left), taking it.
+async fn woken(changes: &tokio::sync::Notify) -> bool {
+    tokio::time::timeout(Duration::ZERO, changes.notified()).await.is_ok()
+}
+
+/// Creating, changing and deleting a rule each wake the data plane, once answered; a
+/// refused write does not.
+#[tokio::test]
+async fn every_rule_write_wakes_the_data_plane() {
+    let app = TestApp::new().await;
+    let changes = app.domain.peer_changes();
+    woken(&changes).await;
+    let rule = json!({"rule": {"destination": "10.9.0.0/16", "action": "drop"}});
+    let created = app.post("/v0/rules", &app.admin, rule.clone()).await;
+    let id = created.expect_status(StatusCode::CREATED).id();
+    assert!(woken(&changes).await, "after the create");
+    app.post("/v0/rules", &app.admin, rule).await.expect_status(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(!woken(&changes).await, "after an overlapping create");
+    let path = format!("/v0/rules/{id}");
+    app.patch(&path, &app.admin, json!({"rule": {"action": "accept"}})).await.expect_status(StatusCode::OK);
+    assert!(woken(&changes).await, "after the update");
+    app.delete(&path, &app.admin).await.expect_status(StatusCode::NO_CONTENT);
+    assert!(woken(&changes).await, "after the delete");
+}
+
+/// A data plane whose state the test sets: the HTTP layer is what is under test.
+struct FakeProbe(DataPlaneHealth);
+
+impl DataPlaneProbe for FakeProbe {
+    fn health(&self) -> DataPlaneHealth {
+        self.0.clone()
+    }
+}
+
+async fn healthz_with(app: &TestApp, health: DataPlaneHealth) -> Value {
+    let router =
+        ferrozone_http::app(AppState::new(app.domain.clone(), false).with_data_plane(Arc::new(FakeProbe(health))));
+    let res = send(router, json_request(Method::GET, "/healthz", None, None)).await;
+    res.expect_status(StatusCode::OK);
+    res.body.clone()
+}
+
+#[tokio::test]
+async fn healthz_reports_the_table_its_rules_and_a_failed_pass() {
+    let app = TestApp::new().await;
+    let at = std::time::UNIX_EPOCH + Duration::from_secs(1_764_068_400);
+    let routing =
+        RoutingHealth::Applied { rules: 12, default_action: "drop", last_apply: Some(at), last_pass_failed: false };
+    let health = DataPlaneHealth { backend: "kernel", last_reconcile: Some(at), last_reconcile_failed: false, routing };
+    let body = healthz_with(&app, health.clone()).await;
+    assert_eq!(body["status"], "ok");
+    let expected = json!({"nftables": "applied", "rules": 12, "default_action": "drop",
+        "last_apply_at": "2025-11-25T11:00:00.000000Z", "last_pass_failed": false});
+    assert_eq!(body["routing"], expected);
+
+    let routing =
+        RoutingHealth::Applied { rules: 12, default_action: "drop", last_apply: Some(at), last_pass_failed: true };
+    let body = healthz_with(&app, DataPlaneHealth { routing, ..health }).await;
+    assert_eq!((&body["status"], &body["routing"]["last_pass_failed"]), (&json!("degraded"), &json!(true)));
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use axum::http::{Method, StatusCode};
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::Rule;
+use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
@@ -103,6 +103,7 @@ delegate! {
         insert_rule(rule: &Rule) -> ();
         update_rule(rule: &Rule) -> bool;
         delete_rule(id: Uuid) -> bool;
+        egress_policy(session: VpnSession) -> EgressPolicy;
         active_peers(session: VpnSession) -> Vec<ActivePeer>;
         record_stats(reports: &[StatsReport]) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();

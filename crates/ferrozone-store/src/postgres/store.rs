@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::Rule;
+use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
@@ -30,8 +30,8 @@ use super::rows::{from_row, read_aliased, session_with_user, token_with_user};
 use super::tx::PgTx;
 use crate::columns::Columns;
 use crate::rows::{
-    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, RuleRow, SessionRow, SignInFlowRow,
-    TokenRow, UserRow,
+    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, RuleRow, RuleSourceRow, SessionRow,
+    SignInFlowRow, TokenRow, UserRow,
 };
 use crate::sql;
 
@@ -456,6 +456,23 @@ impl Store for PgStore {
         Ok(done.rows_affected() > 0)
     }
 
+    async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy> {
+        const CONTEXT: &str = "read the egress rules";
+        // Two statements, one snapshot: a REPEATABLE READ transaction.
+        let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
+        sqlx::query(SNAPSHOT).execute(&mut *tx).await.or_db(CONTEXT)?;
+        let rules =
+            sqlx::query(sql::LIST_RULES).try_map(from_row::<RuleRow>).fetch_all(&mut *tx).await.or_db(CONTEXT)?;
+        let sources = sqlx::query(sql::RULE_SOURCES)
+            .bind(session.cutoff().map(Timestamp::micros))
+            .try_map(|row: PgRow| read_aliased::<RuleSourceRow>(&row))
+            .fetch_all(&mut *tx)
+            .await
+            .or_db(CONTEXT)?;
+        tx.commit().await.or_db(CONTEXT)?;
+        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)? })
+    }
+
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {
         let rows = sqlx::query(sql::ACTIVE_PEERS)
             .bind(session.cutoff().map(Timestamp::micros))
@@ -502,7 +519,10 @@ impl Store for PgStore {
     }
 }
 
-/// The channel of migration 0003's triggers.
+/// Makes a transaction's statements read one snapshot (its first statement).
+const SNAPSHOT: &str = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+
+/// The channel of migration 0003's and 0008's triggers.
 const PEERS_CHANNEL: &str = "ferrozone_peers";
 
 /// Every report in one statement. The rows are locked in public-key order first, so two

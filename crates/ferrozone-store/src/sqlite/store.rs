@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::Rule;
+use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
@@ -514,6 +514,23 @@ impl Store for SqliteStore {
 
     async fn delete_rule(&self, id: Uuid) -> Result<bool> {
         Ok(self.execute("delete a rule", sql::DELETE_RULE, vec![Box::new(id)]).await? > 0)
+    }
+
+    async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy> {
+        let cutoff = session.cutoff().map(Timestamp::micros);
+        let read = self.read_long("read the egress rules", move |conn| {
+            // Two statements, one snapshot: a read transaction.
+            let tx = conn.unchecked_transaction()?;
+            let rules =
+                prepare(&tx, sql::LIST_RULES)?.query_map([], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()?;
+            let sources = prepare(&tx, sql::RULE_SOURCES)?
+                .query_map([cutoff], rows::rule_source)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            tx.commit()?;
+            Ok((rules, sources))
+        });
+        let (rules, sources) = read.await?;
+        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)? })
     }
 
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {

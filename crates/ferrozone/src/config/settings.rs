@@ -28,6 +28,15 @@ fn interface_name(name: &str) -> Result<String, String> {
     IfName::parse(name).map(|name| name.as_str().to_owned()).map_err(|e| e.to_string())
 }
 
+/// What happens to tunnel traffic that no egress rule matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EgressDefaultAction {
+    /// Allowed (Firezone's behaviour).
+    Accept,
+    /// Dropped: only what an accept rule allows gets through.
+    Drop,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Text,
@@ -247,6 +256,11 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_NFT_REMOVE_ON_SHUTDOWN", default_value_t = false,
           action = clap::ArgAction::Set)]
     pub nft_remove_on_shutdown: bool,
+    /// What happens to tunnel traffic that no egress rule (`/v0/rules`) matches: `accept`
+    /// (Firezone's behaviour) or `drop` (only what an accept rule allows leaves the tunnel;
+    /// traffic to the gateway itself is not filtered).
+    #[arg(long, global = true, env = "FERROZONE_EGRESS_DEFAULT_ACTION", value_enum, default_value = "accept")]
+    pub egress_default_action: EgressDefaultAction,
     /// Log format.
     #[arg(long, global = true, env = "FERROZONE_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
@@ -437,6 +451,17 @@ mod tests {
         assert!(!cli.config.nft_remove_on_shutdown);
         let cli = Cli::try_parse_from(["ferrozone", "serve", "--nft-remove-on-shutdown", "true"]).unwrap();
         assert!(cli.config.nft_remove_on_shutdown);
+    }
+
+    #[test]
+    fn the_egress_default_action_is_accept_unless_set_to_drop() {
+        use super::EgressDefaultAction;
+        let cli = Cli::try_parse_from(["ferrozone", "serve"]).unwrap();
+        assert_eq!(cli.config.egress_default_action, EgressDefaultAction::Accept);
+        let cli = Cli::try_parse_from(["ferrozone", "serve", "--egress-default-action", "drop"]).unwrap();
+        assert_eq!(cli.config.egress_default_action, EgressDefaultAction::Drop);
+        let error = Cli::try_parse_from(["ferrozone", "serve", "--egress-default-action", "deny"]).unwrap_err();
+        assert!(error.to_string().contains("possible values: accept, drop"), "{error}");
     }
 
     #[test]
