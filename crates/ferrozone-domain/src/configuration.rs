@@ -21,14 +21,18 @@ pub const UPDATED_AT_ROW: &str = "configuration_meta.updated_at";
 
 /// The effective values of the scalar keys, named as in Firezone's API.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ConfigurationValues))]
 pub struct Values {
     pub local_auth_enabled: bool,
     pub allow_unprivileged_device_management: bool,
     pub allow_unprivileged_device_configuration: bool,
     pub disable_vpn_on_oidc_error: bool,
     /// Seconds; 0 never expires, 2147483647 is Firezone's "Once".
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 2147483647))]
     pub vpn_session_duration: i64,
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 120))]
     pub default_client_persistent_keepalive: i32,
+    #[cfg_attr(feature = "openapi", schema(minimum = 576, maximum = 1500))]
     pub default_client_mtu: i32,
     pub default_client_endpoint: String,
     pub default_client_dns: Vec<String>,

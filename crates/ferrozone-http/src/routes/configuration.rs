@@ -4,6 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
+use ferrozone_domain::configuration::Values;
 use ferrozone_domain::service::configuration::Configuration;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -25,17 +26,9 @@ pub fn routes() -> OpenApiRouter<AppState> {
 #[derive(Serialize, ToSchema)]
 pub struct ConfigurationDto {
     pub id: Uuid,
-    pub local_auth_enabled: bool,
-    pub allow_unprivileged_device_management: bool,
-    pub allow_unprivileged_device_configuration: bool,
-    pub disable_vpn_on_oidc_error: bool,
-    /// Seconds; 0 never expires, 2147483647 is Firezone's "Once".
-    pub vpn_session_duration: i64,
-    pub default_client_persistent_keepalive: i32,
-    pub default_client_mtu: i32,
-    pub default_client_endpoint: String,
-    pub default_client_dns: Vec<String>,
-    pub default_client_allowed_ips: Vec<String>,
+    /// The effective values.
+    #[serde(flatten)]
+    pub values: Values,
     /// Always `{}`: Ferrozone has no logo.
     #[schema(value_type = Object)]
     pub logo: serde_json::Map<String, serde_json::Value>,
@@ -77,19 +70,9 @@ pub struct ConfigurationEnvelope {
 
 impl From<Configuration> for ConfigurationDto {
     fn from(c: Configuration) -> Self {
-        let v = c.values;
         Self {
             id: c.id,
-            local_auth_enabled: v.local_auth_enabled,
-            allow_unprivileged_device_management: v.allow_unprivileged_device_management,
-            allow_unprivileged_device_configuration: v.allow_unprivileged_device_configuration,
-            disable_vpn_on_oidc_error: v.disable_vpn_on_oidc_error,
-            vpn_session_duration: v.vpn_session_duration,
-            default_client_persistent_keepalive: v.default_client_persistent_keepalive,
-            default_client_mtu: v.default_client_mtu,
-            default_client_endpoint: v.default_client_endpoint,
-            default_client_dns: v.default_client_dns,
-            default_client_allowed_ips: v.default_client_allowed_ips,
+            values: c.values,
             logo: serde_json::Map::new(),
             inserted_at: Time(c.inserted_at),
             updated_at: Time(c.updated_at),
