@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -13,8 +12,9 @@ use crate::error::{DomainError, Result};
 use crate::settings::ClientDefaults;
 use crate::time::Timestamp;
 
-/// How often each process reads the stored configuration again.
-pub const RELOAD_PERIOD: Duration = Duration::from_secs(1);
+mod watch;
+
+pub use watch::SAFETY_RELOAD;
 
 /// The singleton as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl Domain {
     }
 
     /// The effective values as this process last read them: at start, after its own
-    /// PATCH, and every [`RELOAD_PERIOD`] through [`Self::watch_configuration`].
+    /// PATCH, and on every change [`Self::watch_configuration`] hears of.
     pub fn current_values(&self) -> Arc<Values> {
         self.configuration_values.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
@@ -65,19 +65,6 @@ impl Domain {
         let values = self.load_values().await?;
         self.remember(values);
         Ok(())
-    }
-
-    /// Runs forever, reloading the stored values every [`RELOAD_PERIOD`], so that a change
-    /// made through another process applies here within that time. A failed read is
-    /// logged and the last values kept.
-    pub async fn watch_configuration(&self) {
-        let mut ticks = tokio::time::interval(RELOAD_PERIOD);
-        loop {
-            ticks.tick().await;
-            if let Err(e) = self.reload_configuration().await {
-                tracing::warn!(error = %e, "reading the stored configuration failed; keeping the last values");
-            }
-        }
     }
 
     fn remember(&self, values: Values) {

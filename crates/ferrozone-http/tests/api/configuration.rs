@@ -1,9 +1,12 @@
 //! `/v0/configuration` (issue 18): the effective values with Firezone's keys, PATCH of the
 //! stored keys with Firezone's messages, the environment-override guard, admins only.
 
+use std::time::Duration;
+
 use axum::http::{Method, StatusCode};
 use ferrozone_domain::configuration::Fixed;
 use serde_json::{json, Value};
+use tokio::time::Instant;
 
 use crate::helpers::{json_request, send, TestApp};
 
@@ -72,6 +75,30 @@ async fn a_stored_change_is_seen_by_another_process_without_restart() {
         .expect_status(StatusCode::OK);
     let res = send(other, json_request(Method::GET, PATH, Some(&app.admin), None)).await;
     assert_eq!(res.expect_status(StatusCode::OK).data()["vpn_session_duration"], 3600);
+}
+
+/// What `serve` runs (`Domain::watch_configuration`) applies another process's PATCH within
+/// a second: the first one read when the watch starts or on its notification, the second
+/// one certainly on a notification (the timed re-read is 30 s away).
+#[tokio::test]
+async fn a_patch_reaches_another_process_within_a_second() {
+    let app = TestApp::new().await;
+    let (_, other) = app.second_instance().await;
+    let watcher = {
+        let other = other.clone();
+        tokio::spawn(async move { other.watch_configuration().await })
+    };
+    for mtu in [1400, 1300] {
+        let body = json!({"configuration": {"default_client_mtu": mtu}});
+        app.patch(PATH, &app.admin, body).await.expect_status(StatusCode::OK);
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while other.current_values().default_client_mtu != mtu {
+            assert!(Instant::now() < deadline, "MTU {mtu} did not reach the other process within 1 s");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    assert!(!watcher.is_finished());
+    watcher.abort();
 }
 
 #[tokio::test]

@@ -31,7 +31,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let watcher = domain.clone();
     tasks.spawn("configuration reload", async move {
         watcher.watch_configuration().await;
-        Ok(())
+        anyhow::bail!("the database was closed")
     });
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
