@@ -17,8 +17,8 @@ pub fn check(sent: &Map<String, Value>, fixed: &Fixed) -> Result<Vec<(String, Va
     let mut changes = Vec::new();
     for key in KEYS {
         let Some(value) = sent.get(key) else { continue };
-        if let Some(variable) = fixed.variable(key) {
-            errors.add(key, format!("cannot be changed; it is overridden by {variable} environment variable"));
+        if let Some(source) = fixed.source(key) {
+            errors.add(key, format!("cannot be changed; it is overridden by {source}"));
             continue;
         }
         match check_value(key, value) {
@@ -136,5 +136,16 @@ mod tests {
             ["cannot be changed; it is overridden by WIREGUARD_MTU environment variable"]
         );
         assert_eq!(e.len(), 1);
+    }
+
+    #[test]
+    fn a_key_a_flag_sets_names_the_flag() {
+        let fixed = Fixed::new([("default_client_mtu".to_owned(), "WIREGUARD_MTU".to_owned())])
+            .with_flags([("default_client_mtu".to_owned(), "--default-client-mtu".to_owned())]);
+        let e = errors(json!({"default_client_mtu": 1280}), &fixed);
+        assert_eq!(
+            e.get("default_client_mtu").unwrap(),
+            ["cannot be changed; it is overridden by the --default-client-mtu command-line flag"]
+        );
     }
 }

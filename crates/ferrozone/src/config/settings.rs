@@ -40,6 +40,10 @@ pub struct Config {
     /// TOML file with settings (keys are the variable names without `FERROZONE_`, lower case).
     #[arg(long, global = true, env = "FERROZONE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The configuration keys given by a command-line flag, with the flag: filled by
+    /// [`crate::cli::Cli::parse_args`], since only the parse knows where a value came from.
+    #[arg(skip)]
+    pub flags: Vec<(String, String)>,
     /// Address the HTTP API listens on.
     #[arg(long, global = true, env = "FERROZONE_LISTEN", default_value = "127.0.0.1:13000")]
     pub listen: String,
@@ -307,7 +311,7 @@ impl Config {
         };
         Ok(Settings {
             configuration: self.configuration(&defaults),
-            fixed: super::fixed::fixed(|name| std::env::var(name).ok()),
+            fixed: super::fixed::fixed(|name| std::env::var(name).ok()).with_flags(self.flags.clone()),
             pools,
             max_devices_per_user: self.max_devices_per_user,
             token_days: self.api_token_days,
