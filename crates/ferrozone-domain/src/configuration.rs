@@ -30,10 +30,12 @@ pub struct Values {
     /// Seconds; 0 never expires, 2147483647 is Firezone's "Once".
     #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 2147483647))]
     pub vpn_session_duration: i64,
-    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 120))]
-    pub default_client_persistent_keepalive: i32,
-    #[cfg_attr(feature = "openapi", schema(minimum = 576, maximum = 1500))]
-    pub default_client_mtu: i32,
+    /// `null`: client configurations have no `PersistentKeepalive` line.
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 120, required))]
+    pub default_client_persistent_keepalive: Option<i32>,
+    /// `null`: client configurations have no `MTU` line.
+    #[cfg_attr(feature = "openapi", schema(minimum = 576, maximum = 1500, required))]
+    pub default_client_mtu: Option<i32>,
     pub default_client_endpoint: String,
     pub default_client_dns: Vec<String>,
     pub default_client_allowed_ips: Vec<String>,

@@ -29,10 +29,13 @@ pub fn check(sent: &Map<String, Value>, fixed: &Fixed) -> Result<Vec<(String, Va
     errors.finish(changes)
 }
 
+/// The keys whose `null` means "leave this line out of client configurations".
+const NULLABLE: [&str; 2] = ["default_client_persistent_keepalive", "default_client_mtu"];
+
 /// The value to store for `key`, or the message.
 fn check_value(key: &str, value: &Value) -> Result<Value, String> {
     if value.is_null() {
-        return Err(CANT_BE_BLANK.to_owned());
+        return if NULLABLE.contains(&key) { Ok(Value::Null) } else { Err(CANT_BE_BLANK.to_owned()) };
     }
     match key {
         "default_client_persistent_keepalive" => integer(value, 0, 120),
@@ -107,6 +110,26 @@ mod tests {
                 ("default_client_dns".to_owned(), json!(["9.9.9.9", "dns.example"])),
             ]
         );
+    }
+
+    #[test]
+    fn null_clears_the_nullable_scalars_and_is_blank_elsewhere() {
+        let sent = json!({"default_client_mtu": null, "default_client_persistent_keepalive": null});
+        let changes = check(sent.as_object().unwrap(), &Fixed::default()).unwrap();
+        assert_eq!(
+            changes,
+            [
+                ("default_client_persistent_keepalive".to_owned(), Value::Null),
+                ("default_client_mtu".to_owned(), Value::Null),
+            ]
+        );
+        let e = errors(
+            json!({"default_client_endpoint": null, "default_client_dns": null, "local_auth_enabled": null}),
+            &Fixed::default(),
+        );
+        for key in ["default_client_endpoint", "default_client_dns", "local_auth_enabled"] {
+            assert_eq!(e.get(key).unwrap(), ["can't be blank"], "{key}");
+        }
     }
 
     #[test]

@@ -92,7 +92,7 @@ async fn a_patch_reaches_another_process_within_a_second() {
         let body = json!({"configuration": {"default_client_mtu": mtu}});
         app.patch(PATH, &app.admin, body).await.expect_status(StatusCode::OK);
         let deadline = Instant::now() + Duration::from_secs(1);
-        while other.current_values().default_client_mtu != mtu {
+        while other.current_values().default_client_mtu != Some(mtu) {
             assert!(Instant::now() < deadline, "MTU {mtu} did not reach the other process within 1 s");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -126,7 +126,7 @@ async fn bad_values_get_firezones_messages_and_change_nothing() {
 #[tokio::test]
 async fn a_key_the_environment_sets_is_422_and_shown_with_the_environments_value() {
     let app = TestApp::with_settings(|s| {
-        s.configuration.default_client_mtu = 1420;
+        s.configuration.default_client_mtu = Some(1420);
         s.fixed = Fixed::new([("default_client_mtu".to_owned(), "WIREGUARD_MTU".to_owned())]);
     })
     .await;
@@ -171,4 +171,40 @@ async fn stored_defaults_reach_devices_here_at_once_and_elsewhere_on_reload() {
     other_domain.reload_configuration().await.unwrap();
     let seen = send(other, json_request(Method::GET, &config_path, Some(&app.admin), None)).await;
     assert!(String::from_utf8(seen.raw).unwrap().contains("MTU = 1300\n"), "read again");
+}
+
+/// `null` for the MTU or keepalive default means "no such line" (Firezone): GET shows
+/// null, devices using the default show null and get no line; a device's own value stays.
+/// The endpoint has no such meaning (a file without one is useless): `null` is blank.
+#[tokio::test]
+async fn a_null_default_leaves_its_line_out_of_client_configurations() {
+    let app = TestApp::new().await;
+    let device = app.device(&app.admin_id).await;
+    let own = app.device_with(&app.admin_id, json!({"use_default_mtu": false, "mtu": 1400})).await;
+    let body = json!({"configuration": {"default_client_mtu": null, "default_client_persistent_keepalive": null}});
+    let res = app.patch(PATH, &app.admin, body).await;
+    res.expect_status(StatusCode::OK);
+    assert_eq!(
+        (&res.data()["default_client_mtu"], &res.data()["default_client_persistent_keepalive"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(app.get(PATH, &app.admin).await.data(), res.data(), "stored");
+
+    let config = |id: &Value| format!("/v0/devices/{}/config", id.as_str().unwrap());
+    let text = String::from_utf8(app.get(&config(&device["id"]), &app.admin).await.raw).unwrap();
+    assert!(!text.contains("MTU") && !text.contains("PersistentKeepalive"), "{text}");
+    assert!(text.contains("\nEndpoint = "), "{text}");
+    let shown = app.show_device(device["id"].as_str().unwrap()).await;
+    assert_eq!((&shown["mtu"], &shown["persistent_keepalive"]), (&Value::Null, &Value::Null));
+    let text = String::from_utf8(app.get(&config(&own["id"]), &app.admin).await.raw).unwrap();
+    assert!(text.contains("MTU = 1400\n") && !text.contains("PersistentKeepalive"), "{text}");
+
+    app.patch(PATH, &app.admin, json!({"configuration": {"default_client_endpoint": null}}))
+        .await
+        .expect_errors(json!({"default_client_endpoint": ["can't be blank"]}));
+    app.patch(PATH, &app.admin, json!({"configuration": {"default_client_mtu": 1300}}))
+        .await
+        .expect_status(StatusCode::OK);
+    let text = String::from_utf8(app.get(&config(&device["id"]), &app.admin).await.raw).unwrap();
+    assert!(text.contains("MTU = 1300\n"), "a number again: {text}");
 }

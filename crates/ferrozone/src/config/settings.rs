@@ -306,8 +306,8 @@ impl Config {
             allowed_ips,
             dns,
             endpoint,
-            mtu: self.default_client_mtu,
-            persistent_keepalive: self.default_client_persistent_keepalive,
+            mtu: Some(self.default_client_mtu),
+            persistent_keepalive: Some(self.default_client_persistent_keepalive),
         };
         Ok(Settings {
             configuration: self.configuration(&defaults),
