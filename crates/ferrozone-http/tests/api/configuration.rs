@@ -124,6 +124,17 @@ async fn bad_values_get_firezones_messages_and_change_nothing() {
 }
 
 #[tokio::test]
+async fn provider_lists_are_refused_until_the_api_can_change_them() {
+    let app = TestApp::new().await;
+    let body = json!({"configuration": {"openid_connect_providers": [], "local_auth_enabled": false}});
+    app.patch(PATH, &app.admin, body).await.expect_errors(json!({
+        "openid_connect_providers":
+            ["cannot be changed through the API yet; set FERROZONE_OPENID_CONNECT_PROVIDERS and restart"],
+    }));
+    assert_eq!(app.get(PATH, &app.admin).await.data()["local_auth_enabled"], true, "the whole PATCH was refused");
+}
+
+#[tokio::test]
 async fn a_key_the_environment_sets_is_422_and_shown_with_the_environments_value() {
     let app = TestApp::with_settings(|s| {
         s.configuration.default_client_mtu = Some(1420);
