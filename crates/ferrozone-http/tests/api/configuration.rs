@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use crate::helpers::{json_request, send, TestApp};
+use crate::outage::{flaky_app, Failure};
 
 const PATH: &str = "/v0/configuration";
 
@@ -98,6 +99,27 @@ async fn a_patch_reaches_another_process_within_a_second() {
         }
     }
     assert!(!watcher.is_finished());
+    watcher.abort();
+}
+
+/// A watch that cannot be started (the database refuses it) does not stop the reloads:
+/// each failed start counts as a change, and the watch is retried with backoff.
+#[tokio::test]
+async fn a_failing_watch_still_applies_another_process_s_patch() {
+    let (app, failing) = flaky_app().await;
+    *failing.lock().unwrap() = Some(("watch_configuration_changes", Failure::Unavailable));
+    let (other, _) = app.second_instance().await;
+    let watcher = {
+        let domain = app.domain.clone();
+        tokio::spawn(async move { domain.watch_configuration().await })
+    };
+    let body = json!({"configuration": {"vpn_session_duration": 60}});
+    send(other, json_request(Method::PATCH, PATH, Some(&app.admin), Some(&body))).await.expect_status(StatusCode::OK);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.domain.current_values().vpn_session_duration != 60 {
+        assert!(Instant::now() < deadline, "the change was not applied while the watch failed");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     watcher.abort();
 }
 
