@@ -3,6 +3,7 @@
 //! environment's when the operator set it, else the stored one, else the built-in default.
 
 pub mod patch;
+pub mod provider_lists;
 
 use std::collections::BTreeMap;
 

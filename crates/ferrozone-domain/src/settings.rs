@@ -1,6 +1,7 @@
 //! Server settings the rules depend on (docs/api.md section 6). Parsed and checked by
 //! the binary's configuration; the domain only reads them.
 
+use crate::configuration::provider_lists::ProviderLists;
 use crate::configuration::{Fixed, Values};
 use crate::ipam::Pools;
 
@@ -35,6 +36,9 @@ pub struct Settings {
     pub configuration: Values,
     /// The configuration keys the environment sets.
     pub fixed: Fixed,
+    /// The provider lists the environment sets (empty where it sets none): in effect
+    /// while nothing is stored, and always where `fixed` names the list.
+    pub providers: ProviderLists,
 }
 
 /// How much password work the server takes on (docs/operations.md, "Throttling").
@@ -90,6 +94,7 @@ impl Settings {
                 default_client_allowed_ips: vec!["0.0.0.0/0".into(), "::/0".into()],
             },
             fixed: Fixed::default(),
+            providers: ProviderLists::default(),
         }
     }
 }

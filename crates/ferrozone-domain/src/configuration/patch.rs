@@ -10,25 +10,18 @@ use crate::validate::net::{allowed_ip, is_dns_server, is_endpoint};
 use crate::validate::{CANT_BE_BLANK, DUPLICATES, IS_INVALID};
 use crate::{DomainError, Errors};
 
-/// The provider lists, with the variable that sets them: part of the singleton, but not
-/// yet changeable through the API (docs/api.md section 8, "Configuration"), so a PATCH
-/// naming one is refused rather than silently ignored.
-const PROVIDER_KEYS: [(&str, &str); 2] = [
-    ("openid_connect_providers", "FERROZONE_OPENID_CONNECT_PROVIDERS"),
-    ("saml_identity_providers", "FERROZONE_SAML_IDENTITY_PROVIDERS"),
-];
-
-/// The `(key, value)` pairs to store, in [`KEYS`] order. Other keys are ignored (as
-/// Firezone's cast ignores them) except the provider lists; one bad or fixed key makes the
-/// whole PATCH invalid.
+/// The `(key, value)` pairs to store, in [`KEYS`] order. Keys outside [`KEYS`] are ignored
+/// here (as Firezone's cast ignores them; the provider lists are checked apart); one bad or
+/// fixed key makes the whole PATCH invalid.
 pub fn check(sent: &Map<String, Value>, fixed: &Fixed) -> Result<Vec<(String, Value)>, DomainError> {
     let mut errors = Errors::new();
+    let changes = collect(sent, fixed, &mut errors);
+    errors.finish(changes)
+}
+
+/// [`check`], adding its problems to `errors`.
+pub fn collect(sent: &Map<String, Value>, fixed: &Fixed, errors: &mut Errors) -> Vec<(String, Value)> {
     let mut changes = Vec::new();
-    for (key, variable) in PROVIDER_KEYS {
-        if sent.contains_key(key) {
-            errors.add(key, format!("cannot be changed through the API yet; set {variable} and restart"));
-        }
-    }
     for key in KEYS {
         let Some(value) = sent.get(key) else { continue };
         if let Some(source) = fixed.source(key) {
@@ -40,7 +33,7 @@ pub fn check(sent: &Map<String, Value>, fixed: &Fixed) -> Result<Vec<(String, Va
             Err(message) => errors.add(key, message),
         }
     }
-    errors.finish(changes)
+    changes
 }
 
 /// The keys whose `null` means "leave this line out of client configurations".
@@ -144,16 +137,6 @@ mod tests {
         for key in ["default_client_endpoint", "default_client_dns", "local_auth_enabled"] {
             assert_eq!(e.get(key).unwrap(), ["can't be blank"], "{key}");
         }
-    }
-
-    #[test]
-    fn the_provider_lists_are_refused_not_ignored() {
-        let e = errors(json!({"saml_identity_providers": [], "default_client_mtu": 1400}), &Fixed::default());
-        assert_eq!(
-            e.get("saml_identity_providers").unwrap(),
-            ["cannot be changed through the API yet; set FERROZONE_SAML_IDENTITY_PROVIDERS and restart"]
-        );
-        assert_eq!(e.len(), 1);
     }
 
     #[test]

@@ -29,6 +29,13 @@ pub struct ConfigurationDto {
     /// The effective values.
     #[serde(flatten)]
     pub values: Values,
+    /// The OpenID Connect providers in effect, as sent (`client_secret` in clear, as in
+    /// Firezone).
+    #[schema(value_type = Vec<Object>)]
+    pub openid_connect_providers: Vec<serde_json::Value>,
+    /// The SAML identity providers in effect, as sent.
+    #[schema(value_type = Vec<Object>)]
+    pub saml_identity_providers: Vec<serde_json::Value>,
     /// Always `{}`: Ferrozone has no logo.
     #[schema(value_type = Object)]
     pub logo: serde_json::Map<String, serde_json::Value>,
@@ -59,6 +66,12 @@ pub struct ConfigurationAttrs {
     default_client_endpoint: Option<String>,
     default_client_dns: Option<Vec<String>>,
     default_client_allowed_ips: Option<Vec<String>>,
+    /// Replaces the whole list; each provider is checked as at start-up.
+    #[schema(value_type = Option<Vec<Object>>)]
+    openid_connect_providers: Option<Vec<serde_json::Value>>,
+    /// Replaces the whole list; each provider is checked as at start-up.
+    #[schema(value_type = Option<Vec<Object>>)]
+    saml_identity_providers: Option<Vec<serde_json::Value>>,
 }
 
 /// `{"configuration": ConfigurationAttrs}`
@@ -73,6 +86,8 @@ impl From<Configuration> for ConfigurationDto {
         Self {
             id: c.id,
             values: c.values,
+            openid_connect_providers: c.providers.oidc,
+            saml_identity_providers: c.providers.saml,
             logo: serde_json::Map::new(),
             inserted_at: Time(c.inserted_at),
             updated_at: Time(c.updated_at),
@@ -112,7 +127,9 @@ async fn update_configuration(
 ) -> Result<Response, ApiError> {
     actor.require_admin()?;
     let sent = body.wrapped("configuration")?;
-    Ok(ok(app.domain.update_configuration(&actor, &sent).await?))
+    let web = app.web.clone();
+    let check = move |providers: &ferrozone_domain::providers::Providers| web.check_providers(providers);
+    Ok(ok(app.domain.update_configuration(&actor, &sent, &check).await?))
 }
 
 /// Update the configuration (as PATCH)

@@ -11,6 +11,8 @@ use tokio::time::Instant;
 use crate::helpers::{json_request, send, TestApp};
 use crate::outage::{flaky_app, Failure};
 
+mod providers;
+
 const PATH: &str = "/v0/configuration";
 
 fn values(data: &Value) -> Value {
@@ -39,6 +41,8 @@ async fn a_fresh_install_shows_the_defaults_with_firezones_keys() {
             "default_client_endpoint": "localhost:51820",
             "default_client_dns": ["1.1.1.1", "1.0.0.1"],
             "default_client_allowed_ips": ["0.0.0.0/0", "::/0"],
+            "openid_connect_providers": [],
+            "saml_identity_providers": [],
             "logo": {},
         })
     );
@@ -143,17 +147,6 @@ async fn bad_values_get_firezones_messages_and_change_nothing() {
         "default_client_allowed_ips": ["should not contain duplicates"],
     }));
     assert_eq!(app.get(PATH, &app.admin).await.data(), &before);
-}
-
-#[tokio::test]
-async fn provider_lists_are_refused_until_the_api_can_change_them() {
-    let app = TestApp::new().await;
-    let body = json!({"configuration": {"openid_connect_providers": [], "local_auth_enabled": false}});
-    app.patch(PATH, &app.admin, body).await.expect_errors(json!({
-        "openid_connect_providers":
-            ["cannot be changed through the API yet; set FERROZONE_OPENID_CONNECT_PROVIDERS and restart"],
-    }));
-    assert_eq!(app.get(PATH, &app.admin).await.data()["local_auth_enabled"], true, "the whole PATCH was refused");
 }
 
 #[tokio::test]

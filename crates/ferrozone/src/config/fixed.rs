@@ -29,6 +29,8 @@ const VARIABLES: &[(&str, &str, &[&str])] = &[
     ("default_client_endpoint", "FERROZONE_DEFAULT_CLIENT_ENDPOINT", &["DEFAULT_CLIENT_ENDPOINT"]),
     ("default_client_dns", "FERROZONE_DEFAULT_CLIENT_DNS", &["DEFAULT_CLIENT_DNS", "WIREGUARD_DNS"]),
     ("default_client_allowed_ips", "FERROZONE_DEFAULT_CLIENT_ALLOWED_IPS", &["DEFAULT_CLIENT_ALLOWED_IPS"]),
+    ("openid_connect_providers", "FERROZONE_OPENID_CONNECT_PROVIDERS", &["OPENID_CONNECT_PROVIDERS"]),
+    ("saml_identity_providers", "FERROZONE_SAML_IDENTITY_PROVIDERS", &["SAML_IDENTITY_PROVIDERS"]),
 ];
 
 /// The keys set through `var` (the process environment after the aliases and the config

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
+use ferrozone_domain::configuration::provider_lists::ProviderLists;
 use ferrozone_domain::configuration::Values;
 use ferrozone_domain::ipam::{Pool, Pools};
 use ferrozone_domain::providers::Providers;
@@ -312,6 +313,13 @@ impl Config {
         Ok(Settings {
             configuration: self.configuration(&defaults),
             fixed: super::fixed::fixed(|name| std::env::var(name).ok()).with_flags(self.flags.clone()),
+            providers: ProviderLists::from_texts(
+                self.openid_connect_providers.as_deref(),
+                "FERROZONE_OPENID_CONNECT_PROVIDERS",
+                self.saml_identity_providers.as_deref(),
+                "FERROZONE_SAML_IDENTITY_PROVIDERS",
+            )
+            .map_err(anyhow::Error::msg)?,
             pools,
             max_devices_per_user: self.max_devices_per_user,
             token_days: self.api_token_days,
