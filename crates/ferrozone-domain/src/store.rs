@@ -180,4 +180,9 @@ pub trait Store: Send + Sync + 'static {
     /// other processes commit (this process notifies its own through the domain). It may
     /// notify more often than needed, never less.
     async fn watch_peer_changes(&self, changed: std::sync::Arc<tokio::sync::Notify>) -> Result<()>;
+    /// Runs until the store is closed, notifying `changed` once when it starts watching
+    /// (what was committed before was not heard) and after changes to the stored
+    /// configuration (the `configuration.` settings rows) that any process commits. It may
+    /// notify more often than needed, never less.
+    async fn watch_configuration_changes(&self, changed: std::sync::Arc<tokio::sync::Notify>) -> Result<()>;
 }

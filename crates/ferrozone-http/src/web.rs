@@ -3,6 +3,7 @@
 //! `/v0` with its session cookie (see [`crate::extract::Auth`]).
 
 pub mod cookies;
+pub mod current;
 pub(crate) mod html;
 mod oidc;
 mod page_error;
@@ -255,7 +256,8 @@ fn provider_links(app: &AppState, return_to: &str) -> Vec<html::ProviderLink> {
     } else {
         format!("?{}", form_urlencoded::Serializer::new(String::new()).append_pair("return_to", return_to).finish())
     };
-    let providers = &app.web.providers;
+    let sign_in = app.web.sign_in(&app.domain);
+    let providers = &sign_in.providers;
     let oidc = providers.oidc.iter().map(|p| (format!("/auth/oidc/{}{query}", p.id), &p.label));
     let saml = providers.saml.iter().map(|p| (format!("/auth/saml/{}{query}", p.id), &p.label));
     oidc.chain(saml).map(|(href, label)| html::ProviderLink { href, label: label.clone() }).collect()

@@ -107,6 +107,7 @@ delegate! {
         active_peers(session: VpnSession) -> Vec<ActivePeer>;
         record_stats(reports: &[StatsReport]) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
+        watch_configuration_changes(changed: Arc<tokio::sync::Notify>) -> ();
 }
 
 /// Which store call fails (`"*"`: every one), and how; `None`: none.

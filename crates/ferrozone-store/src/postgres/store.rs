@@ -19,7 +19,7 @@ use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
 use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
-use sqlx::postgres::{PgArguments, PgListener, PgRow};
+use sqlx::postgres::{PgArguments, PgRow};
 use sqlx::query::Map;
 use sqlx::{PgPool, Postgres};
 use tokio::sync::{mpsc, Notify};
@@ -34,6 +34,10 @@ use crate::rows::{
     SignInFlowRow, TokenRow, UserRow,
 };
 use crate::sql;
+
+mod watch;
+
+use watch::{CONFIGURATION_CHANNEL, PEERS_CHANNEL};
 
 /// Runs a multi-statement write to its end even when the caller goes away: a request
 /// cancelled by a client disconnect must not abandon a transaction halfway (holding its
@@ -500,30 +504,16 @@ impl Store for PgStore {
     }
 
     async fn watch_peer_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        let mut listener = PgListener::connect_with(&self.pool).await.or_db("listen for peer changes")?;
-        listener.listen(PEERS_CHANNEL).await.or_db("listen for peer changes")?;
-        loop {
-            match listener.try_recv().await {
-                Ok(Some(_)) => changed.notify_one(),
-                // The connection was lost and is re-established by the next call; changes
-                // made meanwhile were not heard, so reconcile as if there were one.
-                Ok(None) => changed.notify_one(),
-                Err(e) if self.pool.is_closed() => return Err(e).or_db("listen for peer changes"),
-                Err(e) => {
-                    tracing::warn!(error = %e, "listening for peer changes failed; retrying");
-                    changed.notify_one();
-                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                }
-            }
-        }
+        self.listen(PEERS_CHANNEL, changed, false, "listen for peer changes").await
+    }
+
+    async fn watch_configuration_changes(&self, changed: Arc<Notify>) -> Result<()> {
+        self.listen(CONFIGURATION_CHANNEL, changed, true, "listen for configuration changes").await
     }
 }
 
 /// Makes a transaction's statements read one snapshot (its first statement).
 const SNAPSHOT: &str = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";
-
-/// The channel of migration 0003's and 0008's triggers.
-const PEERS_CHANNEL: &str = "ferrozone_peers";
 
 /// Every report in one statement. The rows are locked in public-key order first, so two
 /// gateways writing overlapping sets wait for each other instead of deadlocking.

@@ -28,6 +28,8 @@ use super::errors::OrDb;
 use super::tx::SqliteTx;
 use super::writer::Writer;
 use super::{migrate, point_reads, prepare, rows};
+
+mod watch;
 use crate::columns::Columns;
 use crate::rows::{
     decode_all, Batcher, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenAndDevice, TokenRow, UserRow,
@@ -543,25 +545,14 @@ impl Store for SqliteStore {
         decode_all(rows.await?)
     }
 
-    /// SQLite cannot send notifications: a connection of its own asks `PRAGMA data_version`
-    /// five times a second, which changes whenever another connection (another process,
-    /// or this process's writer) commits; any commit counts as a possible peer change.
+    /// Any commit counts as a possible peer change (see `store/watch.rs`).
     async fn watch_peer_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        let conn = self.inner.location.open(self.inner.synchronous, false).or_db("watch for changes")?;
-        let version = |conn: &Connection| -> Result<i64> {
-            conn.query_row("PRAGMA data_version", [], |row| row.get(0)).or_db("watch for changes")
-        };
-        let mut seen = version(&conn)?;
-        let mut ticks = tokio::time::interval(CHANGE_POLL);
-        while !self.inner.closed.load(Ordering::Acquire) {
-            ticks.tick().await;
-            let now = version(&conn)?;
-            if now != seen {
-                seen = now;
-                changed.notify_one();
-            }
-        }
-        Ok(())
+        self.watch_commits(changed, false).await
+    }
+
+    /// Any commit counts as a possible configuration change: reading it again is cheap.
+    async fn watch_configuration_changes(&self, changed: Arc<Notify>) -> Result<()> {
+        self.watch_commits(changed, true).await
     }
 
     async fn record_stats(&self, reports: &[StatsReport]) -> Result<()> {
@@ -577,9 +568,6 @@ impl Store for SqliteStore {
         .await
     }
 }
-
-/// How often [`SqliteStore::watch_peer_changes`] asks whether the database changed.
-const CHANGE_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// One device's statistics, unless it holds a newer handshake (another gateway's).
 const RECORD_STATS: &str = "UPDATE devices SET latest_handshake = $2, remote_ip = $3, rx_bytes = $4, \

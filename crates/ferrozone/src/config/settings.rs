@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
+use ferrozone_domain::configuration::provider_lists::ProviderLists;
 use ferrozone_domain::configuration::Values;
 use ferrozone_domain::ipam::{Pool, Pools};
 use ferrozone_domain::providers::Providers;
@@ -49,6 +50,10 @@ pub struct Config {
     /// TOML file with settings (keys are the variable names without `FERROZONE_`, lower case).
     #[arg(long, global = true, env = "FERROZONE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The configuration keys given by a command-line flag, with the flag: filled by
+    /// [`crate::cli::Cli::parse_args`], since only the parse knows where a value came from.
+    #[arg(skip)]
+    pub flags: Vec<(String, String)>,
     /// Address the HTTP API listens on.
     #[arg(long, global = true, env = "FERROZONE_LISTEN", default_value = "127.0.0.1:13000")]
     pub listen: String,
@@ -316,12 +321,19 @@ impl Config {
             allowed_ips,
             dns,
             endpoint,
-            mtu: self.default_client_mtu,
-            persistent_keepalive: self.default_client_persistent_keepalive,
+            mtu: Some(self.default_client_mtu),
+            persistent_keepalive: Some(self.default_client_persistent_keepalive),
         };
         Ok(Settings {
             configuration: self.configuration(&defaults),
-            fixed: super::fixed::fixed(|name| std::env::var(name).ok()),
+            fixed: super::fixed::fixed(|name| std::env::var(name).ok()).with_flags(self.flags.clone()),
+            providers: ProviderLists::from_texts(
+                self.openid_connect_providers.as_deref(),
+                "FERROZONE_OPENID_CONNECT_PROVIDERS",
+                self.saml_identity_providers.as_deref(),
+                "FERROZONE_SAML_IDENTITY_PROVIDERS",
+            )
+            .map_err(anyhow::Error::msg)?,
             pools,
             max_devices_per_user: self.max_devices_per_user,
             token_days: self.api_token_days,
