@@ -29,9 +29,9 @@ impl Device {
             allowed_ips: if u.allowed_ips { defaults.allowed_ips.clone() } else { c.allowed_ips.clone() },
             dns: if u.dns { defaults.dns.clone() } else { c.dns.clone() },
             endpoint: if u.endpoint { Some(defaults.endpoint.clone()) } else { c.endpoint.clone() },
-            mtu: if u.mtu { Some(defaults.mtu) } else { c.mtu },
+            mtu: if u.mtu { defaults.mtu } else { c.mtu },
             persistent_keepalive: if u.persistent_keepalive {
-                Some(defaults.persistent_keepalive)
+                defaults.persistent_keepalive
             } else {
                 c.persistent_keepalive
             },
@@ -133,6 +133,21 @@ mod tests {
         for absent in ["DNS", "MTU", "PersistentKeepalive", "fd00"] {
             assert!(!text.contains(absent), "{absent}: {text}");
         }
+    }
+
+    #[test]
+    fn a_null_default_leaves_its_line_out_for_devices_using_it() {
+        let mut defaults = Settings::standard().configuration;
+        (defaults.default_client_mtu, defaults.default_client_persistent_keepalive) = (None, None);
+        let d = device();
+        let text = render(&d, &d.effective(&defaults.client_defaults()), &KEYS);
+        assert!(!text.contains("MTU") && !text.contains("PersistentKeepalive"), "{text}");
+        assert!(text.contains("Endpoint = localhost:51820\n"), "{text}");
+        let mut own = device();
+        own.use_default.mtu = false;
+        own.custom.mtu = Some(1400);
+        let text = render(&own, &own.effective(&defaults.client_defaults()), &KEYS);
+        assert!(text.contains("MTU = 1400\n") && !text.contains("PersistentKeepalive"), "{text}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! environment's when the operator set it, else the stored one, else the built-in default.
 
 pub mod patch;
+pub mod provider_lists;
 
 use std::collections::BTreeMap;
 
@@ -21,15 +22,21 @@ pub const UPDATED_AT_ROW: &str = "configuration_meta.updated_at";
 
 /// The effective values of the scalar keys, named as in Firezone's API.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = ConfigurationValues))]
 pub struct Values {
     pub local_auth_enabled: bool,
     pub allow_unprivileged_device_management: bool,
     pub allow_unprivileged_device_configuration: bool,
     pub disable_vpn_on_oidc_error: bool,
     /// Seconds; 0 never expires, 2147483647 is Firezone's "Once".
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 2147483647))]
     pub vpn_session_duration: i64,
-    pub default_client_persistent_keepalive: i32,
-    pub default_client_mtu: i32,
+    /// `null`: client configurations have no `PersistentKeepalive` line.
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 120, required))]
+    pub default_client_persistent_keepalive: Option<i32>,
+    /// `null`: client configurations have no `MTU` line.
+    #[cfg_attr(feature = "openapi", schema(minimum = 576, maximum = 1500, required))]
+    pub default_client_mtu: Option<i32>,
     pub default_client_endpoint: String,
     pub default_client_dns: Vec<String>,
     pub default_client_allowed_ips: Vec<String>,
@@ -49,18 +56,52 @@ pub const KEYS: [&str; 10] = [
     "default_client_allowed_ips",
 ];
 
-/// The keys the environment sets: key → the variable the operator set.
+/// The keys the operator set at start-up, each with what set it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Fixed(BTreeMap<String, String>);
+pub struct Fixed(BTreeMap<String, Source>);
+
+/// What set a key at start-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// An environment variable (or a config file key, named by its variable).
+    Variable(String),
+    /// A command-line flag such as `--default-client-mtu`.
+    Flag(String),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Variable(name) => write!(f, "{name} environment variable"),
+            Self::Flag(flag) => write!(f, "the {flag} command-line flag"),
+        }
+    }
+}
 
 impl Fixed {
+    /// Keys set by environment variables: key → the variable the operator set.
     pub fn new(entries: impl IntoIterator<Item = (String, String)>) -> Self {
-        Self(entries.into_iter().collect())
+        Self(entries.into_iter().map(|(key, name)| (key, Source::Variable(name))).collect())
     }
 
-    /// The variable that fixes `key`, if one does.
+    /// Adds keys set by command-line flags (key → the flag), which win over variables as
+    /// their values do.
+    #[must_use]
+    pub fn with_flags(mut self, entries: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.0.extend(entries.into_iter().map(|(key, flag)| (key, Source::Flag(flag))));
+        self
+    }
+
+    /// What fixes `key`, if anything does.
+    pub fn source(&self, key: &str) -> Option<&Source> {
+        self.0.get(key)
+    }
+
+    /// The variable or flag that fixes `key`, if one does.
     pub fn variable(&self, key: &str) -> Option<&str> {
-        self.0.get(key).map(String::as_str)
+        self.0.get(key).map(|source| match source {
+            Source::Variable(name) | Source::Flag(name) => name.as_str(),
+        })
     }
 }
 
@@ -84,7 +125,7 @@ impl Values {
             return base.clone();
         };
         for (key, value) in stored {
-            if fixed.variable(key).is_some() || !values.contains_key(key) {
+            if fixed.source(key).is_some() || !values.contains_key(key) {
                 continue;
             }
             let mut candidate: Map<String, Value> = values.clone();

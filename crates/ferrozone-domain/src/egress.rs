@@ -6,6 +6,8 @@
 
 mod parse;
 
+use std::net::{Ipv4Addr, Ipv6Addr};
+
 use uuid::Uuid;
 
 use crate::Timestamp;
@@ -104,6 +106,23 @@ impl Rule {
         };
         ports_overlap && destinations_overlap(&self.destination, &other.destination)
     }
+}
+
+/// What the data plane enforces, read from one snapshot: every rule and the tunnel
+/// addresses of the active devices (owner not disabled) of every user a rule names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EgressPolicy {
+    pub rules: Vec<Rule>,
+    /// One entry per active device of a user with a rule, in no order.
+    pub sources: Vec<RuleSource>,
+}
+
+/// The tunnel addresses of one active device, and whose it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleSource {
+    pub user_id: Uuid,
+    pub ipv4: Option<Ipv4Addr>,
+    pub ipv6: Option<Ipv6Addr>,
 }
 
 fn ranges_overlap(a: &str, b: &str) -> bool {

@@ -63,6 +63,11 @@ pub enum DomainError {
     /// The caller is known but not allowed to do this.
     #[error("forbidden")]
     Forbidden,
+    /// The caller is known, but the server's configuration turns this off for it (an
+    /// unprivileged user with `allow_unprivileged_device_management` off, say); the message
+    /// says which switch, for the client to show.
+    #[error("forbidden: {0}")]
+    Disallowed(&'static str),
     /// The input breaks one or more rules.
     #[error("invalid attributes: {0:?}")]
     Invalid(Errors),

@@ -24,6 +24,7 @@ pub mod settings;
 pub mod store;
 pub mod time;
 pub mod validate;
+pub mod vpn_session;
 
 pub use error::{DomainError, Errors};
 pub use model::{ApiToken, Device, Role, Session, User};

@@ -227,10 +227,13 @@ pub struct UserUpdate {
     pub disabled: Option<bool>,
 }
 
-/// What the data plane needs of a device that should be a peer on the interface (its owner
-/// is not disabled).
+/// What the data plane needs of an active device, one that should be a peer on the
+/// interface (its owner is not disabled and its VPN session has not expired:
+/// [`crate::vpn_session::VpnSession`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ActivePeer {
+    /// The device's owner (for the per-user egress rules).
+    pub user_id: Uuid,
     pub public_key: String,
     pub preshared_key: Sealed,
     pub ipv4: Option<Ipv4Addr>,

@@ -131,6 +131,12 @@ impl Providers {
     }
 }
 
+/// The providers of `text` (a JSON list, or an object keyed by id) as a list of objects,
+/// each with its `id` (what `/v0/configuration` shows); `None` or blank: none.
+pub fn list_form(text: Option<&str>, name: &str) -> Result<Vec<Value>, String> {
+    Ok(entries(text, name)?.into_iter().map(|(_, fields)| Value::Object(fields)).collect())
+}
+
 /// A provider's fields, with how errors name it: "provider `google`", or its position.
 type Entry = (String, Map<String, Value>);
 

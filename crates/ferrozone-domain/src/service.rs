@@ -3,6 +3,7 @@
 
 pub mod configuration;
 pub mod dataplane;
+pub mod device_rights;
 pub mod devices;
 pub mod oidc;
 pub mod password_gate;
@@ -73,6 +74,8 @@ pub struct Domain {
     form_key: FormTokenKey,
     /// The effective configuration as last read ([`configuration`]).
     configuration_values: std::sync::RwLock<Arc<crate::configuration::Values>>,
+    /// The provider lists in effect as last read ([`configuration`]).
+    configuration_providers: std::sync::RwLock<Arc<crate::configuration::provider_lists::CurrentProviders>>,
 }
 
 impl Domain {
@@ -99,6 +102,7 @@ impl Domain {
         let passwords = password_gate::PasswordGate::new(&settings.passwords);
         let form_key = FormTokenKey::new(cipher.derive_key(FORM_TOKEN_PURPOSE));
         let configuration_values = std::sync::RwLock::new(Arc::new(settings.configuration.clone()));
+        let configuration_providers = std::sync::RwLock::new(Arc::new(configuration::start_up_providers(&settings)));
         let domain = Self {
             store,
             settings,
@@ -110,6 +114,7 @@ impl Domain {
             passwords,
             form_key,
             configuration_values,
+            configuration_providers,
         };
         domain.reload_configuration().await?;
         Ok(domain)

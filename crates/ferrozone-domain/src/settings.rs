@@ -1,6 +1,7 @@
 //! Server settings the rules depend on (docs/api.md section 6). Parsed and checked by
 //! the binary's configuration; the domain only reads them.
 
+use crate::configuration::provider_lists::ProviderLists;
 use crate::configuration::{Fixed, Values};
 use crate::ipam::Pools;
 
@@ -10,8 +11,10 @@ pub struct ClientDefaults {
     pub allowed_ips: Vec<String>,
     pub dns: Vec<String>,
     pub endpoint: String,
-    pub mtu: i32,
-    pub persistent_keepalive: i32,
+    /// `None`: no `MTU` line.
+    pub mtu: Option<i32>,
+    /// `None`: no `PersistentKeepalive` line.
+    pub persistent_keepalive: Option<i32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +36,9 @@ pub struct Settings {
     pub configuration: Values,
     /// The configuration keys the environment sets.
     pub fixed: Fixed,
+    /// The provider lists the environment sets (empty where it sets none): in effect
+    /// while nothing is stored, and always where `fixed` names the list.
+    pub providers: ProviderLists,
 }
 
 /// How much password work the server takes on (docs/operations.md, "Throttling").
@@ -81,13 +87,14 @@ impl Settings {
                 allow_unprivileged_device_configuration: true,
                 disable_vpn_on_oidc_error: true,
                 vpn_session_duration: 0,
-                default_client_persistent_keepalive: 25,
-                default_client_mtu: 1280,
+                default_client_persistent_keepalive: Some(25),
+                default_client_mtu: Some(1280),
                 default_client_endpoint: "localhost:51820".into(),
                 default_client_dns: vec!["1.1.1.1".into(), "1.0.0.1".into()],
                 default_client_allowed_ips: vec!["0.0.0.0/0".into(), "::/0".into()],
             },
             fixed: Fixed::default(),
+            providers: ProviderLists::default(),
         }
     }
 }

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::crypto::Sealed;
-use crate::egress::Rule;
+use crate::egress::{EgressPolicy, Rule};
 use crate::error::Result;
 use crate::ipam::Pools;
 use crate::model::{
@@ -16,6 +16,7 @@ use crate::model::{
     UserUpdate,
 };
 use crate::time::Timestamp;
+use crate::vpn_session::VpnSession;
 
 /// Which devices a list returns, and how many.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -161,8 +162,15 @@ pub trait Store: Send + Sync + 'static {
     /// Returns whether a rule was deleted.
     async fn delete_rule(&self, id: Uuid) -> Result<bool>;
 
-    /// Every device whose owner is not disabled, as the data plane needs it, in no order.
-    async fn active_peers(&self) -> Result<Vec<ActivePeer>>;
+    /// Every rule and the addresses of the active devices (as in [`Store::active_peers`],
+    /// with the same `session`) of the users they name, from one snapshot: two statements
+    /// in one read transaction.
+    async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy>;
+
+    /// Every active device, as the data plane needs it, in no order: its owner is not
+    /// disabled and, when `session` expires, never signed in or last signed in after
+    /// `session.cutoff()` ([`VpnSession`]). One query.
+    async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>>;
     /// Writes `reports` to the devices with those public keys, in one transaction. A device
     /// whose stored `latest_handshake` is newer keeps its figures (another gateway saw it
     /// later), so gateways sharing a database never overwrite each other with older data.
@@ -172,4 +180,9 @@ pub trait Store: Send + Sync + 'static {
     /// other processes commit (this process notifies its own through the domain). It may
     /// notify more often than needed, never less.
     async fn watch_peer_changes(&self, changed: std::sync::Arc<tokio::sync::Notify>) -> Result<()>;
+    /// Runs until the store is closed, notifying `changed` once when it starts watching
+    /// (what was committed before was not heard) and after changes to the stored
+    /// configuration (the `configuration.` settings rows) that any process commits. It may
+    /// notify more often than needed, never less.
+    async fn watch_configuration_changes(&self, changed: std::sync::Arc<tokio::sync::Notify>) -> Result<()>;
 }

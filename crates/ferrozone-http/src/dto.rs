@@ -242,7 +242,8 @@ pub struct AuthReason {
     auth: String,
 }
 
-/// Other errors: `{"error": "not_found"}` and the like; 400 adds a `message`.
+/// Other errors: `{"error": "not_found"}` and the like; 400, and a 403 that a configuration
+/// switch causes, add a `message`.
 #[allow(dead_code)]
 #[derive(ToSchema)]
 pub struct ErrorBody {

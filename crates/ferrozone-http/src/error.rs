@@ -18,6 +18,8 @@ pub enum ApiError {
     Refused(Refusal),
     #[error("forbidden")]
     Forbidden,
+    #[error("forbidden: {0}")]
+    Disallowed(&'static str),
     #[error("missing or invalid CSRF token")]
     Csrf,
     #[error("not found")]
@@ -43,6 +45,7 @@ impl From<DomainError> for ApiError {
         match e {
             DomainError::NotFound => ApiError::NotFound,
             DomainError::Forbidden => ApiError::Forbidden,
+            DomainError::Disallowed(why) => ApiError::Disallowed(why),
             DomainError::Invalid(errors) => ApiError::Invalid(errors),
             DomainError::Unavailable(e) => ApiError::Unavailable(e),
             DomainError::Busy(what) => ApiError::Busy(what),
@@ -65,6 +68,7 @@ impl IntoResponse for ApiError {
                 (StatusCode::UNAUTHORIZED, json!({"errors": {"auth": "user_disabled"}}))
             }
             ApiError::Forbidden => (StatusCode::FORBIDDEN, json!({"error": "forbidden"})),
+            ApiError::Disallowed(why) => (StatusCode::FORBIDDEN, json!({"error": "forbidden", "message": why})),
             ApiError::Csrf => {
                 (StatusCode::FORBIDDEN, json!({"error": "forbidden", "message": "missing or invalid CSRF token"}))
             }

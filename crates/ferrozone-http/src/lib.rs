@@ -22,7 +22,7 @@ use ferrozone_domain::Domain;
 
 pub use error::ApiError;
 pub use openapi::openapi_json;
-pub use routes::health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane};
+pub use routes::health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
 pub use web::saml::{
     SamlLimits, SamlSp, DEFAULT_BODY_LIMIT as DEFAULT_SAML_CONSUMER_BODY_LIMIT,
     DEFAULT_ENTITY_ID as DEFAULT_SAML_ENTITY_ID,
@@ -56,9 +56,9 @@ impl AppState {
     pub fn with_web(domain: Arc<Domain>, settings: WebSettings) -> Self {
         let WebSettings { external_url, secure_cookies, providers, saml } = settings;
         let external_url = external_url.trim_end_matches('/').to_owned();
-        let oidc = Arc::new(ferrozone_oidc::Oidc::from_configs(&providers.oidc, &external_url));
+        let providers = web::current::CurrentSignIn::new(&external_url, providers, saml);
         let throttle = web::throttle::Throttle::new(&domain.settings().passwords);
-        let web = WebState { external_url, secure_cookies, providers, oidc, saml, throttle };
+        let web = WebState { external_url, secure_cookies, providers, throttle };
         Self { domain, web: Arc::new(web), data_plane: Arc::new(routes::health::NoDataPlane) }
     }
 
@@ -76,8 +76,11 @@ pub struct WebSettings {
     pub external_url: String,
     /// Give cookies the `Secure` attribute.
     pub secure_cookies: bool,
+    /// The start-up providers (the environment's): in effect while the configuration
+    /// stores none.
     pub providers: Providers,
-    /// The SAML service provider, checked against `providers.saml` ([`SamlSp::new`]).
+    /// The SAML service provider, checked against `providers.saml` ([`SamlSp::new`]); stored
+    /// SAML IdPs get its entity id, key pair and limits.
     pub saml: Arc<SamlSp>,
 }
 
@@ -87,11 +90,20 @@ pub struct WebState {
     /// The external URL without a trailing `/`.
     pub external_url: String,
     pub secure_cookies: bool,
-    pub providers: Providers,
-    /// The OpenID Connect client of those providers (shared with the refresh job).
-    pub oidc: Arc<ferrozone_oidc::Oidc>,
-    pub saml: Arc<SamlSp>,
+    providers: web::current::CurrentSignIn,
     throttle: web::throttle::Throttle,
+}
+
+impl WebState {
+    /// The identity providers in effect now, with their clients.
+    pub fn sign_in(&self, domain: &Domain) -> Arc<web::current::SignIn> {
+        self.providers.get(domain)
+    }
+
+    /// Checks new provider lists as start-up does beyond the parser (SAML metadata).
+    pub fn check_providers(&self, providers: &Providers) -> Result<(), String> {
+        self.providers.check(providers)
+    }
 }
 
 /// The whole HTTP application: routes, fallbacks, request ids, tracing and panic safety.

@@ -3,6 +3,7 @@
 //! `/v0` with its session cookie (see [`crate::extract::Auth`]).
 
 pub mod cookies;
+pub mod current;
 pub(crate) mod html;
 mod oidc;
 mod page_error;
@@ -18,7 +19,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use ferrozone_domain::model::email_key;
-use ferrozone_domain::service::sessions::NewSession;
+use ferrozone_domain::service::sessions::{NewSession, LOCAL_AUTH_OFF};
 use ferrozone_domain::DomainError;
 use subtle::ConstantTimeEq;
 
@@ -82,10 +83,13 @@ enum PasswordSignIn {
     Refused,
     /// Password checks are at capacity: the attempt was not counted.
     Busy,
+    /// Password sign-in is turned off (`local_auth_enabled`): nothing was checked.
+    TurnedOff,
 }
 
-/// The sign-in behind the form, by the browser at `address`: the form's token (whether it
-/// was `token_valid`), the throttle, then the password; the throttle hears how it went.
+/// The sign-in behind the form, by the browser at `address`: whether password sign-in is
+/// on at all (`local_auth_enabled`), the form's token (whether it was `token_valid`), the
+/// throttle, then the password; the throttle hears how it went.
 async fn check_password(
     app: &AppState,
     address: IpAddr,
@@ -93,6 +97,9 @@ async fn check_password(
     email: &str,
     password: &str,
 ) -> Result<PasswordSignIn, DomainError> {
+    if !app.domain.local_auth_enabled() {
+        return Ok(PasswordSignIn::TurnedOff);
+    }
     if !token_valid {
         return Ok(PasswordSignIn::Expired);
     }
@@ -109,6 +116,11 @@ async fn check_password(
         Err(DomainError::Busy(_)) => {
             app.web.throttle.release(&account, address);
             Ok(PasswordSignIn::Busy)
+        }
+        // Turned off since the check above.
+        Err(DomainError::Disallowed(_)) => {
+            app.web.throttle.release(&account, address);
+            Ok(PasswordSignIn::TurnedOff)
         }
         Err(e) => Err(e),
     }
@@ -139,6 +151,7 @@ async fn password_page(
         }
         PasswordSignIn::Refused => (StatusCode::UNAUTHORIZED, REFUSED, None),
         PasswordSignIn::Busy => (StatusCode::SERVICE_UNAVAILABLE, BUSY, Some(BUSY_RETRY_SECS)),
+        PasswordSignIn::TurnedOff => (StatusCode::FORBIDDEN, LOCAL_AUTH_OFF, None),
     };
     let page = form(app, status, email, return_to, Some(message));
     Ok(match retry_after {
@@ -216,11 +229,12 @@ async fn sign_out(
 }
 
 /// The sign-in page with a fresh form token (also set as the form cookie, on `/` so that
-/// it can be a `__Host-` cookie).
+/// it can be a `__Host-` cookie); the password form only while `local_auth_enabled` is on.
 fn form(app: &AppState, status: StatusCode, email: &str, return_to: &str, error: Option<&str>) -> Response {
     let token = app.domain.sign_in_form_token(cookies::FORM_TOKEN_SECS);
     let providers = provider_links(app, return_to);
-    let page = html::SignInPage { email, return_to, form_token: &token, error, providers: &providers };
+    let password = app.domain.local_auth_enabled();
+    let page = html::SignInPage { email, return_to, form_token: &token, error, providers: &providers, password };
     let mut response = html::response(status, page);
     let cookie = cookies::set(cookies::SIGN_IN_FORM, &token, "/", cookies::FORM_TOKEN_SECS, app.web.secure_cookies);
     response.headers_mut().append(header::SET_COOKIE, cookie);
@@ -242,7 +256,8 @@ fn provider_links(app: &AppState, return_to: &str) -> Vec<html::ProviderLink> {
     } else {
         format!("?{}", form_urlencoded::Serializer::new(String::new()).append_pair("return_to", return_to).finish())
     };
-    let providers = &app.web.providers;
+    let sign_in = app.web.sign_in(&app.domain);
+    let providers = &sign_in.providers;
     let oidc = providers.oidc.iter().map(|p| (format!("/auth/oidc/{}{query}", p.id), &p.label));
     let saml = providers.saml.iter().map(|p| (format!("/auth/saml/{}{query}", p.id), &p.label));
     oidc.chain(saml).map(|(href, label)| html::ProviderLink { href, label: label.clone() }).collect()

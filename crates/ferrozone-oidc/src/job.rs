@@ -45,10 +45,13 @@ pub struct PassReport {
     pub skipped: u32,
 }
 
+/// The client in effect now (the providers may change while the server runs).
+pub type CurrentOidc = Arc<dyn Fn() -> Arc<Oidc> + Send + Sync>;
+
 /// The job: the domain that stores connections, the client that refreshes them.
 pub struct RefreshJob {
     domain: Arc<Domain>,
-    oidc: Arc<Oidc>,
+    oidc: CurrentOidc,
     backoff: Backoff,
 }
 
@@ -56,6 +59,11 @@ impl RefreshJob {
     /// Whether a refusal disables the user is the configuration's
     /// `disable_vpn_on_oidc_error`, read at each refusal.
     pub fn new(domain: Arc<Domain>, oidc: Arc<Oidc>, backoff: Backoff) -> Self {
+        Self::following(domain, Arc::new(move || oidc.clone()), backoff)
+    }
+
+    /// A job that takes the client `oidc` gives at each pass.
+    pub fn following(domain: Arc<Domain>, oidc: CurrentOidc, backoff: Backoff) -> Self {
         Self { domain, oidc, backoff }
     }
 
@@ -84,6 +92,7 @@ impl RefreshJob {
         // the client itself: their other connections wait for the next pass instead of each
         // going through the same failure.
         let mut down = HashSet::new();
+        let oidc = (self.oidc)();
         for connection in self.domain.oidc_connections().await? {
             if connection.refreshed_at >= due_before || down.contains(&connection.provider_id) {
                 report.skipped += 1;
@@ -93,7 +102,7 @@ impl RefreshJob {
                 report.skipped += 1;
                 continue;
             };
-            match self.refresh(&claimed).await? {
+            match self.refresh(&oidc, &claimed).await? {
                 Handled::Refreshed => report.refreshed += 1,
                 Handled::Refused { disabled } => {
                     report.refused += 1;
@@ -111,16 +120,16 @@ impl RefreshJob {
     }
 
     /// Refreshes the connection this process `claimed`.
-    async fn refresh(&self, claimed: &OidcConnection) -> ferrozone_domain::error::Result<Handled> {
+    async fn refresh(&self, oidc: &Oidc, claimed: &OidcConnection) -> ferrozone_domain::error::Result<Handled> {
         let (user_id, provider_id) = (claimed.user_id, claimed.provider_id.as_str());
-        let Some(provider) = self.oidc.provider(provider_id) else {
+        let Some(provider) = oidc.provider(provider_id) else {
             tracing::warn!(user.id = %user_id, provider = provider_id, "OIDC connection of a provider no longer configured: left alone");
             return Ok(Handled::Failed { skip_provider: false });
         };
         let token = self.domain.reveal_refresh_token(claimed)?;
         let mut delay = self.backoff.first_delay;
         for attempt in 1..=self.backoff.attempts.max(1) {
-            match self.oidc.refresh(provider, &token).await {
+            match oidc.refresh(provider, &token).await {
                 RefreshOutcome::Refreshed { rotated } => {
                     if let Some(new) = rotated {
                         self.domain.rotate_oidc_refresh_token(claimed, &new).await?;

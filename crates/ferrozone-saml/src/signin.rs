@@ -42,7 +42,7 @@ pub const DEFAULT_ENTITY_ID: &str = "urn:firezone.dev:firezone-app";
 #[derive(Debug)]
 pub struct SamlSp {
     entity_id: String,
-    keys: Option<SpKeyPair>,
+    keys: Option<Arc<SpKeyPair>>,
     providers: HashMap<String, SamlProvider>,
     body_limit: usize,
     gate: Gate,
@@ -124,25 +124,46 @@ impl SamlSp {
             .map(|(key, certificate)| SpKeyPair::from_pem(key, certificate))
             .transpose()
             .map_err(|e| format!("FERROZONE_SAML_KEYFILE / FERROZONE_SAML_CERTFILE: {e}"))?;
-        let mut parsed = HashMap::new();
-        for config in providers {
-            let name = format!("FERROZONE_SAML_IDENTITY_PROVIDERS: provider `{}`", config.id);
-            let metadata = IdpMetadata::parse(&config.metadata).map_err(|e| match e {
-                Error::Metadata(m) => format!("{name}: `metadata`: {m}"),
-                other => format!("{name}: `metadata`: {other}"),
-            })?;
-            if config.sign_requests && keys.is_none() {
-                return Err(format!(
-                    "{name}: `sign_requests` is true but no SP key is configured \
-                     (set FERROZONE_SAML_KEYFILE and FERROZONE_SAML_CERTFILE)"
-                ));
-            }
-            let provider = SamlProvider { config: config.clone(), idp: Arc::new(metadata) };
-            parsed.entry(config.id.clone()).or_insert(provider);
-        }
+        let keys = keys.map(Arc::new);
+        let parsed = parse_providers(providers, keys.is_some())?;
         Ok(Self { entity_id: entity_id.to_owned(), keys, providers: parsed, ..Self::default() })
     }
 
+    /// This SP (its entity id, key pair and limits; the same verification queue) with
+    /// `providers` instead of its own, checked as [`SamlSp::new`] checks them.
+    pub fn with_providers(&self, providers: &[SamlProviderConfig]) -> Result<Self, String> {
+        Ok(Self {
+            entity_id: self.entity_id.clone(),
+            keys: self.keys.clone(),
+            providers: parse_providers(providers, self.keys.is_some())?,
+            body_limit: self.body_limit,
+            gate: self.gate.clone(),
+        })
+    }
+}
+
+/// Each provider with its metadata parsed; errors name the setting, the provider and the field.
+fn parse_providers(providers: &[SamlProviderConfig], have_keys: bool) -> Result<HashMap<String, SamlProvider>, String> {
+    let mut parsed = HashMap::new();
+    for config in providers {
+        let name = format!("FERROZONE_SAML_IDENTITY_PROVIDERS: provider `{}`", config.id);
+        let metadata = IdpMetadata::parse(&config.metadata).map_err(|e| match e {
+            Error::Metadata(m) => format!("{name}: `metadata`: {m}"),
+            other => format!("{name}: `metadata`: {other}"),
+        })?;
+        if config.sign_requests && !have_keys {
+            return Err(format!(
+                "{name}: `sign_requests` is true but no SP key is configured \
+                 (set FERROZONE_SAML_KEYFILE and FERROZONE_SAML_CERTFILE)"
+            ));
+        }
+        let provider = SamlProvider { config: config.clone(), idp: Arc::new(metadata) };
+        parsed.entry(config.id.clone()).or_insert(provider);
+    }
+    Ok(parsed)
+}
+
+impl SamlSp {
     /// This SP with the assertion consumer's `limits` (else [`SamlLimits::default`]).
     #[must_use]
     pub fn with_limits(self, limits: SamlLimits) -> Self {
@@ -184,7 +205,7 @@ impl SamlSp {
         let Some(state) = domain.start_sign_in_flow(&config.id, &remembered, return_to, client).await? else {
             return Ok(Started::TooMany);
         };
-        let signer = self.keys.as_ref().filter(|_| config.sign_requests);
+        let signer = self.keys.as_deref().filter(|_| config.sign_requests);
         let acs_url = acs_url(config, external_url);
         let request =
             AuthnRequest::new(request_id, &provider.idp, &self.entity_id, &acs_url, &state, Utc::now(), signer);
@@ -278,10 +299,10 @@ impl SamlSp {
     /// an error, never unsigned metadata, when it cannot be signed.
     pub fn metadata(&self, provider: &SamlProvider, external_url: &str) -> Result<String, Error> {
         let config = &provider.config;
-        let signing = self.keys.as_ref().filter(|_| config.sign_requests);
+        let signing = self.keys.as_deref().filter(|_| config.sign_requests);
         let xml =
             sp_metadata(&self.entity_id, &acs_url(config, external_url), signing, config.signed_assertion_in_resp);
-        match self.keys.as_ref().filter(|_| config.sign_metadata) {
+        match self.keys.as_deref().filter(|_| config.sign_metadata) {
             Some(pair) => sign_metadata(&xml, pair),
             None => Ok(xml),
         }

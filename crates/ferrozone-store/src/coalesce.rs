@@ -80,6 +80,7 @@ pub(crate) fn fail_all<A>(err: DomainError, count: usize) -> Vec<Result<A>> {
     let copy = |err: &DomainError| match err {
         DomainError::NotFound => DomainError::NotFound,
         DomainError::Forbidden => DomainError::Forbidden,
+        DomainError::Disallowed(why) => DomainError::Disallowed(why),
         DomainError::Invalid(errors) => DomainError::Invalid(errors.clone()),
         DomainError::Unavailable(e) => DomainError::Unavailable(anyhow::anyhow!("{e:#}")),
         DomainError::Busy(what) => DomainError::Busy(what),

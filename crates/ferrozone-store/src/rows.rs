@@ -20,7 +20,7 @@ use crate::columns::columns;
 
 mod rule;
 
-pub(crate) use rule::RuleRow;
+pub(crate) use rule::{RuleRow, RuleSourceRow};
 
 columns! {
     /// A `users` row. Signing in is not an edit: the `UPDATE` leaves its columns alone.
@@ -381,6 +381,7 @@ impl TryFrom<DeviceRow> for Device {
 columns! {
     /// A row of [`crate::sql::ACTIVE_PEERS`]: the columns of a device that the data plane uses.
     pub(crate) struct ActivePeerRow in "devices" as "d" {
+        user_id: Uuid,
         public_key: String,
         preshared_key: Vec<u8>,
         ipv4: Option<String>,
@@ -394,6 +395,7 @@ impl TryFrom<ActivePeerRow> for ActivePeer {
     fn try_from(row: ActivePeerRow) -> Result<Self> {
         let decode = || -> anyhow::Result<ActivePeer> {
             Ok(ActivePeer {
+                user_id: row.user_id,
                 ipv4: address(row.ipv4, "ipv4 is not an IPv4 address")?,
                 ipv6: address(row.ipv6, "ipv6 is not an IPv6 address")?,
                 preshared_key: Sealed(row.preshared_key),

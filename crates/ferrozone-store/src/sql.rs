@@ -9,7 +9,9 @@ pub(crate) mod text;
 
 use ferrozone_domain::store::DeviceQuery;
 
-use crate::rows::{ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, SessionRow, SignInFlowRow, TokenRow, UserRow};
+use crate::rows::{
+    ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, RuleSourceRow, SessionRow, SignInFlowRow, TokenRow, UserRow,
+};
 pub(crate) use text::sql;
 
 pub(crate) const PING: &str = "SELECT 1";
@@ -90,11 +92,15 @@ pub(crate) const DELETE_EXPIRED_SIGN_IN_FLOWS: &str = "DELETE FROM sign_in_flows
 pub(crate) const TAKE_SIGN_IN_FLOW: &str =
     sql!["DELETE FROM sign_in_flows WHERE state_hash = $1 RETURNING ", (columns SignInFlowRow)];
 
-/// The peers the data plane puts on the interface: devices of users who are not disabled.
+/// The active devices, the peers the data plane puts on the interface: those of users who
+/// are not disabled and whose VPN session has not expired, `$1` being the cutoff of
+/// [`ferrozone_domain::vpn_session::VpnSession::cutoff`] (microseconds; NULL when sessions
+/// never expire). A user who never signed in stays active.
 pub(crate) const ACTIVE_PEERS: &str = sql![
     "SELECT ",
     (aliased ActivePeerRow),
-    " FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL"
+    " FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL \
+     AND ($1 IS NULL OR u.last_signed_in_at IS NULL OR u.last_signed_in_at > $1)"
 ];
 
 /// `SELECT <device columns> FROM devices`: the start of every device read.
@@ -114,6 +120,16 @@ pub(crate) const RULE_BY_ID: &str = sql![(select RuleRow), " WHERE id = $1"];
 pub(crate) const INSERT_RULE: &str = sql![(insert RuleRow)];
 pub(crate) const UPDATE_RULE: &str = sql![(update RuleRow)];
 pub(crate) const DELETE_RULE: &str = "DELETE FROM rules WHERE id = $1";
+/// The addresses of the active devices (as [`ACTIVE_PEERS`], `$1` the same cutoff) of every
+/// user a rule names:
+/// with [`LIST_RULES`], in one read transaction, what the data plane enforces.
+pub(crate) const RULE_SOURCES: &str = sql![
+    "SELECT ",
+    (aliased RuleSourceRow),
+    " FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL \
+     AND ($1 IS NULL OR u.last_signed_in_at IS NULL OR u.last_signed_in_at > $1) \
+     AND d.user_id IN (SELECT user_id FROM rules WHERE user_id IS NOT NULL)"
+];
 
 pub(crate) const ENSURE_POOL: &str =
     "INSERT INTO ip_pools (network, next_offset) VALUES ($1, $2) ON CONFLICT (network) DO NOTHING";

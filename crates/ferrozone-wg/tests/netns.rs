@@ -9,6 +9,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ferrozone_wg::nft::{render, Egress, IfName, Keeper, Nft, Table, TableState, Verdict};
 use ferrozone_wg::routing::default_route_interface;
 
+#[path = "netns/delta.rs"]
+mod delta;
+#[path = "netns/packets.rs"]
+mod packets;
+
 /// A network namespace deleted on drop.
 struct Namespace(String);
 
@@ -175,7 +180,7 @@ fn the_egress_interface_is_the_default_routes_in_the_kernels_own_table() {
 #[tokio::test]
 async fn the_keeper_applies_once_then_only_on_drift_or_a_new_ruleset() {
     let Some(ns) = Namespace::new() else { return };
-    let mut keeper = Keeper::new(ns.nft(), render(&table(Some("eth0"))));
+    let mut keeper = Keeper::new(ns.nft(), table(Some("eth0")));
     assert!(keeper.reconcile_once().await.unwrap(), "the first pass applies");
     assert!(!keeper.reconcile_once().await.unwrap(), "an unchanged table is left alone");
 
@@ -183,18 +188,18 @@ async fn the_keeper_applies_once_then_only_on_drift_or_a_new_ruleset() {
     assert!(keeper.reconcile_once().await.unwrap(), "a flush is repaired");
     assert!(!keeper.reconcile_once().await.unwrap());
 
-    ns.nft_cli(&["add", "rule", "inet", "ferrozone", "forward", "drop"]);
+    ns.nft_cli(&["add", "rule", "inet", "ferrozone", "forward", "meta", "mark", "42", "drop"]);
     assert!(keeper.reconcile_once().await.unwrap(), "an added rule is repaired");
     let listing = ns.nft_cli(&["list", "table", "inet", "ferrozone"]);
-    assert!(!listing.contains("drop") && listing.contains("masquerade"), "{listing}");
+    assert!(!listing.contains("meta mark") && listing.contains("masquerade"), "{listing}");
 
     ns.nft_cli(&["delete", "table", "inet", "ferrozone"]);
     assert!(keeper.reconcile_once().await.unwrap(), "a deleted table is put back");
 
-    keeper.set_ruleset(render(&table(Some("eth0"))));
-    assert!(!keeper.reconcile_once().await.unwrap(), "the same ruleset is not a change");
-    keeper.set_ruleset(render(&table(None)));
-    assert!(keeper.reconcile_once().await.unwrap(), "a new ruleset is applied");
+    keeper.set_table(table(Some("eth0")));
+    assert!(!keeper.reconcile_once().await.unwrap(), "the same table is not a change");
+    keeper.set_table(table(None));
+    assert!(keeper.reconcile_once().await.unwrap(), "a new table is applied");
     assert!(!ns.nft_cli(&["list", "table", "inet", "ferrozone"]).contains("masquerade"));
 }
 

@@ -1,6 +1,6 @@
 //! The command line. Scripts depend on these forms: change them only compatibly.
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use uuid::Uuid;
 
 use crate::config::Config;
@@ -12,6 +12,21 @@ pub struct Cli {
     pub config: Config,
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Parses `args` as `Cli::try_parse_from` does, and also notes which configuration keys
+    /// a command-line flag set: those a PATCH of `/v0/configuration` may not change.
+    pub fn parse_args<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = Self::command().try_get_matches_from(args)?;
+        let mut cli = Self::from_arg_matches(&matches)?;
+        cli.config.flags = crate::config::flags(&matches);
+        Ok(cli)
+    }
 }
 
 #[derive(Debug, Subcommand)]

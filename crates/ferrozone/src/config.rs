@@ -11,4 +11,5 @@ mod http;
 mod settings;
 
 pub use env::prepare_environment;
-pub use settings::{Config, LogFormat, WireguardBackend};
+pub use fixed::flags;
+pub use settings::{Config, EgressDefaultAction, LogFormat, WireguardBackend};

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use ferrozone_domain::Domain;
-use ferrozone_http::{DataPlaneHealth, DataPlaneProbe, NoDataPlane};
+use ferrozone_http::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
 use ferrozone_wg::domain::DomainPeers;
 use ferrozone_wg::kernel::Kernel;
 use ferrozone_wg::memory::MemoryInterface;
@@ -17,10 +17,12 @@ use ferrozone_wg::{InterfaceConfig, Key, PeerSource, WireGuard};
 use ipnet::IpNet;
 use tokio::sync::Notify;
 
-use crate::config::{Config, WireguardBackend};
+use crate::config::{Config, EgressDefaultAction, WireguardBackend};
 
+mod egress;
 mod routing;
 use crate::supervisor::Supervisor;
+use routing::RoutingStatus;
 
 /// How often the reconciler runs without a trigger, to repair drift.
 const REPAIR_INTERVAL: Duration = Duration::from_secs(30);
@@ -36,22 +38,40 @@ pub async fn start(
     domain: Arc<Domain>,
     tasks: &mut Supervisor,
 ) -> anyhow::Result<Arc<dyn DataPlaneProbe>> {
-    let changes = domain.peer_changes();
-    let interface = open_backend(config, &domain, changes.clone()).await?;
+    // One signal from the domain (this process's commits and the database watch), one
+    // wake-up per consumer: a `Notify` permit wakes only one waiter.
+    let (peers_changed, table_changed) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let interface = open_backend(config, &domain, peers_changed.clone()).await?;
     if interface.kind() == "none" {
         return Ok(Arc::new(NoDataPlane));
     }
-    let keeper = routing::start(config, &domain).await?;
+    let routing = routing::start(config, domain.clone()).await?;
+    let routing_status = routing.status();
     let stopping = tasks.stopping();
-    tasks.spawn_draining("nftables", routing::keep(keeper, REPAIR_INTERVAL, stopping, config.nft_remove_on_shutdown));
+    let (remove, table) = (config.nft_remove_on_shutdown, table_changed.clone());
+    tasks.spawn_draining("nftables", routing::keep(routing, table, REPAIR_INTERVAL, stopping, remove));
+    let fan_out = fan_out(domain.peer_changes(), vec![peers_changed.clone(), table_changed]);
+    tasks.spawn("change fan-out", forever(fan_out));
     let source: Arc<dyn PeerSource> = Arc::new(DomainPeers::new(domain.clone()));
-    tasks.spawn("peer change watcher", watch_peer_changes(domain, changes.clone()));
+    tasks.spawn("peer change watcher", watch_peer_changes(domain.clone(), domain.peer_changes()));
     let reconciler = Reconciler::new(source.clone(), interface.clone());
-    let probe = Probe { backend: interface.kind(), status: reconciler.status() };
-    tasks.spawn("reconciler", forever(reconciler.run(changes, REPAIR_INTERVAL)));
+    let default_action = config.egress_default_action;
+    let probe =
+        Probe { backend: interface.kind(), status: reconciler.status(), routing: routing_status, default_action };
+    tasks.spawn("reconciler", forever(reconciler.run(peers_changed, REPAIR_INTERVAL)));
     let collector = StatsCollector::new(source, interface);
     tasks.spawn("statistics", forever(collector.run(Duration::from_secs(config.stats_interval))));
     Ok(Arc::new(probe))
+}
+
+/// Passes every wake-up of `source` on to each of `consumers`, forever.
+async fn fan_out(source: Arc<Notify>, consumers: Vec<Arc<Notify>>) {
+    loop {
+        source.notified().await;
+        for consumer in &consumers {
+            consumer.notify_one();
+        }
+    }
 }
 
 /// A loop that never ends by design: if it does, the supervisor hears of it.
@@ -60,7 +80,7 @@ async fn forever(task: impl std::future::Future<Output = ()>) -> anyhow::Result<
     Ok(())
 }
 
-/// Wakes the reconciler on every committed change, also those of other processes sharing
+/// Wakes the data plane on every committed change, also those of other processes sharing
 /// the database. A lost watch (the database restarted) is retried: meanwhile the
 /// reconciler's timed passes keep the interface in line.
 async fn watch_peer_changes(domain: Arc<Domain>, changes: Arc<Notify>) -> anyhow::Result<()> {
@@ -95,19 +115,32 @@ where
     }
 }
 
-/// The reconciler's outcome, for `/healthz`.
+/// The reconciler's and the table keeper's outcomes, for `/healthz`.
 struct Probe {
     backend: &'static str,
     status: tokio::sync::watch::Receiver<ReconcileStatus>,
+    routing: tokio::sync::watch::Receiver<RoutingStatus>,
+    default_action: EgressDefaultAction,
 }
 
 impl DataPlaneProbe for Probe {
     fn health(&self) -> DataPlaneHealth {
         let status = *self.status.borrow();
+        let routing = *self.routing.borrow();
+        let default_action = match self.default_action {
+            EgressDefaultAction::Accept => "accept",
+            EgressDefaultAction::Drop => "drop",
+        };
         DataPlaneHealth {
             backend: self.backend,
             last_reconcile: status.last_success,
             last_reconcile_failed: status.last_failed,
+            routing: RoutingHealth::Applied {
+                rules: routing.rules,
+                default_action,
+                last_apply: routing.last_apply,
+                last_pass_failed: routing.last_pass_failed,
+            },
         }
     }
 }
@@ -198,5 +231,19 @@ mod tests {
         assert_eq!(calls.load(Ordering::SeqCst), 4, "three failures, each retried");
         // The last failure left a wake-up for the reconciler.
         tokio::time::timeout(Duration::from_secs(60), changes.notified()).await.expect("the reconciler was woken");
+    }
+
+    /// One wake-up of the domain's signal wakes every consumer: the reconciler and the
+    /// table keeper each get their own permit.
+    #[tokio::test]
+    async fn one_change_wakes_every_consumer() {
+        let source = Arc::new(Notify::new());
+        let consumers = [Arc::new(Notify::new()), Arc::new(Notify::new())];
+        let task = tokio::spawn(fan_out(source.clone(), consumers.to_vec()));
+        source.notify_one();
+        for consumer in &consumers {
+            tokio::time::timeout(Duration::from_secs(60), consumer.notified()).await.expect("woken");
+        }
+        task.abort();
     }
 }

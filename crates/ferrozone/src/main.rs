@@ -12,7 +12,7 @@ mod telemetry;
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 
 use crate::cli::Cli;
 
@@ -27,7 +27,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cli = Cli::parse_from(args);
+    let cli = Cli::parse_args(args).unwrap_or_else(|e| e.exit());
     telemetry::init(&cli);
     for warning in warnings {
         tracing::warn!("{warning}");

@@ -11,14 +11,21 @@ use crate::validate::{CANT_BE_BLANK, DUPLICATES, IS_INVALID};
 use crate::{DomainError, Errors};
 
 /// The `(key, value)` pairs to store, in [`KEYS`] order. Keys outside [`KEYS`] are ignored
-/// (as Firezone's cast ignores them); one bad or fixed key makes the whole PATCH invalid.
+/// here (as Firezone's cast ignores them; the provider lists are checked apart); one bad or
+/// fixed key makes the whole PATCH invalid.
 pub fn check(sent: &Map<String, Value>, fixed: &Fixed) -> Result<Vec<(String, Value)>, DomainError> {
     let mut errors = Errors::new();
+    let changes = collect(sent, fixed, &mut errors);
+    errors.finish(changes)
+}
+
+/// [`check`], adding its problems to `errors`.
+pub fn collect(sent: &Map<String, Value>, fixed: &Fixed, errors: &mut Errors) -> Vec<(String, Value)> {
     let mut changes = Vec::new();
     for key in KEYS {
         let Some(value) = sent.get(key) else { continue };
-        if let Some(variable) = fixed.variable(key) {
-            errors.add(key, format!("cannot be changed; it is overridden by {variable} environment variable"));
+        if let Some(source) = fixed.source(key) {
+            errors.add(key, format!("cannot be changed; it is overridden by {source}"));
             continue;
         }
         match check_value(key, value) {
@@ -26,13 +33,16 @@ pub fn check(sent: &Map<String, Value>, fixed: &Fixed) -> Result<Vec<(String, Va
             Err(message) => errors.add(key, message),
         }
     }
-    errors.finish(changes)
+    changes
 }
+
+/// The keys whose `null` means "leave this line out of client configurations".
+const NULLABLE: [&str; 2] = ["default_client_persistent_keepalive", "default_client_mtu"];
 
 /// The value to store for `key`, or the message.
 fn check_value(key: &str, value: &Value) -> Result<Value, String> {
     if value.is_null() {
-        return Err(CANT_BE_BLANK.to_owned());
+        return if NULLABLE.contains(&key) { Ok(Value::Null) } else { Err(CANT_BE_BLANK.to_owned()) };
     }
     match key {
         "default_client_persistent_keepalive" => integer(value, 0, 120),
@@ -110,6 +120,26 @@ mod tests {
     }
 
     #[test]
+    fn null_clears_the_nullable_scalars_and_is_blank_elsewhere() {
+        let sent = json!({"default_client_mtu": null, "default_client_persistent_keepalive": null});
+        let changes = check(sent.as_object().unwrap(), &Fixed::default()).unwrap();
+        assert_eq!(
+            changes,
+            [
+                ("default_client_persistent_keepalive".to_owned(), Value::Null),
+                ("default_client_mtu".to_owned(), Value::Null),
+            ]
+        );
+        let e = errors(
+            json!({"default_client_endpoint": null, "default_client_dns": null, "local_auth_enabled": null}),
+            &Fixed::default(),
+        );
+        for key in ["default_client_endpoint", "default_client_dns", "local_auth_enabled"] {
+            assert_eq!(e.get(key).unwrap(), ["can't be blank"], "{key}");
+        }
+    }
+
+    #[test]
     fn firezone_messages() {
         let e = errors(
             json!({"default_client_mtu": 575, "default_client_persistent_keepalive": 121,
@@ -136,5 +166,16 @@ mod tests {
             ["cannot be changed; it is overridden by WIREGUARD_MTU environment variable"]
         );
         assert_eq!(e.len(), 1);
+    }
+
+    #[test]
+    fn a_key_a_flag_sets_names_the_flag() {
+        let fixed = Fixed::new([("default_client_mtu".to_owned(), "WIREGUARD_MTU".to_owned())])
+            .with_flags([("default_client_mtu".to_owned(), "--default-client-mtu".to_owned())]);
+        let e = errors(json!({"default_client_mtu": 1280}), &fixed);
+        assert_eq!(
+            e.get("default_client_mtu").unwrap(),
+            ["cannot be changed; it is overridden by the --default-client-mtu command-line flag"]
+        );
     }
 }

@@ -6,12 +6,18 @@ use tokio::sync::Notify;
 use zeroize::Zeroizing;
 
 use super::Domain;
+use crate::egress::EgressPolicy;
 use crate::error::Result;
 use crate::model::{ActivePeer, StatsReport};
+use crate::time::Timestamp;
+use crate::vpn_session::VpnSession;
 
 impl Domain {
     /// Notified (one stored permit, so nothing is missed) after every committed change in
-    /// this process that can change the peers: device writes, user deletes, disabling.
+    /// this process that can change the data plane: device writes, user deletes, disabling
+    /// (the peers and the rules' sources), rule writes, a sign-in (which renews a VPN
+    /// session), and a new `vpn_session_duration` (read by this process, whichever wrote
+    /// it). One permit wakes one consumer: a process with several fans it out.
     pub fn peer_changes(&self) -> Arc<Notify> {
         self.peer_changes.clone()
     }
@@ -26,14 +32,28 @@ impl Domain {
         &self.server_private_key
     }
 
-    /// The peers that should be on the interface; preshared keys still sealed (see
-    /// [`Domain::reveal`]).
+    /// The peers that should be on the interface, the active devices as of now with the
+    /// current `vpn_session_duration` ([`Domain::vpn_session`]); preshared keys still
+    /// sealed (see [`Domain::reveal`]).
     pub async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
-        self.store().active_peers().await
+        self.store().active_peers(self.vpn_session()).await
+    }
+
+    /// What "active" means now: the effective `vpn_session_duration`, read per use, as of
+    /// this moment.
+    pub fn vpn_session(&self) -> VpnSession {
+        VpnSession::new(self.current_values().vpn_session_duration, Timestamp::now())
+    }
+
+    /// The egress rules and the tunnel addresses of the active devices of the users they
+    /// name, from one snapshot: a disabled user's devices, or those of an expired VPN
+    /// session, are not there, like its peers.
+    pub async fn egress_policy(&self) -> Result<EgressPolicy> {
+        self.store().egress_policy(self.vpn_session()).await
     }
 
     /// Runs until the store is closed, notifying [`Domain::peer_changes`] after changes to
-    /// the peers that other processes commit (this process's own notify it directly). An
+    /// the peers or the rules that other processes commit (this process's own notify it directly). An
     /// error ends the watch: the caller may start it again.
     pub async fn watch_peer_changes(&self) -> Result<()> {
         self.store().watch_peer_changes(self.peer_changes.clone()).await

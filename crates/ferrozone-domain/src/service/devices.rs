@@ -3,6 +3,7 @@
 use uuid::Uuid;
 use zeroize::Zeroizing;
 
+use super::device_rights as rights;
 use super::{Domain, Principal};
 use crate::client_config::{self, ConfigKeys, PRIVATE_KEY_PLACEHOLDER};
 use crate::crypto::PrivateKey;
@@ -50,13 +51,17 @@ impl Domain {
     }
 
     /// Creates a device. Without a public key in `input` the key pair is generated here,
-    /// and its private key is in the result, the only place it ever appears.
+    /// and its private key is in the result, the only place it ever appears. An
+    /// unprivileged actor needs the configuration's device switches ([`rights`]).
     pub async fn create_device(&self, actor: &Principal, input: &NewDevice) -> Result<CreatedDevice> {
         let default_owner = if actor.is_admin() { None } else { Some(own_device_owner(actor, input)?) };
+        let switches = self.current_values();
+        rights::may_manage(actor, &switches)?;
         let checked = rules::check_create(input, self.settings(), self.server_public_key(), default_owner)?;
         if !actor.is_admin() && Some(checked.owner()) != actor.user_id {
             return Err(DomainError::Forbidden);
         }
+        rights::may_configure_new(actor, &switches, &checked)?;
         let mut input = rules::complete(checked, self.cipher());
         let max = self.settings().max_devices_per_user;
         let mut attempt = 0;
@@ -97,8 +102,11 @@ impl Domain {
 
     pub async fn update_device(&self, actor: &Principal, id: Uuid, changes: &DeviceChanges) -> Result<Device> {
         let stored = self.get_device(actor, id).await?;
+        let switches = self.current_values();
+        rights::may_manage(actor, &switches)?;
         let checked = rules::check_update(changes, &stored, self.settings(), self.server_public_key())?;
         let update = rules::complete_update(checked, &stored, self.cipher());
+        rights::may_configure(actor, &switches, &stored, &update)?;
         let device = self.store().update_device(id, &update, Timestamp::now()).await?;
         self.peers_changed();
         Ok(device)
@@ -106,6 +114,7 @@ impl Domain {
 
     pub async fn delete_device(&self, actor: &Principal, id: Uuid) -> Result<()> {
         self.get_device(actor, id).await?;
+        rights::may_manage(actor, &self.current_values())?;
         if self.store().delete_device(id).await? {
             self.peers_changed();
             tracing::info!(device.id = %id, "device deleted");

@@ -1,4 +1,5 @@
-//! Egress rules (Firezone's `/v0/rules`): admin only.
+//! Egress rules (Firezone's `/v0/rules`): admin only. Every committed write wakes the data
+//! plane ([`Domain::peer_changes`]).
 
 use uuid::Uuid;
 
@@ -26,6 +27,7 @@ impl Domain {
         let now = Timestamp::now();
         let rule = built(Uuid::now_v7(), checked, now, now);
         self.store().insert_rule(&rule).await?;
+        self.peers_changed();
         tracing::info!(rule.id = %rule.id, "rule created");
         Ok(rule)
     }
@@ -38,6 +40,7 @@ impl Domain {
         if !self.store().update_rule(&rule).await? {
             return Err(DomainError::NotFound);
         }
+        self.peers_changed();
         tracing::info!(rule.id = %rule.id, "rule updated");
         Ok(rule)
     }
@@ -47,6 +50,7 @@ impl Domain {
         if !self.store().delete_rule(id).await? {
             return Err(DomainError::NotFound);
         }
+        self.peers_changed();
         tracing::info!(rule.id = %id, "rule deleted");
         Ok(())
     }

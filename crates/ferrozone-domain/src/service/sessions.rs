@@ -8,9 +8,13 @@ use zeroize::Zeroizing;
 use super::tokens::Refusal;
 use super::{Domain, Principal};
 use crate::crypto::{csrf_token, hash_session_secret, random_secret, verify_password_or_dummy};
-use crate::error::Result;
+use crate::error::{DomainError, Result};
 use crate::model::{Session, User};
 use crate::time::Timestamp;
+
+/// Why a password sign-in is refused when `local_auth_enabled` is off.
+pub const LOCAL_AUTH_OFF: &str =
+    "Signing in with a password is turned off on this server; sign in with an identity provider.";
 
 /// The `last_signed_in_method` of a password sign-in.
 pub const PASSWORD_METHOD: &str = "password";
@@ -36,7 +40,12 @@ impl Domain {
     /// Every refusal (unknown email, no password, wrong password, disabled user) is the same
     /// `None`, and costs the same: one argon2 verification, against a dummy hash when there
     /// is no real one.
+    ///
+    /// With `local_auth_enabled` off (read per use) nothing is checked: `Disallowed`.
     pub async fn sign_in_with_password(&self, email: &str, password: &str) -> Result<Option<NewSession>> {
+        if !self.local_auth_enabled() {
+            return Err(DomainError::Disallowed(LOCAL_AUTH_OFF));
+        }
         let user = self.user_with_email(email).await?;
         let phc = user.as_ref().and_then(|u| u.password_hash.clone());
         let password = Zeroizing::new(password.to_owned());
@@ -45,6 +54,12 @@ impl Domain {
             return Ok(None);
         };
         Ok(Some(self.start_session(user, PASSWORD_METHOD).await?))
+    }
+
+    /// Whether people may sign in with a password now (`local_auth_enabled`). Sign-in
+    /// through a provider and API tokens do not depend on it.
+    pub fn local_auth_enabled(&self) -> bool {
+        self.current_values().local_auth_enabled
     }
 
     /// A fresh token for the sign-in form, valid for `lifetime_secs`.
@@ -75,6 +90,10 @@ impl Domain {
         };
         self.store().insert_session(&session).await?;
         self.store().record_sign_in(user.id, method, now).await?;
+        if self.vpn_session().expires() {
+            // The sign-in renews the user's VPN session: an expired one's devices come back.
+            self.peers_changed();
+        }
         tracing::info!(user.id = %user.id, session.id = %session.id, method, "signed in");
         Ok(NewSession { secret, user })
     }

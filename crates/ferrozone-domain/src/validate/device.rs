@@ -59,6 +59,15 @@ impl CheckedDevice {
     pub fn owner(&self) -> Uuid {
         self.user_id
     }
+
+    /// Whether the request configures the device: gives an address, or turns off a
+    /// `use_default_*` (only then is a tunnel setting of its own kept).
+    pub fn is_configured(&self) -> bool {
+        matches!(self.ipv4, AddressRequest::Given(_))
+            || matches!(self.ipv6, AddressRequest::Given(_))
+            || self.use_default != UseDefaults::default()
+            || self.custom != CustomConfig::default()
+    }
 }
 
 /// Validates a create request. The owner is `user_id`, or `default_owner` when that is

@@ -4,6 +4,7 @@
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
+use ferrozone_domain::configuration::Values;
 use ferrozone_domain::service::configuration::Configuration;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -25,17 +26,16 @@ pub fn routes() -> OpenApiRouter<AppState> {
 #[derive(Serialize, ToSchema)]
 pub struct ConfigurationDto {
     pub id: Uuid,
-    pub local_auth_enabled: bool,
-    pub allow_unprivileged_device_management: bool,
-    pub allow_unprivileged_device_configuration: bool,
-    pub disable_vpn_on_oidc_error: bool,
-    /// Seconds; 0 never expires, 2147483647 is Firezone's "Once".
-    pub vpn_session_duration: i64,
-    pub default_client_persistent_keepalive: i32,
-    pub default_client_mtu: i32,
-    pub default_client_endpoint: String,
-    pub default_client_dns: Vec<String>,
-    pub default_client_allowed_ips: Vec<String>,
+    /// The effective values.
+    #[serde(flatten)]
+    pub values: Values,
+    /// The OpenID Connect providers in effect, as sent (`client_secret` in clear, as in
+    /// Firezone).
+    #[schema(value_type = Vec<Object>)]
+    pub openid_connect_providers: Vec<serde_json::Value>,
+    /// The SAML identity providers in effect, as sent.
+    #[schema(value_type = Vec<Object>)]
+    pub saml_identity_providers: Vec<serde_json::Value>,
     /// Always `{}`: Ferrozone has no logo.
     #[schema(value_type = Object)]
     pub logo: serde_json::Map<String, serde_json::Value>,
@@ -66,6 +66,12 @@ pub struct ConfigurationAttrs {
     default_client_endpoint: Option<String>,
     default_client_dns: Option<Vec<String>>,
     default_client_allowed_ips: Option<Vec<String>>,
+    /// Replaces the whole list; each provider is checked as at start-up.
+    #[schema(value_type = Option<Vec<Object>>)]
+    openid_connect_providers: Option<Vec<serde_json::Value>>,
+    /// Replaces the whole list; each provider is checked as at start-up.
+    #[schema(value_type = Option<Vec<Object>>)]
+    saml_identity_providers: Option<Vec<serde_json::Value>>,
 }
 
 /// `{"configuration": ConfigurationAttrs}`
@@ -77,19 +83,11 @@ pub struct ConfigurationEnvelope {
 
 impl From<Configuration> for ConfigurationDto {
     fn from(c: Configuration) -> Self {
-        let v = c.values;
         Self {
             id: c.id,
-            local_auth_enabled: v.local_auth_enabled,
-            allow_unprivileged_device_management: v.allow_unprivileged_device_management,
-            allow_unprivileged_device_configuration: v.allow_unprivileged_device_configuration,
-            disable_vpn_on_oidc_error: v.disable_vpn_on_oidc_error,
-            vpn_session_duration: v.vpn_session_duration,
-            default_client_persistent_keepalive: v.default_client_persistent_keepalive,
-            default_client_mtu: v.default_client_mtu,
-            default_client_endpoint: v.default_client_endpoint,
-            default_client_dns: v.default_client_dns,
-            default_client_allowed_ips: v.default_client_allowed_ips,
+            values: c.values,
+            openid_connect_providers: c.providers.oidc,
+            saml_identity_providers: c.providers.saml,
             logo: serde_json::Map::new(),
             inserted_at: Time(c.inserted_at),
             updated_at: Time(c.updated_at),
@@ -129,7 +127,9 @@ async fn update_configuration(
 ) -> Result<Response, ApiError> {
     actor.require_admin()?;
     let sent = body.wrapped("configuration")?;
-    Ok(ok(app.domain.update_configuration(&actor, &sent).await?))
+    let web = app.web.clone();
+    let check = move |providers: &ferrozone_domain::providers::Providers| web.check_providers(providers);
+    Ok(ok(app.domain.update_configuration(&actor, &sent, &check).await?))
 }
 
 /// Update the configuration (as PATCH)

@@ -112,6 +112,7 @@ async fn get_device(State(app): State<AppState>, reader: DeviceReader, id: PathI
     responses(
         (status = 200, body = DeviceData),
         (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 403, body = crate::dto::ErrorBody),
         (status = 404, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
         (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
     ))]
@@ -144,6 +145,7 @@ async fn update_device(
     responses(
         (status = 200, body = DeviceData),
         (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
+        (status = 403, body = crate::dto::ErrorBody),
         (status = 404, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
         (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
     ))]
@@ -161,7 +163,8 @@ async fn replace_device(
     params(("id" = String, Path, description = "Device UUID")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, body = crate::dto::AuthErrors), (status = 404, body = crate::dto::ErrorBody),
+        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
+        (status = 404, body = crate::dto::ErrorBody),
     ))]
 async fn delete_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
     app.domain.delete_device(&actor, device_id(id)?).await?;

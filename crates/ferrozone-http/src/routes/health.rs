@@ -22,7 +22,31 @@ pub struct DataPlaneHealth {
     pub last_reconcile: Option<SystemTime>,
     /// Whether the reconciler's latest pass failed.
     pub last_reconcile_failed: bool,
+    /// The nftables table (forwarding, NAT, egress rules).
+    pub routing: RoutingHealth,
 }
+
+/// The `inet ferrozone` nftables table as `/healthz` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoutingHealth {
+    /// Nothing is applied (no WireGuard backend), and why.
+    NotApplied { reason: &'static str },
+    /// The table is kept.
+    Applied {
+        /// The egress rules it holds.
+        rules: usize,
+        /// What it does with tunnel traffic no rule matches: `accept` or `drop`.
+        default_action: &'static str,
+        /// When it was last written.
+        last_apply: Option<SystemTime>,
+        /// Whether the latest pass failed (the rules could not be read or `nft` refused):
+        /// the table holds the last rules applied.
+        last_pass_failed: bool,
+    },
+}
+
+/// Why a process without a WireGuard backend applies no table.
+pub const NO_BACKEND: &str = "the WireGuard backend is none: nothing is enforced";
 
 /// Where `/healthz` reads the data plane's state.
 pub trait DataPlaneProbe: Send + Sync + 'static {
@@ -34,7 +58,12 @@ pub struct NoDataPlane;
 
 impl DataPlaneProbe for NoDataPlane {
     fn health(&self) -> DataPlaneHealth {
-        DataPlaneHealth { backend: "none", last_reconcile: None, last_reconcile_failed: false }
+        DataPlaneHealth {
+            backend: "none",
+            last_reconcile: None,
+            last_reconcile_failed: false,
+            routing: RoutingHealth::NotApplied { reason: NO_BACKEND },
+        }
     }
 }
 
@@ -43,7 +72,8 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// 200 when the database answers, with the data plane's state (`status` is `degraded`
-/// while the last reconcile failed); 503 when the database does not answer.
+/// while the last reconcile or the last pass over the nftables table failed); 503 when the
+/// database does not answer.
 async fn healthz(State(app): State<AppState>) -> Response {
     if let Err(e) = app.domain.check_storage().await {
         return ApiError::Unavailable(anyhow::Error::new(e)).into_response();
@@ -52,18 +82,35 @@ async fn healthz(State(app): State<AppState>) -> Response {
 }
 
 fn report(data_plane: &DataPlaneHealth) -> Value {
-    let status = if data_plane.last_reconcile_failed { "degraded" } else { "ok" };
-    let last_reconcile =
-        data_plane.last_reconcile.map(|at| DateTime::<Utc>::from(at).to_rfc3339_opts(SecondsFormat::Micros, true));
+    let routing_failed = matches!(data_plane.routing, RoutingHealth::Applied { last_pass_failed: true, .. });
+    let status = if data_plane.last_reconcile_failed || routing_failed { "degraded" } else { "ok" };
     json!({
         "status": status,
         "database": "ok",
         "data_plane": {
             "backend": data_plane.backend,
-            "last_reconcile_at": last_reconcile,
+            "last_reconcile_at": data_plane.last_reconcile.map(timestamp),
             "last_reconcile_failed": data_plane.last_reconcile_failed,
         },
+        "routing": routing(&data_plane.routing),
     })
+}
+
+fn routing(health: &RoutingHealth) -> Value {
+    match health {
+        RoutingHealth::NotApplied { reason } => json!({"nftables": "not applied", "reason": reason}),
+        RoutingHealth::Applied { rules, default_action, last_apply, last_pass_failed } => json!({
+            "nftables": "applied",
+            "rules": rules,
+            "default_action": default_action,
+            "last_apply_at": last_apply.map(timestamp),
+            "last_pass_failed": last_pass_failed,
+        }),
+    }
+}
+
+fn timestamp(at: SystemTime) -> String {
+    DateTime::<Utc>::from(at).to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
 /// 200 while the process serves HTTP; touches nothing else.
@@ -80,15 +127,40 @@ mod tests {
     #[test]
     fn the_report_names_the_backend_and_the_last_reconcile() {
         let at = UNIX_EPOCH + Duration::from_micros(1_764_068_400_123_456);
-        let healthy = DataPlaneHealth { backend: "kernel", last_reconcile: Some(at), last_reconcile_failed: false };
+        let routing =
+            RoutingHealth::Applied { rules: 3, default_action: "drop", last_apply: Some(at), last_pass_failed: false };
+        let healthy =
+            DataPlaneHealth { backend: "kernel", last_reconcile: Some(at), last_reconcile_failed: false, routing };
         assert_eq!(
             report(&healthy),
             json!({"status": "ok", "database": "ok", "data_plane": {
-                "backend": "kernel", "last_reconcile_at": "2025-11-25T11:00:00.123456Z", "last_reconcile_failed": false}})
+                "backend": "kernel", "last_reconcile_at": "2025-11-25T11:00:00.123456Z", "last_reconcile_failed": false},
+                "routing": {"nftables": "applied", "rules": 3, "default_action": "drop",
+                "last_apply_at": "2025-11-25T11:00:00.123456Z", "last_pass_failed": false}})
         );
-        let failing = DataPlaneHealth { last_reconcile_failed: true, ..healthy };
+        let failing = DataPlaneHealth { last_reconcile_failed: true, ..healthy.clone() };
         assert_eq!(report(&failing)["status"], "degraded");
         assert_eq!(report(&failing)["data_plane"]["last_reconcile_failed"], true);
         assert_eq!(report(&NoDataPlane.health())["data_plane"]["last_reconcile_at"], Value::Null);
+    }
+
+    #[test]
+    fn a_failed_pass_over_the_table_degrades_the_status() {
+        let routing =
+            RoutingHealth::Applied { rules: 0, default_action: "accept", last_apply: None, last_pass_failed: true };
+        let failing =
+            DataPlaneHealth { backend: "userspace", last_reconcile: None, last_reconcile_failed: false, routing };
+        assert_eq!(report(&failing)["status"], "degraded");
+        assert_eq!(report(&failing)["routing"]["last_pass_failed"], true);
+        assert_eq!(report(&failing)["routing"]["last_apply_at"], Value::Null);
+    }
+
+    #[test]
+    fn without_a_backend_nothing_is_applied_and_the_report_says_why() {
+        assert_eq!(
+            report(&NoDataPlane.health())["routing"],
+            json!({"nftables": "not applied", "reason": "the WireGuard backend is none: nothing is enforced"})
+        );
+        assert_eq!(report(&NoDataPlane.health())["status"], "ok");
     }
 }

@@ -16,6 +16,8 @@ pub struct SignInPage<'a> {
     pub error: Option<&'a str>,
     /// The identity providers to offer, as links that start their sign-in.
     pub providers: &'a [ProviderLink],
+    /// Whether to offer the email and password form (`local_auth_enabled`).
+    pub password: bool,
 }
 
 /// A link on the sign-in page that starts a provider sign-in.
@@ -102,6 +104,7 @@ mod tests {
             form_token: "t",
             error: Some("<b>"),
             providers: &providers,
+            password: true,
         }
         .render()
         .unwrap();

@@ -35,9 +35,10 @@ async fn start(
     ClientAddr(client): ClientAddr,
     Query(params): Params,
 ) -> Result<Response, PageError> {
-    let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
+    let oidc = app.web.sign_in(&app.domain).oidc.clone();
+    let Some(provider) = oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
     let return_to = local_path(params.get("return_to").map_or("/", String::as_str));
-    Ok(match app.web.oidc.start(&app.domain, &provider, return_to, client).await? {
+    Ok(match oidc.start(&app.domain, &provider, return_to, client).await? {
         Begun::ToProvider { state, url } => providers::to_provider(&url, providers::flow_cookie(&app, &state))
             .unwrap_or_else(|| failed(&provider, &SignInError::Refused("an invalid authorization URL".into()))),
         Begun::TooMany => providers::too_many_flows(),
@@ -53,13 +54,14 @@ async fn callback(
     headers: HeaderMap,
     Query(params): Params,
 ) -> Result<Response, PageError> {
-    let Some(provider) = app.web.oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
+    let oidc = app.web.sign_in(&app.domain).oidc.clone();
+    let Some(provider) = oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
     let param = |name: &str| params.get(name).map(String::as_str);
     // Taken here (if this browser holds it), the flow can never be used again, whatever follows.
     let flow = providers::take(&app, &headers, &provider.id, param("state").unwrap_or_default()).await?;
     let taken = flow.is_some();
     let callback = Callback { code: param("code"), error: param("error"), iss: param("iss") };
-    let completed = app.web.oidc.complete(&app.domain, &provider, flow, callback).await?;
+    let completed = oidc.complete(&app.domain, &provider, flow, callback).await?;
     Ok(completed_page(&app, &headers, &provider, completed, taken).await?)
 }
 

@@ -43,9 +43,10 @@ async fn start(
     ClientAddr(client): ClientAddr,
     RawQuery(query): RawQuery,
 ) -> Result<Response, PageError> {
-    let Some(provider) = app.web.saml.provider(&id) else { return Ok(providers::unknown_provider()) };
+    let saml = app.web.sign_in(&app.domain).saml.clone();
+    let Some(provider) = saml.provider(&id) else { return Ok(providers::unknown_provider()) };
     let return_to = query_value(query.as_deref(), "return_to");
-    let started = app.web.saml.start(&app.domain, provider, local_path(&return_to), client, &app.web.external_url);
+    let started = saml.start(&app.domain, provider, local_path(&return_to), client, &app.web.external_url);
     Ok(match started.await? {
         Started::ToIdp { state, outgoing } => to_idp(&app, &provider.config().label, &state, outgoing),
         Started::TooMany => providers::too_many_flows(),
@@ -97,14 +98,15 @@ fn post_page(label: &str, url: &str, fields: &[(String, String)]) -> Option<Resp
 /// The assertion consumer service: the posted form (within the consumer's body limit), its
 /// response verified to the flow's request; then on to the finish URL.
 async fn consume(State(app): State<AppState>, Path(id): Path<String>, request: Request) -> Result<Response, PageError> {
-    let Some(provider) = app.web.saml.provider(&id) else { return Ok(providers::unknown_provider()) };
-    let mut fields = match consumer::form(request, app.web.saml.body_limit()).await {
+    let saml = app.web.sign_in(&app.domain).saml.clone();
+    let Some(provider) = saml.provider(&id) else { return Ok(providers::unknown_provider()) };
+    let mut fields = match consumer::form(request, saml.body_limit()).await {
         Ok(fields) => fields,
         Err(page) => return Ok(page),
     };
     let relay_state = fields.get("RelayState").cloned().unwrap_or_default();
     let encoded = fields.remove("SAMLResponse").unwrap_or_default();
-    let consumed = app.web.saml.consume(&app.domain, provider, &relay_state, encoded, &app.web.external_url);
+    let consumed = saml.consume(&app.domain, provider, &relay_state, encoded, &app.web.external_url);
     Ok(match consumed.await? {
         Consumed::Verified { state } => {
             let query = form_urlencoded::Serializer::new(String::new()).append_pair("state", &state).finish();
@@ -126,10 +128,11 @@ async fn finish(
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Result<Response, PageError> {
-    let Some(provider) = app.web.saml.provider(&id) else { return Ok(providers::unknown_provider()) };
+    let saml = app.web.sign_in(&app.domain).saml.clone();
+    let Some(provider) = saml.provider(&id) else { return Ok(providers::unknown_provider()) };
     let state = query_value(query.as_deref(), "state");
     let flow_cookie = cookies::get(&headers, cookies::FLOW);
-    Ok(match app.web.saml.finish(&app.domain, provider, &state, flow_cookie).await? {
+    Ok(match saml.finish(&app.domain, provider, &state, flow_cookie).await? {
         Finished::Done(end) => providers::respond(&app, &headers, *end).await?,
         Finished::UnknownFlow => providers::unknown_flow(),
     })
@@ -137,8 +140,9 @@ async fn finish(
 
 /// The SP metadata for this provider's IdP to import.
 async fn metadata(State(app): State<AppState>, Path(id): Path<String>) -> Response {
-    let Some(provider) = app.web.saml.provider(&id) else { return providers::unknown_provider() };
-    let xml = match app.web.saml.metadata(provider, &app.web.external_url) {
+    let saml = app.web.sign_in(&app.domain).saml.clone();
+    let Some(provider) = saml.provider(&id) else { return providers::unknown_provider() };
+    let xml = match saml.metadata(provider, &app.web.external_url) {
         Ok(xml) => xml,
         Err(e) => return not_made(&id, &e),
     };

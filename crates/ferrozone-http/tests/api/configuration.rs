@@ -1,11 +1,17 @@
 //! `/v0/configuration` (issue 18): the effective values with Firezone's keys, PATCH of the
 //! stored keys with Firezone's messages, the environment-override guard, admins only.
 
+use std::time::Duration;
+
 use axum::http::{Method, StatusCode};
 use ferrozone_domain::configuration::Fixed;
 use serde_json::{json, Value};
+use tokio::time::Instant;
 
 use crate::helpers::{json_request, send, TestApp};
+use crate::outage::{flaky_app, Failure};
+
+mod providers;
 
 const PATH: &str = "/v0/configuration";
 
@@ -35,6 +41,8 @@ async fn a_fresh_install_shows_the_defaults_with_firezones_keys() {
             "default_client_endpoint": "localhost:51820",
             "default_client_dns": ["1.1.1.1", "1.0.0.1"],
             "default_client_allowed_ips": ["0.0.0.0/0", "::/0"],
+            "openid_connect_providers": [],
+            "saml_identity_providers": [],
             "logo": {},
         })
     );
@@ -74,6 +82,51 @@ async fn a_stored_change_is_seen_by_another_process_without_restart() {
     assert_eq!(res.expect_status(StatusCode::OK).data()["vpn_session_duration"], 3600);
 }
 
+/// What `serve` runs (`Domain::watch_configuration`) applies another process's PATCH within
+/// a second: the first one read when the watch starts or on its notification, the second
+/// one certainly on a notification (the timed re-read is 30 s away).
+#[tokio::test]
+async fn a_patch_reaches_another_process_within_a_second() {
+    let app = TestApp::new().await;
+    let (_, other) = app.second_instance().await;
+    let watcher = {
+        let other = other.clone();
+        tokio::spawn(async move { other.watch_configuration().await })
+    };
+    for mtu in [1400, 1300] {
+        let body = json!({"configuration": {"default_client_mtu": mtu}});
+        app.patch(PATH, &app.admin, body).await.expect_status(StatusCode::OK);
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while other.current_values().default_client_mtu != Some(mtu) {
+            assert!(Instant::now() < deadline, "MTU {mtu} did not reach the other process within 1 s");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    assert!(!watcher.is_finished());
+    watcher.abort();
+}
+
+/// A watch that cannot be started (the database refuses it) does not stop the reloads:
+/// each failed start counts as a change, and the watch is retried with backoff.
+#[tokio::test]
+async fn a_failing_watch_still_applies_another_process_s_patch() {
+    let (app, failing) = flaky_app().await;
+    *failing.lock().unwrap() = Some(("watch_configuration_changes", Failure::Unavailable));
+    let (other, _) = app.second_instance().await;
+    let watcher = {
+        let domain = app.domain.clone();
+        tokio::spawn(async move { domain.watch_configuration().await })
+    };
+    let body = json!({"configuration": {"vpn_session_duration": 60}});
+    send(other, json_request(Method::PATCH, PATH, Some(&app.admin), Some(&body))).await.expect_status(StatusCode::OK);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.domain.current_values().vpn_session_duration != 60 {
+        assert!(Instant::now() < deadline, "the change was not applied while the watch failed");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    watcher.abort();
+}
+
 #[tokio::test]
 async fn bad_values_get_firezones_messages_and_change_nothing() {
     let app = TestApp::new().await;
@@ -99,7 +152,7 @@ async fn bad_values_get_firezones_messages_and_change_nothing() {
 #[tokio::test]
 async fn a_key_the_environment_sets_is_422_and_shown_with_the_environments_value() {
     let app = TestApp::with_settings(|s| {
-        s.configuration.default_client_mtu = 1420;
+        s.configuration.default_client_mtu = Some(1420);
         s.fixed = Fixed::new([("default_client_mtu".to_owned(), "WIREGUARD_MTU".to_owned())]);
     })
     .await;
@@ -144,4 +197,40 @@ async fn stored_defaults_reach_devices_here_at_once_and_elsewhere_on_reload() {
     other_domain.reload_configuration().await.unwrap();
     let seen = send(other, json_request(Method::GET, &config_path, Some(&app.admin), None)).await;
     assert!(String::from_utf8(seen.raw).unwrap().contains("MTU = 1300\n"), "read again");
+}
+
+/// `null` for the MTU or keepalive default means "no such line" (Firezone): GET shows
+/// null, devices using the default show null and get no line; a device's own value stays.
+/// The endpoint has no such meaning (a file without one is useless): `null` is blank.
+#[tokio::test]
+async fn a_null_default_leaves_its_line_out_of_client_configurations() {
+    let app = TestApp::new().await;
+    let device = app.device(&app.admin_id).await;
+    let own = app.device_with(&app.admin_id, json!({"use_default_mtu": false, "mtu": 1400})).await;
+    let body = json!({"configuration": {"default_client_mtu": null, "default_client_persistent_keepalive": null}});
+    let res = app.patch(PATH, &app.admin, body).await;
+    res.expect_status(StatusCode::OK);
+    assert_eq!(
+        (&res.data()["default_client_mtu"], &res.data()["default_client_persistent_keepalive"]),
+        (&Value::Null, &Value::Null)
+    );
+    assert_eq!(app.get(PATH, &app.admin).await.data(), res.data(), "stored");
+
+    let config = |id: &Value| format!("/v0/devices/{}/config", id.as_str().unwrap());
+    let text = String::from_utf8(app.get(&config(&device["id"]), &app.admin).await.raw).unwrap();
+    assert!(!text.contains("MTU") && !text.contains("PersistentKeepalive"), "{text}");
+    assert!(text.contains("\nEndpoint = "), "{text}");
+    let shown = app.show_device(device["id"].as_str().unwrap()).await;
+    assert_eq!((&shown["mtu"], &shown["persistent_keepalive"]), (&Value::Null, &Value::Null));
+    let text = String::from_utf8(app.get(&config(&own["id"]), &app.admin).await.raw).unwrap();
+    assert!(text.contains("MTU = 1400\n") && !text.contains("PersistentKeepalive"), "{text}");
+
+    app.patch(PATH, &app.admin, json!({"configuration": {"default_client_endpoint": null}}))
+        .await
+        .expect_errors(json!({"default_client_endpoint": ["can't be blank"]}));
+    app.patch(PATH, &app.admin, json!({"configuration": {"default_client_mtu": 1300}}))
+        .await
+        .expect_status(StatusCode::OK);
+    let text = String::from_utf8(app.get(&config(&device["id"]), &app.admin).await.raw).unwrap();
+    assert!(text.contains("MTU = 1300\n"), "a number again: {text}");
 }

@@ -8,6 +8,7 @@ mod config;
 mod instances;
 mod keys;
 mod list;
+mod switches;
 mod update;
 mod validation;
 
@@ -163,8 +164,8 @@ async fn responses_show_the_servers_configured_defaults() {
         s.configuration.default_client_allowed_ips = vec!["10.0.0.0/8".into()];
         s.configuration.default_client_dns = vec!["dns.example.com".into()];
         s.configuration.default_client_endpoint = "vpn.example.com:443".into();
-        s.configuration.default_client_mtu = 1420;
-        s.configuration.default_client_persistent_keepalive = 0;
+        s.configuration.default_client_mtu = Some(1420);
+        s.configuration.default_client_persistent_keepalive = Some(0);
     })
     .await;
     let d = app.device(&app.admin_id).await;

@@ -99,7 +99,7 @@ impl Env {
         let web =
             WebSettings { external_url: base.clone(), secure_cookies: false, providers, saml: Default::default() };
         let state = AppState::with_web(app.domain.clone(), web);
-        let oidc = state.web.oidc.clone();
+        let oidc = state.web.sign_in(&app.domain).oidc.clone();
         let router = ferrozone_http::app(state).into_make_service_with_connect_info::<SocketAddr>();
         let server = tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
         Self { app, base, idp, oidc, server }

@@ -6,13 +6,14 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use axum::http::{Method, StatusCode};
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::Rule;
+use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, UserUpdate,
 };
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery};
+use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
 use serde_json::json;
 use uuid::Uuid;
@@ -102,9 +103,11 @@ delegate! {
         insert_rule(rule: &Rule) -> ();
         update_rule(rule: &Rule) -> bool;
         delete_rule(id: Uuid) -> bool;
-        active_peers() -> Vec<ActivePeer>;
+        egress_policy(session: VpnSession) -> EgressPolicy;
+        active_peers(session: VpnSession) -> Vec<ActivePeer>;
         record_stats(reports: &[StatsReport]) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
+        watch_configuration_changes(changed: Arc<tokio::sync::Notify>) -> ();
 }
 
 /// Which store call fails (`"*"`: every one), and how; `None`: none.

@@ -33,7 +33,8 @@ impl Default for SamlLimits {
 }
 
 /// Admission to verification: `concurrency` run, as many wait, the rest are turned away.
-#[derive(Debug)]
+/// Clones share the queue.
+#[derive(Debug, Clone)]
 pub(crate) struct Gate {
     admitted: Arc<Semaphore>,
     running: Arc<Semaphore>,

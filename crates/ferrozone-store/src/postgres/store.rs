@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::Rule;
+use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
@@ -16,9 +16,10 @@ use ferrozone_domain::model::{
 use ferrozone_domain::rules;
 use ferrozone_domain::rules::tx::{Begin, Commit};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
+use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
-use sqlx::postgres::{PgArguments, PgListener, PgRow};
+use sqlx::postgres::{PgArguments, PgRow};
 use sqlx::query::Map;
 use sqlx::{PgPool, Postgres};
 use tokio::sync::{mpsc, Notify};
@@ -29,10 +30,14 @@ use super::rows::{from_row, read_aliased, session_with_user, token_with_user};
 use super::tx::PgTx;
 use crate::columns::Columns;
 use crate::rows::{
-    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, RuleRow, SessionRow, SignInFlowRow,
-    TokenRow, UserRow,
+    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, RuleRow, RuleSourceRow, SessionRow,
+    SignInFlowRow, TokenRow, UserRow,
 };
 use crate::sql;
+
+mod watch;
+
+use watch::{CONFIGURATION_CHANNEL, PEERS_CHANNEL};
 
 /// Runs a multi-statement write to its end even when the caller goes away: a request
 /// cancelled by a client disconnect must not abandon a transaction halfway (holding its
@@ -455,8 +460,26 @@ impl Store for PgStore {
         Ok(done.rows_affected() > 0)
     }
 
-    async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
+    async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy> {
+        const CONTEXT: &str = "read the egress rules";
+        // Two statements, one snapshot: a REPEATABLE READ transaction.
+        let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
+        sqlx::query(SNAPSHOT).execute(&mut *tx).await.or_db(CONTEXT)?;
+        let rules =
+            sqlx::query(sql::LIST_RULES).try_map(from_row::<RuleRow>).fetch_all(&mut *tx).await.or_db(CONTEXT)?;
+        let sources = sqlx::query(sql::RULE_SOURCES)
+            .bind(session.cutoff().map(Timestamp::micros))
+            .try_map(|row: PgRow| read_aliased::<RuleSourceRow>(&row))
+            .fetch_all(&mut *tx)
+            .await
+            .or_db(CONTEXT)?;
+        tx.commit().await.or_db(CONTEXT)?;
+        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)? })
+    }
+
+    async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {
         let rows = sqlx::query(sql::ACTIVE_PEERS)
+            .bind(session.cutoff().map(Timestamp::micros))
             .try_map(|row: PgRow| read_aliased::<ActivePeerRow>(&row))
             .fetch_all(&self.pool)
             .await
@@ -481,27 +504,16 @@ impl Store for PgStore {
     }
 
     async fn watch_peer_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        let mut listener = PgListener::connect_with(&self.pool).await.or_db("listen for peer changes")?;
-        listener.listen(PEERS_CHANNEL).await.or_db("listen for peer changes")?;
-        loop {
-            match listener.try_recv().await {
-                Ok(Some(_)) => changed.notify_one(),
-                // The connection was lost and is re-established by the next call; changes
-                // made meanwhile were not heard, so reconcile as if there were one.
-                Ok(None) => changed.notify_one(),
-                Err(e) if self.pool.is_closed() => return Err(e).or_db("listen for peer changes"),
-                Err(e) => {
-                    tracing::warn!(error = %e, "listening for peer changes failed; retrying");
-                    changed.notify_one();
-                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                }
-            }
-        }
+        self.listen(PEERS_CHANNEL, changed, false, "listen for peer changes").await
+    }
+
+    async fn watch_configuration_changes(&self, changed: Arc<Notify>) -> Result<()> {
+        self.listen(CONFIGURATION_CHANNEL, changed, true, "listen for configuration changes").await
     }
 }
 
-/// The channel of migration 0003's triggers.
-const PEERS_CHANNEL: &str = "ferrozone_peers";
+/// Makes a transaction's statements read one snapshot (its first statement).
+const SNAPSHOT: &str = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
 /// Every report in one statement. The rows are locked in public-key order first, so two
 /// gateways writing overlapping sets wait for each other instead of deadlocking.

@@ -1,12 +1,12 @@
 //! The `rules` row: an egress rule, its destination and port range as sent.
 
 use anyhow::anyhow;
-use ferrozone_domain::egress::{PortType, Ports, Rule, RuleAction};
+use ferrozone_domain::egress::{PortType, Ports, Rule, RuleAction, RuleSource};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
 
-use super::corrupt;
+use super::{address, corrupt};
 use crate::columns::columns;
 
 columns! {
@@ -61,5 +61,29 @@ impl TryFrom<RuleRow> for Rule {
             inserted_at: Timestamp::from_micros(row.inserted_at),
             updated_at: Timestamp::from_micros(row.updated_at),
         })
+    }
+}
+
+columns! {
+    /// A row of [`crate::sql::RULE_SOURCES`]: an active device's owner and addresses.
+    pub(crate) struct RuleSourceRow in "devices" as "d" {
+        user_id: Uuid,
+        ipv4: Option<String>,
+        ipv6: Option<String>,
+    }
+}
+
+impl TryFrom<RuleSourceRow> for RuleSource {
+    type Error = DomainError;
+
+    fn try_from(row: RuleSourceRow) -> Result<Self> {
+        let decode = || -> anyhow::Result<RuleSource> {
+            Ok(RuleSource {
+                user_id: row.user_id,
+                ipv4: address(row.ipv4, "ipv4 is not an IPv4 address")?,
+                ipv6: address(row.ipv6, "ipv6 is not an IPv6 address")?,
+            })
+        };
+        decode().map_err(corrupt)
     }
 }

@@ -29,6 +29,12 @@ pub static MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0006_oidc_connections.sql"),
     },
     Migration { version: 7, name: "rules", sql: include_str!("../../migrations/sqlite/0007_rules.sql") },
+    Migration { version: 8, name: "rule_notify", sql: include_str!("../../migrations/sqlite/0008_rule_notify.sql") },
+    Migration {
+        version: 9,
+        name: "configuration_notify",
+        sql: include_str!("../../migrations/sqlite/0009_configuration_notify.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -13,8 +13,8 @@ use rusqlite::{Row, Statement, ToSql};
 
 use crate::columns::{Binder, Columns, Source, Value};
 use crate::rows::{
-    ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, SessionRow, SessionUserRow, SignInFlowRow, TokenRow,
-    TokenUserRow, UserRow,
+    ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, RuleSourceRow, SessionRow, SessionUserRow, SignInFlowRow,
+    TokenRow, TokenUserRow, UserRow,
 };
 
 impl<'q> Binder<'q> for Vec<&'q dyn ToSql> {
@@ -154,6 +154,12 @@ pub(crate) fn active_peer(row: &Row<'_>) -> rusqlite::Result<ActivePeerRow> {
 /// A row of [`crate::sql::LIST_RULES`] or [`crate::sql::RULE_BY_ID`].
 pub(crate) fn rule(row: &Row<'_>) -> rusqlite::Result<RuleRow> {
     static AT: Layout = Layout::new(RuleRow::TABLE.names);
+    AT.read(row)
+}
+
+/// A row of [`crate::sql::RULE_SOURCES`].
+pub(crate) fn rule_source(row: &Row<'_>) -> rusqlite::Result<RuleSourceRow> {
+    static AT: Layout = Layout::new(RuleSourceRow::TABLE.aliased);
     AT.read(row)
 }
 

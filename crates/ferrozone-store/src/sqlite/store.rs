@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::Rule;
+use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
@@ -17,6 +17,7 @@ use ferrozone_domain::model::{
 };
 use ferrozone_domain::rules;
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
+use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::{DomainError, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension, ToSql};
 use tokio::sync::{mpsc, Notify};
@@ -27,6 +28,8 @@ use super::errors::OrDb;
 use super::tx::SqliteTx;
 use super::writer::Writer;
 use super::{migrate, point_reads, prepare, rows};
+
+mod watch;
 use crate::columns::Columns;
 use crate::rows::{
     decode_all, Batcher, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenAndDevice, TokenRow, UserRow,
@@ -515,32 +518,41 @@ impl Store for SqliteStore {
         Ok(self.execute("delete a rule", sql::DELETE_RULE, vec![Box::new(id)]).await? > 0)
     }
 
-    async fn active_peers(&self) -> Result<Vec<ActivePeer>> {
-        let rows = self.read_long("list the active peers", |conn| {
-            prepare(conn, sql::ACTIVE_PEERS)?.query_map([], rows::active_peer)?.collect::<rusqlite::Result<Vec<_>>>()
+    async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy> {
+        let cutoff = session.cutoff().map(Timestamp::micros);
+        let read = self.read_long("read the egress rules", move |conn| {
+            // Two statements, one snapshot: a read transaction.
+            let tx = conn.unchecked_transaction()?;
+            let rules =
+                prepare(&tx, sql::LIST_RULES)?.query_map([], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()?;
+            let sources = prepare(&tx, sql::RULE_SOURCES)?
+                .query_map([cutoff], rows::rule_source)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            tx.commit()?;
+            Ok((rules, sources))
+        });
+        let (rules, sources) = read.await?;
+        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)? })
+    }
+
+    async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {
+        let cutoff = session.cutoff().map(Timestamp::micros);
+        let rows = self.read_long("list the active peers", move |conn| {
+            prepare(conn, sql::ACTIVE_PEERS)?
+                .query_map([cutoff], rows::active_peer)?
+                .collect::<rusqlite::Result<Vec<_>>>()
         });
         decode_all(rows.await?)
     }
 
-    /// SQLite cannot send notifications: a connection of its own asks `PRAGMA data_version`
-    /// five times a second, which changes whenever another connection (another process,
-    /// or this process's writer) commits; any commit counts as a possible peer change.
+    /// Any commit counts as a possible peer change (see `store/watch.rs`).
     async fn watch_peer_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        let conn = self.inner.location.open(self.inner.synchronous, false).or_db("watch for changes")?;
-        let version = |conn: &Connection| -> Result<i64> {
-            conn.query_row("PRAGMA data_version", [], |row| row.get(0)).or_db("watch for changes")
-        };
-        let mut seen = version(&conn)?;
-        let mut ticks = tokio::time::interval(CHANGE_POLL);
-        while !self.inner.closed.load(Ordering::Acquire) {
-            ticks.tick().await;
-            let now = version(&conn)?;
-            if now != seen {
-                seen = now;
-                changed.notify_one();
-            }
-        }
-        Ok(())
+        self.watch_commits(changed, false).await
+    }
+
+    /// Any commit counts as a possible configuration change: reading it again is cheap.
+    async fn watch_configuration_changes(&self, changed: Arc<Notify>) -> Result<()> {
+        self.watch_commits(changed, true).await
     }
 
     async fn record_stats(&self, reports: &[StatsReport]) -> Result<()> {
@@ -556,9 +568,6 @@ impl Store for SqliteStore {
         .await
     }
 }
-
-/// How often [`SqliteStore::watch_peer_changes`] asks whether the database changed.
-const CHANGE_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// One device's statistics, unless it holds a newer handshake (another gateway's).
 const RECORD_STATS: &str = "UPDATE devices SET latest_handshake = $2, remote_ip = $3, rx_bytes = $4, \

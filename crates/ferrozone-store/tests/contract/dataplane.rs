@@ -1,9 +1,20 @@
-//! What the data plane reads (active peers) and writes (statistics).
+//! What the data plane reads (active peers, egress rules) and writes (statistics), and
+//! the change signal between processes.
 
-use ferrozone_domain::model::{ActivePeer, Role, StatsReport};
-use ferrozone_domain::Timestamp;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
 
-use crate::support::{add_user, cipher, db, new_device, pools, user};
+use ferrozone_domain::egress::{Rule, RuleAction, RuleSource};
+use ferrozone_domain::ipam::Pools;
+use ferrozone_domain::model::{ActivePeer, Role, StatsReport, UserUpdate};
+use ferrozone_domain::vpn_session::{VpnSession, ONCE};
+use ferrozone_domain::{Store, Timestamp};
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+use crate::rules::rule;
+use crate::support::{add_user, cipher, db, new_device, pool, pools, user};
 
 #[tokio::test]
 async fn active_peers_are_the_devices_of_users_who_are_not_disabled() {
@@ -15,8 +26,9 @@ async fn active_peers_are_the_devices_of_users_who_are_not_disabled() {
     let alices = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
     db.store.insert_device(&new_device(bob.id), &pools(), 10).await.unwrap();
 
-    let peers = db.store.active_peers().await.unwrap();
+    let peers = db.store.active_peers(VpnSession::new(0, Timestamp::now())).await.unwrap();
     let expected = ActivePeer {
+        user_id: alice.id,
         public_key: alices.public_key.clone(),
         preshared_key: alices.preshared_key.clone(),
         ipv4: alices.ipv4,
@@ -24,6 +36,48 @@ async fn active_peers_are_the_devices_of_users_who_are_not_disabled() {
     };
     assert_eq!(peers, vec![expected]);
     assert_eq!(cipher().open_str(&peers[0].preshared_key).unwrap(), "psk");
+}
+
+/// The owners of the active devices with sessions of `duration` seconds, as of `now`.
+async fn active_owners(db: &ferrozone_store::testing::TestDb, duration: i64, now: Timestamp) -> BTreeSet<Uuid> {
+    let peers = db.store.active_peers(VpnSession::new(duration, now)).await.unwrap();
+    peers.into_iter().map(|p| p.user_id).collect()
+}
+
+#[tokio::test]
+async fn an_expired_vpn_session_leaves_the_devices_of_its_user_inactive() {
+    let db = db().await;
+    let now = Timestamp::now();
+    let mut users = Vec::new();
+    // Signed in a minute ago, two days ago, never; and one signed in recently but disabled.
+    for (email, signed_in) in [
+        ("recent@example.com", Some(now.plus_secs(-60))),
+        ("long-ago@example.com", Some(now.plus_secs(-2 * 86_400))),
+        ("never@example.com", None),
+        ("disabled@example.com", Some(now.plus_secs(-60))),
+    ] {
+        let user = add_user(&db, email, Role::Unprivileged).await;
+        if let Some(at) = signed_in {
+            db.store.record_sign_in(user.id, "password", at).await.unwrap();
+        }
+        db.store.insert_device(&new_device(user.id), &pools(), 10).await.unwrap();
+        users.push(user.id);
+    }
+    let disabled = ferrozone_domain::model::UserUpdate { disabled: Some(true), ..Default::default() };
+    db.store.update_user(users[3], &disabled, now).await.unwrap();
+    let [recent, long_ago, never, _] = users[..] else { unreachable!() };
+
+    let hour = active_owners(&db, 3600, now).await;
+    assert_eq!(hour, BTreeSet::from([recent, never]), "an hour: the old sign-in expired");
+    let week = active_owners(&db, 7 * 86_400, now).await;
+    assert_eq!(week, BTreeSet::from([recent, long_ago, never]), "a week: none expired");
+    for unlimited in [0, ONCE] {
+        let all = active_owners(&db, unlimited, now).await;
+        assert_eq!(all, BTreeSet::from([recent, long_ago, never]), "{unlimited} never expires");
+    }
+    // The boundary: a session of exactly the time since the sign-in has just ended.
+    assert_eq!(active_owners(&db, 60, now).await, BTreeSet::from([never]));
+    assert_eq!(active_owners(&db, 61, now).await, BTreeSet::from([recent, never]));
 }
 
 #[tokio::test]
@@ -59,26 +113,176 @@ async fn statistics_are_written_unless_a_newer_handshake_is_stored() {
 }
 
 #[tokio::test]
-async fn another_process_committing_a_peer_change_is_noticed() {
+async fn the_egress_policy_is_every_rule_and_the_active_devices_of_their_users() {
     let db = db().await;
     let alice = add_user(&db, "alice@example.com", Role::Admin).await;
-    // A second store on the same database stands for another process.
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    let carol = add_user(&db, "carol@example.com", Role::Unprivileged).await;
+    let alices = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
+    db.store.insert_device(&new_device(bob.id), &pools(), 10).await.unwrap();
+    db.store.insert_device(&new_device(carol.id), &pools(), 10).await.unwrap();
+    let (global, alices_rule, bobs_rule) =
+        (rule("10.0.0.0/8", None), rule("10.1.0.0/16", Some(alice.id)), rule("10.2.0.0/16", Some(bob.id)));
+    for r in [&global, &alices_rule, &bobs_rule] {
+        db.store.insert_rule(r).await.unwrap();
+    }
+    let disable = UserUpdate { disabled: Some(true), ..UserUpdate::default() };
+    db.store.update_user(bob.id, &disable, Timestamp::now()).await.unwrap();
+
+    let mut policy = db.store.egress_policy(never_expires()).await.unwrap();
+    policy.rules.sort_by_key(|r| r.destination.clone());
+    assert_eq!(policy.rules, vec![global, alices_rule, bobs_rule]);
+    // Carol has no rule, Bob is disabled: only Alice's device is a source.
+    let alices_source = RuleSource { user_id: alice.id, ipv4: alices.ipv4, ipv6: alices.ipv6 };
+    assert_eq!(policy.sources, vec![alices_source]);
+    assert!(alices.ipv4.is_some() && alices.ipv6.is_some());
+
+    // Alice's VPN session ran out (signed in two hours ago, sessions of one hour): her
+    // device leaves the sources as it leaves the peers.
+    let now = Timestamp::now();
+    db.store.record_sign_in(alice.id, "password", now.plus_secs(-7200)).await.unwrap();
+    let hourly = VpnSession::new(3600, now);
+    assert_eq!(db.store.egress_policy(hourly).await.unwrap().sources, vec![]);
+    let daily = VpnSession::new(86_400, now);
+    assert_eq!(db.store.egress_policy(daily).await.unwrap().sources.len(), 1, "still active for a day");
+}
+
+/// Commits `change` through a second store on the same database (another process) until
+/// the first store's watch hears one: the watch may start listening after the first
+/// commit (a deadline, not a timing assertion). `setup` commits before the watch starts,
+/// so what it commits is never what the watch hears.
+async fn heard_from_another_process<S, F, Fut>(setup: impl AsyncFnOnce(&Arc<dyn Store>) -> S, mut change: F)
+where
+    F: FnMut(Arc<dyn Store>, &mut S) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let db = db().await;
     let other = ferrozone_store::open(&db.url, &ferrozone_store::StoreOptions::default()).await.unwrap().into_store();
-    let changed = std::sync::Arc::new(tokio::sync::Notify::new());
+    let mut state = setup(&other).await;
+    let changed = Arc::new(Notify::new());
     let watcher = {
         let (store, changed) = (db.store.clone(), changed.clone());
         tokio::spawn(async move { store.watch_peer_changes(changed).await })
     };
-    // The watcher may start listening after the first insert: keep committing until it
-    // hears one (a deadline, not a timing assertion).
-    let heard = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+    let heard = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            other.insert_device(&new_device(alice.id), &pools(), 100).await.unwrap();
-            if tokio::time::timeout(std::time::Duration::from_millis(500), changed.notified()).await.is_ok() {
+            change(other.clone(), &mut state).await;
+            if tokio::time::timeout(Duration::from_millis(500), changed.notified()).await.is_ok() {
                 break;
             }
         }
     });
     heard.await.expect("a change committed by another store was not noticed");
     watcher.abort();
+}
+
+#[tokio::test]
+async fn another_process_committing_a_peer_change_is_noticed() {
+    let alice = async |store: &Arc<dyn Store>| {
+        let alice = user("alice@example.com", Role::Admin);
+        store.insert_user(&alice).await.unwrap();
+        alice.id
+    };
+    heard_from_another_process(alice, |other, alice| {
+        let alice = *alice;
+        async move {
+            other.insert_device(&new_device(alice), &pools(), 100).await.unwrap();
+        }
+    })
+    .await;
+}
+
+/// A fresh global /32 each time: rules of one scope and action may not overlap.
+fn fresh_rule() -> Rule {
+    let n = Uuid::now_v7().as_u128();
+    rule(&format!("10.{}.{}.{}", (n >> 16) as u8, (n >> 8) as u8, n as u8), None)
+}
+
+#[tokio::test]
+async fn another_process_creating_a_rule_is_noticed() {
+    heard_from_another_process(
+        async |_| (),
+        |other, ()| async move {
+            other.insert_rule(&fresh_rule()).await.unwrap();
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn another_process_updating_a_rule_is_noticed() {
+    let stored = async |store: &Arc<dyn Store>| {
+        let r = fresh_rule();
+        store.insert_rule(&r).await.unwrap();
+        r
+    };
+    heard_from_another_process(stored, |other, r| {
+        r.updated_at = Timestamp::now();
+        r.action = if r.action == RuleAction::Drop { RuleAction::Accept } else { RuleAction::Drop };
+        let r = r.clone();
+        async move { assert!(other.update_rule(&r).await.unwrap()) }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn another_process_deleting_a_rule_is_noticed() {
+    // More rules than attempts fit in the deadline: one deleted per attempt.
+    let stored = async |store: &Arc<dyn Store>| {
+        let mut rules = Vec::new();
+        for _ in 0..70 {
+            let r = fresh_rule();
+            store.insert_rule(&r).await.unwrap();
+            rules.push(r.id);
+        }
+        rules
+    };
+    heard_from_another_process(stored, |other, rules| {
+        let id = rules.pop().expect("a rule left to delete");
+        async move { assert!(other.delete_rule(id).await.unwrap()) }
+    })
+    .await;
+}
+
+/// The benchmark size: 10,000 rules of 1,000 users (two devices each, one user in
+/// ten disabled), read in one snapshot. Prints the time of a read; run with
+/// `cargo test -p ferrozone-store --test contract egress_policy_at -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: ~20 s of setup"]
+async fn egress_policy_at_the_benchmark_size() {
+    let db = db().await;
+    let pools = Pools { v4: Some(pool("10.64.0.0/16", "10.64.0.1")), v6: Some(pool("fd00::1:0:0/112", "fd00::1:0:1")) };
+    let tasks: Vec<_> = (0..1000u32)
+        .map(|i| {
+            let (store, pools) = (db.store.clone(), pools.clone());
+            tokio::spawn(async move {
+                let mut u = user(&format!("u{i}@example.com"), Role::Unprivileged);
+                u.disabled_at = (i % 10 == 0).then(Timestamp::now);
+                store.insert_user(&u).await.unwrap();
+                for _ in 0..2 {
+                    store.insert_device(&new_device(u.id), &pools, 10).await.unwrap();
+                }
+                for j in 0..10u32 {
+                    store.insert_rule(&rule(&format!("172.{}.{}.0/24", 16 + j, i % 256), Some(u.id))).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let started = std::time::Instant::now();
+        let policy = db.store.egress_policy(never_expires()).await.unwrap();
+        times.push(started.elapsed());
+        assert_eq!((policy.rules.len(), policy.sources.len()), (10_000, 1_800));
+    }
+    times.sort();
+    eprintln!("{}: egress_policy, 10,000 rules of 1,000 users: median {:?} (runs {times:?})", db.backend, times[2]);
+}
+
+/// Sessions that never expire (`vpn_session_duration` 0).
+fn never_expires() -> VpnSession {
+    VpnSession::new(0, Timestamp::now())
 }

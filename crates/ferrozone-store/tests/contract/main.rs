@@ -5,6 +5,7 @@
 
 mod addresses;
 mod cancellation;
+mod configuration;
 mod dataplane;
 mod devices;
 mod migrations;

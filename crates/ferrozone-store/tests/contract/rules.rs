@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::support::{add_user, db};
 
-fn rule(destination: &str, user_id: Option<Uuid>) -> Rule {
+pub fn rule(destination: &str, user_id: Option<Uuid>) -> Rule {
     let at = Timestamp::from_micros(1_700_000_000_000_000);
     let destination = destination.to_owned();
     Rule {

@@ -96,12 +96,27 @@ impl Nft {
     }
 }
 
-/// The `nftables` array without its `metainfo` entry (nft's version) and without handles.
+/// The `nftables` array without its `metainfo` entry (nft's version) and without handles,
+/// each set's elements sorted: a set has no order, and the kernel lists a concatenated
+/// interval set's elements in the order they were added, so a set built by additions and
+/// deletions would otherwise read differently from the same set applied whole.
 fn objects(json: Value) -> Value {
     let Value::Object(mut top) = json else { return json };
     let Some(Value::Array(items)) = top.remove("nftables") else { return Value::Null };
-    let items = items.into_iter().filter(|item| item.get("metainfo").is_none()).map(without_handles).collect();
+    let items = items
+        .into_iter()
+        .filter(|item| item.get("metainfo").is_none())
+        .map(without_handles)
+        .map(with_sorted_elements)
+        .collect();
     Value::Array(items)
+}
+
+fn with_sorted_elements(mut item: Value) -> Value {
+    if let Some(Value::Array(elements)) = item.get_mut("set").and_then(|set| set.get_mut("elem")) {
+        elements.sort_by_cached_key(Value::to_string);
+    }
+    item
 }
 
 fn without_handles(value: Value) -> Value {
@@ -132,5 +147,14 @@ mod tests {
         };
         assert_eq!(reading("1.0.6", 7), reading("1.0.9", 12));
         assert_eq!(reading("1.0.6", 7).as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn readings_ignore_the_order_of_set_elements() {
+        let reading = |elements: [&str; 2]| {
+            objects(json!({"nftables": [{"set": {"family": "inet", "name": "ip_drop", "elem": elements}}]}))
+        };
+        assert_eq!(reading(["1.1.1.1", "2.2.2.2"]), reading(["2.2.2.2", "1.1.1.1"]));
+        assert_ne!(reading(["1.1.1.1", "2.2.2.2"]), reading(["1.1.1.1", "3.3.3.3"]));
     }
 }

@@ -4,6 +4,8 @@ use std::fmt::{self, Write};
 
 use ipnet::IpNet;
 
+use super::sets::{write_elements, Element, SetElements, SetId};
+
 /// The table Ferrozone owns, family and name as `nft` spells them.
 pub const TABLE: &str = "inet ferrozone";
 
@@ -123,21 +125,43 @@ pub enum Protocol {
 /// apply), delete, define. `nft` runs a file as one transaction, so the table is replaced
 /// atomically, and a text that fails to apply leaves the old table in place.
 ///
+/// The egress rules are the elements of sixteen interval sets (eight per family, always
+/// declared), looked up by the regular chain `egress`, which `forward` jumps to for traffic
+/// entering from the WireGuard interface; see [`SetElements::of`] for how overlapping rows
+/// are handled.
+///
 /// Masquerade matches the source network, not `iifname`: in the postrouting hook the input
 /// interface is no longer known for locally routed packets, and the source says "tunnel".
 pub fn render(table: &Table) -> String {
+    render_with(table, &SetElements::of(&table.egress))
+}
+
+/// [`render`] with the egress sets already computed.
+pub(crate) fn render_with(table: &Table, sets: &SetElements) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail.
-    let _ = write_table(&mut out, table);
+    let _ = write_table(&mut out, table, sets);
     out
 }
 
-fn write_table(out: &mut String, table: &Table) -> fmt::Result {
+fn write_table(out: &mut String, table: &Table, sets: &SetElements) -> fmt::Result {
     writeln!(out, "table {TABLE}")?;
     writeln!(out, "delete table {TABLE}")?;
     writeln!(out, "table {TABLE} {{")?;
+    for set in SetId::all() {
+        write_set(out, set, sets.get(set))?;
+    }
     writeln!(out, "\tchain forward {{")?;
     writeln!(out, "\t\ttype filter hook forward priority filter; policy accept;")?;
+    writeln!(out, "\t\tiifname \"{}\" jump egress", table.egress.wireguard)?;
+    writeln!(out, "\t}}")?;
+    writeln!(out, "\tchain egress {{")?;
+    for set in SetId::all() {
+        writeln!(out, "\t\t{}", set.rule())?;
+    }
+    if table.egress.default == Verdict::Drop {
+        writeln!(out, "\t\tdrop")?;
+    }
     writeln!(out, "\t}}")?;
     writeln!(out, "\tchain postrouting {{")?;
     writeln!(out, "\t\ttype nat hook postrouting priority srcnat; policy accept;")?;
@@ -150,6 +174,18 @@ fn write_table(out: &mut String, table: &Table) -> fmt::Result {
     }
     writeln!(out, "\t}}")?;
     writeln!(out, "}}")
+}
+
+fn write_set(out: &mut String, set: SetId, elements: &[Element]) -> fmt::Result {
+    writeln!(out, "\tset {} {{", set.name())?;
+    writeln!(out, "\t\ttype {}", set.key_type())?;
+    writeln!(out, "\t\tflags interval")?;
+    if !elements.is_empty() {
+        writeln!(out, "\t\telements = {{")?;
+        write_elements(out, elements, "\t\t\t")?;
+        writeln!(out, "\t\t}}")?;
+    }
+    writeln!(out, "\t}}")
 }
 
 #[cfg(test)]
@@ -165,22 +201,44 @@ mod tests {
     }
 
     #[test]
-    fn renders_the_whole_table_with_masquerade() {
-        let expected = "\
-table inet ferrozone
-delete table inet ferrozone
-table inet ferrozone {
-\tchain forward {
-\t\ttype filter hook forward priority filter; policy accept;
-\t}
-\tchain postrouting {
-\t\ttype nat hook postrouting priority srcnat; policy accept;
-\t\tip saddr 10.3.2.0/24 oifname \"eth0\" masquerade
-\t\tip6 saddr fd00::3:2:0/120 oifname \"eth0\" masquerade
-\t}
-}
-";
-        assert_eq!(render(&table(true)), expected);
+    fn renders_the_whole_table_with_masquerade_rules_and_default_drop() {
+        let mut table = table(true);
+        let user = Scope::Sources(vec!["10.3.2.2".parse().unwrap(), "fd00::3:2:2".parse().unwrap()]);
+        let tcp = |first, last| Some(PortMatch { protocol: Protocol::Tcp, first, last });
+        table.egress.rules = vec![
+            EgressRule {
+                scope: Scope::Everyone,
+                destination: "1.1.1.1/24".parse().unwrap(),
+                verdict: Verdict::Drop,
+                ports: None,
+            },
+            EgressRule {
+                scope: Scope::Everyone,
+                destination: "::/0".parse().unwrap(),
+                verdict: Verdict::Drop,
+                ports: None,
+            },
+            EgressRule {
+                scope: user.clone(),
+                destination: "1.1.1.7/32".parse().unwrap(),
+                verdict: Verdict::Accept,
+                ports: None,
+            },
+            EgressRule {
+                scope: user,
+                destination: "2001:db8::1/64".parse().unwrap(),
+                verdict: Verdict::Accept,
+                ports: tcp(80, 90),
+            },
+            EgressRule {
+                scope: Scope::Everyone,
+                destination: "9.9.9.9/32".parse().unwrap(),
+                verdict: Verdict::Drop,
+                ports: Some(PortMatch { protocol: Protocol::Udp, first: 53, last: 53 }),
+            },
+        ];
+        table.egress.default = Verdict::Drop;
+        assert_eq!(render(&table), include_str!("testdata/egress.nft"));
     }
 
     #[test]
@@ -188,6 +246,41 @@ table inet ferrozone {
         let text = render(&table(false));
         assert!(!text.contains("masquerade"), "{text}");
         assert!(text.contains("chain postrouting {"), "{text}");
+    }
+
+    #[test]
+    fn duplicate_and_overlapping_rows_render_once_and_the_wider_network_wins() {
+        let mut table = table(false);
+        let user = Scope::Sources(vec!["10.3.2.2".parse().unwrap(), "10.3.2.2".parse().unwrap()]);
+        let drop = |scope: &Scope, destination: &str| EgressRule {
+            scope: scope.clone(),
+            destination: destination.parse().unwrap(),
+            verdict: Verdict::Drop,
+            ports: None,
+        };
+        table.egress.rules = vec![
+            drop(&user, "1.1.1.1/32"),
+            drop(&user, "1.1.1.0/24"),
+            drop(&user, "1.1.1.9/24"),
+            drop(&Scope::Everyone, "fd00::/8"),
+            drop(&Scope::Everyone, "fd00::1/128"),
+        ];
+        let text = render(&table);
+        let user_drop = "\tset user_ip_drop {\n\t\ttype ipv4_addr . ipv4_addr\n\t\tflags interval\n\t\telements = {\n\t\t\t10.3.2.2 . 1.1.1.0/24,\n\t\t}\n\t}\n";
+        let global_drop =
+            "\tset ip6_drop {\n\t\ttype ipv6_addr\n\t\tflags interval\n\t\telements = {\n\t\t\tfd00::/8,\n\t\t}\n\t}\n";
+        assert!(text.contains(user_drop), "{text}");
+        assert!(text.contains(global_drop), "{text}");
+        assert_eq!(text.matches("elements").count(), 2, "{text}");
+    }
+
+    #[test]
+    fn default_accept_ends_the_egress_chain_without_a_drop_and_sets_are_declared_empty() {
+        let text = render(&table(false));
+        assert!(text.contains("\t\tiifname \"wg0\" jump egress\n"), "{text}");
+        assert!(text.contains("\t\tip6 daddr @ip6_drop drop\n\t}\n"), "{text}");
+        assert_eq!(text.matches("\t\tflags interval\n\t}\n").count(), 16, "{text}");
+        assert!(!text.contains("elements"), "{text}");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let watcher = domain.clone();
     tasks.spawn("configuration reload", async move {
         watcher.watch_configuration().await;
-        Ok(())
+        anyhow::bail!("the database was closed")
     });
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
@@ -44,9 +44,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         saml,
     };
     let state = AppState::with_web(domain.clone(), web).with_data_plane(data_plane);
-    if let Some(job) = oidc_refresh(config, &state, domain.clone()) {
-        tasks.spawn("OpenID Connect refresh job", job);
-    }
+    tasks.spawn("OpenID Connect refresh job", oidc_refresh(config, &state, domain.clone()));
     let app = ferrozone_http::app(state);
     // The server hands the peer address to handlers (sign-in throttling keys on it, never on a header).
     let limits = config.http.limits();
@@ -59,22 +57,22 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     outcome
 }
 
-/// The OpenID Connect refresh job, when an OpenID Connect provider is configured.
+/// The OpenID Connect refresh job, with the providers in effect at each pass (they may
+/// be changed through `/v0/configuration`, so it runs even while there are none).
 fn oidc_refresh(
     config: &Config,
     state: &AppState,
     domain: Arc<Domain>,
-) -> Option<impl std::future::Future<Output = anyhow::Result<()>>> {
-    if state.web.providers.oidc.is_empty() {
-        return None;
-    }
+) -> impl std::future::Future<Output = anyhow::Result<()>> {
     let interval = Duration::from_secs(config.oidc_refresh_interval);
-    let job = RefreshJob::new(domain, state.web.oidc.clone(), Backoff::default());
+    let (web, current) = (state.web.clone(), domain.clone());
+    let oidc: ferrozone_oidc::job::CurrentOidc = Arc::new(move || web.sign_in(&current).oidc.clone());
+    let job = RefreshJob::following(domain, oidc, Backoff::default());
     tracing::info!(interval_secs = config.oidc_refresh_interval, "OpenID Connect refresh job started");
-    Some(async move {
+    async move {
         job.run(interval).await;
         Ok(())
-    })
+    }
 }
 
 /// How often expired browser sessions are deleted.

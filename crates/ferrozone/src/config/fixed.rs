@@ -1,6 +1,8 @@
 //! Which configuration keys the environment sets (docs/api.md section 8, "Configuration"):
 //! those a PATCH of `/v0/configuration` may not change.
 
+use clap::parser::ValueSource;
+use clap::ArgMatches;
 use ferrozone_domain::configuration::Fixed;
 
 /// Configuration key → its variable and the Firezone aliases of that variable.
@@ -27,6 +29,8 @@ const VARIABLES: &[(&str, &str, &[&str])] = &[
     ("default_client_endpoint", "FERROZONE_DEFAULT_CLIENT_ENDPOINT", &["DEFAULT_CLIENT_ENDPOINT"]),
     ("default_client_dns", "FERROZONE_DEFAULT_CLIENT_DNS", &["DEFAULT_CLIENT_DNS", "WIREGUARD_DNS"]),
     ("default_client_allowed_ips", "FERROZONE_DEFAULT_CLIENT_ALLOWED_IPS", &["DEFAULT_CLIENT_ALLOWED_IPS"]),
+    ("openid_connect_providers", "FERROZONE_OPENID_CONNECT_PROVIDERS", &["OPENID_CONNECT_PROVIDERS"]),
+    ("saml_identity_providers", "FERROZONE_SAML_IDENTITY_PROVIDERS", &["SAML_IDENTITY_PROVIDERS"]),
 ];
 
 /// The keys set through `var` (the process environment after the aliases and the config
@@ -38,6 +42,16 @@ pub fn fixed(var: impl Fn(&str) -> Option<String>) -> Fixed {
         let alias = aliases.iter().find(|alias| var(alias).as_ref() == Some(&value));
         Some(((*key).to_owned(), alias.unwrap_or(name).to_string()))
     }))
+}
+
+/// The keys a command-line flag sets (clap's value source, not a variable nor a default),
+/// each with its flag. The keys are the ids of the flags' arguments.
+pub fn flags(matches: &ArgMatches) -> Vec<(String, String)> {
+    VARIABLES
+        .iter()
+        .filter(|(key, _, _)| matches.value_source(key) == Some(ValueSource::CommandLine))
+        .map(|(key, _, _)| ((*key).to_owned(), format!("--{}", key.replace('_', "-"))))
+        .collect()
 }
 
 #[cfg(test)]
@@ -59,6 +73,30 @@ mod tests {
         assert_eq!(fixed.variable("default_client_mtu"), Some("WIREGUARD_MTU"));
         assert_eq!(fixed.variable("default_client_dns"), Some("FERROZONE_DEFAULT_CLIENT_DNS"));
         assert_eq!(fixed.variable("default_client_endpoint"), None);
+    }
+
+    #[test]
+    fn a_flag_fixes_its_key_before_or_after_the_subcommand_and_a_default_does_not() {
+        use ferrozone_domain::configuration::Source;
+        let parse = |args: &[&str]| crate::cli::Cli::parse_args(args).unwrap().config;
+        let config = parse(&["ferrozone", "--default-client-mtu=1400", "serve", "--local-auth-enabled", "false"]);
+        let flag = |f: &str| (f[2..].replace('-', "_"), f.to_owned());
+        assert_eq!(config.flags, [flag("--local-auth-enabled"), flag("--default-client-mtu")]);
+        let fixed = config.settings().unwrap().fixed;
+        assert_eq!(fixed.source("default_client_mtu"), Some(&Source::Flag("--default-client-mtu".to_owned())));
+        assert_eq!(fixed.source("default_client_dns"), None, "a clap default is not set");
+        assert!(parse(&["ferrozone", "serve"]).flags.is_empty());
+    }
+
+    #[test]
+    fn every_key_is_the_id_of_its_flag() {
+        use clap::CommandFactory;
+        let command = crate::cli::Cli::command();
+        for (key, variable, _) in VARIABLES {
+            let arg = command.get_arguments().find(|a| a.get_id() == key).unwrap_or_else(|| panic!("no flag {key}"));
+            assert_eq!(arg.get_long(), Some(key.replace('_', "-").as_str()));
+            assert_eq!(arg.get_env().and_then(|e| e.to_str()), Some(*variable));
+        }
     }
 
     #[test]

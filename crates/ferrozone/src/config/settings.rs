@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
+use ferrozone_domain::configuration::provider_lists::ProviderLists;
 use ferrozone_domain::configuration::Values;
 use ferrozone_domain::ipam::{Pool, Pools};
 use ferrozone_domain::providers::Providers;
@@ -28,6 +29,15 @@ fn interface_name(name: &str) -> Result<String, String> {
     IfName::parse(name).map(|name| name.as_str().to_owned()).map_err(|e| e.to_string())
 }
 
+/// What happens to tunnel traffic that no egress rule matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EgressDefaultAction {
+    /// Allowed (Firezone's behaviour).
+    Accept,
+    /// Dropped: only what an accept rule allows gets through.
+    Drop,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     Text,
@@ -40,6 +50,10 @@ pub struct Config {
     /// TOML file with settings (keys are the variable names without `FERROZONE_`, lower case).
     #[arg(long, global = true, env = "FERROZONE_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The configuration keys given by a command-line flag, with the flag: filled by
+    /// [`crate::cli::Cli::parse_args`], since only the parse knows where a value came from.
+    #[arg(skip)]
+    pub flags: Vec<(String, String)>,
     /// Address the HTTP API listens on.
     #[arg(long, global = true, env = "FERROZONE_LISTEN", default_value = "127.0.0.1:13000")]
     pub listen: String,
@@ -247,6 +261,11 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_NFT_REMOVE_ON_SHUTDOWN", default_value_t = false,
           action = clap::ArgAction::Set)]
     pub nft_remove_on_shutdown: bool,
+    /// What happens to tunnel traffic that no egress rule (`/v0/rules`) matches: `accept`
+    /// (Firezone's behaviour) or `drop` (only what an accept rule allows leaves the tunnel;
+    /// traffic to the gateway itself is not filtered).
+    #[arg(long, global = true, env = "FERROZONE_EGRESS_DEFAULT_ACTION", value_enum, default_value = "accept")]
+    pub egress_default_action: EgressDefaultAction,
     /// Log format.
     #[arg(long, global = true, env = "FERROZONE_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
@@ -302,12 +321,19 @@ impl Config {
             allowed_ips,
             dns,
             endpoint,
-            mtu: self.default_client_mtu,
-            persistent_keepalive: self.default_client_persistent_keepalive,
+            mtu: Some(self.default_client_mtu),
+            persistent_keepalive: Some(self.default_client_persistent_keepalive),
         };
         Ok(Settings {
             configuration: self.configuration(&defaults),
-            fixed: super::fixed::fixed(|name| std::env::var(name).ok()),
+            fixed: super::fixed::fixed(|name| std::env::var(name).ok()).with_flags(self.flags.clone()),
+            providers: ProviderLists::from_texts(
+                self.openid_connect_providers.as_deref(),
+                "FERROZONE_OPENID_CONNECT_PROVIDERS",
+                self.saml_identity_providers.as_deref(),
+                "FERROZONE_SAML_IDENTITY_PROVIDERS",
+            )
+            .map_err(anyhow::Error::msg)?,
             pools,
             max_devices_per_user: self.max_devices_per_user,
             token_days: self.api_token_days,
@@ -437,6 +463,17 @@ mod tests {
         assert!(!cli.config.nft_remove_on_shutdown);
         let cli = Cli::try_parse_from(["ferrozone", "serve", "--nft-remove-on-shutdown", "true"]).unwrap();
         assert!(cli.config.nft_remove_on_shutdown);
+    }
+
+    #[test]
+    fn the_egress_default_action_is_accept_unless_set_to_drop() {
+        use super::EgressDefaultAction;
+        let cli = Cli::try_parse_from(["ferrozone", "serve"]).unwrap();
+        assert_eq!(cli.config.egress_default_action, EgressDefaultAction::Accept);
+        let cli = Cli::try_parse_from(["ferrozone", "serve", "--egress-default-action", "drop"]).unwrap();
+        assert_eq!(cli.config.egress_default_action, EgressDefaultAction::Drop);
+        let error = Cli::try_parse_from(["ferrozone", "serve", "--egress-default-action", "deny"]).unwrap_err();
+        assert!(error.to_string().contains("possible values: accept, drop"), "{error}");
     }
 
     #[test]

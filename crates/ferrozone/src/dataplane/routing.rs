@@ -1,37 +1,130 @@
 //! The routing side of `serve`: IP forwarding on, and the `inet ferrozone` nftables table
-//! (forwarding filter, NAT) rendered from the settings and kept by a [`Keeper`].
+//! (forwarding filter with the egress rules, NAT) built from the settings and the database
+//! and kept by a [`Keeper`].
 
 use std::future::Future;
 use std::path::Path;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context;
 use ferrozone_domain::Domain;
-use ferrozone_wg::nft::{render, Egress, IfName, Keeper, Nft, Table, Verdict};
+use ferrozone_wg::nft::{IfName, Keeper, Nft, Table};
 use ferrozone_wg::routing::{egress_interface, Sysctl};
+use tokio::sync::{watch, Notify};
 
-use crate::config::Config;
+use super::egress::{egress, Skipped};
+use crate::config::{Config, EgressDefaultAction};
 
-/// Turns forwarding on for the tunnel's families and applies the table once, so a gateway
-/// that cannot route stops `serve` with the reason instead of silently dropping traffic.
-/// Returns the keeper for the timed passes.
-pub async fn start(config: &Config, domain: &Domain) -> anyhow::Result<Keeper> {
+/// The table's state, for `/healthz`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoutingStatus {
+    /// The rules in the table the last successful pass found or applied.
+    pub rules: usize,
+    /// When a pass last wrote the table.
+    pub last_apply: Option<SystemTime>,
+    /// Whether the latest pass failed (the database could not be read or `nft` refused).
+    pub last_pass_failed: bool,
+}
+
+/// The table as the settings and the database say, and the keeper holding it.
+pub struct Routing {
+    keeper: Keeper,
+    domain: Arc<Domain>,
+    /// The desired table; each pass reads its egress rules afresh.
+    table: Table,
+    default: EgressDefaultAction,
+    status: watch::Sender<RoutingStatus>,
+    /// The stored rules the last read left out.
+    skipped: Vec<Skipped>,
+}
+
+/// Turns forwarding on for the tunnel's families and applies the table once, rules
+/// included, so a gateway that cannot route stops `serve` with the reason instead of
+/// silently dropping traffic (or letting through what a rule drops).
+pub async fn start(config: &Config, domain: Arc<Domain>) -> anyhow::Result<Routing> {
     let pools = &domain.settings().pools;
     Sysctl::default().enable_forwarding(pools.v4.is_some(), pools.v6.is_some())?;
+    let wireguard = IfName::parse(&config.wireguard_interface).context("FERROZONE_WIREGUARD_INTERFACE")?;
     let table = Table {
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
         masquerade_on: masquerade_on(config)?,
-        egress: Egress {
-            wireguard: IfName::parse(&config.wireguard_interface).context("FERROZONE_WIREGUARD_INTERFACE")?,
-            rules: Vec::new(),
-            default: Verdict::Accept,
-        },
+        egress: egress(&Default::default(), wireguard, config.egress_default_action).0,
     };
-    let egress = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
-    let mut keeper = Keeper::new(Nft::program(&config.nft), render(&table));
-    keeper.reconcile_once().await.context("applying the nftables table inet ferrozone")?;
-    tracing::info!(masquerade_on = %egress, "routing: forwarding on, nftables table inet ferrozone applied");
-    Ok(keeper)
+    let masquerade = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
+    let routing = Routing::open(Nft::program(&config.nft), domain, table, config.egress_default_action).await?;
+    let rules = routing.status.borrow().rules;
+    tracing::info!(masquerade_on = %masquerade, rules, "routing: forwarding on, nftables table inet ferrozone applied");
+    Ok(routing)
+}
+
+impl Routing {
+    /// Applies `table` with the rules read from `domain` (its own rules are replaced).
+    pub async fn open(
+        nft: Nft,
+        domain: Arc<Domain>,
+        table: Table,
+        default: EgressDefaultAction,
+    ) -> anyhow::Result<Self> {
+        let keeper = Keeper::new(nft, table.clone());
+        let (status, _) = watch::channel(RoutingStatus::default());
+        let mut routing = Routing { keeper, domain, table, default, status, skipped: Vec::new() };
+        routing.pass(true).await.context("applying the nftables table inet ferrozone")?;
+        Ok(routing)
+    }
+
+    /// The table's state as passes leave it.
+    pub fn status(&self) -> watch::Receiver<RoutingStatus> {
+        self.status.subscribe()
+    }
+
+    /// One pass: reads the rules, and applies the table when they changed, or when
+    /// `repair` and the table is not as last applied (changed behind Ferrozone's back). A
+    /// failed read keeps the table as it was (still repaired): the rules it holds are the
+    /// last ones known. After a failed pass the next one always checks the table.
+    async fn pass(&mut self, repair: bool) -> anyhow::Result<()> {
+        let repair = repair || self.status.borrow().last_pass_failed;
+        let result = self.apply_current(repair).await;
+        self.status.send_modify(|status| status.last_pass_failed = result.is_err());
+        result
+    }
+
+    /// Warns of each rule left out, once while it stays left out (passes are frequent).
+    fn warn_of(&mut self, skipped: Vec<Skipped>) {
+        for rule in skipped.iter().filter(|rule| !self.skipped.contains(rule)) {
+            tracing::warn!(rule.id = %rule.id, problem = rule.problem, "a stored rule the table cannot hold is left out");
+        }
+        self.skipped = skipped;
+    }
+
+    async fn apply_current(&mut self, repair: bool) -> anyhow::Result<()> {
+        let read = self.domain.egress_policy().await.context("reading the egress rules");
+        let mut changed = false;
+        if let Ok(policy) = &read {
+            let (egress, skipped) = egress(policy, self.table.egress.wireguard.clone(), self.default);
+            self.warn_of(skipped);
+            if egress != self.table.egress {
+                tracing::debug!(rules = egress.rules.len(), "the egress rules changed: applying the table");
+                self.table.egress = egress;
+                self.keeper.set_table(self.table.clone());
+                changed = true;
+            }
+        }
+        // A change that left the rules as they were (most commits on SQLite, statistics
+        // among them) costs one read of the database, not a read of the table.
+        if !(changed || repair) {
+            return read.map(|_| ());
+        }
+        let applied = self.keeper.reconcile_once().await?;
+        let rules = self.table.egress.rules.len();
+        self.status.send_modify(|status| {
+            status.rules = rules;
+            if applied {
+                status.last_apply = Some(SystemTime::now());
+            }
+        });
+        read.map(|_| ())
+    }
 }
 
 /// The interface to masquerade on: none when masquerading is off, and none (with a warning)
@@ -49,20 +142,44 @@ fn masquerade_on(config: &Config) -> anyhow::Result<Option<IfName>> {
     }
 }
 
-/// Keeps the table until `stopping`, then removes it if `remove` (the setting).
+/// Keeps the table until `stopping`: a pass at each wake-up of `changes` (a committed
+/// change of the rules or of their users' devices, here or in another process) and every
+/// `interval` (repairing the table if it was changed behind Ferrozone's back). Then removes
+/// the table if `remove` (the setting).
 pub async fn keep(
-    mut keeper: Keeper,
+    mut routing: Routing,
+    changes: Arc<Notify>,
     interval: Duration,
     stopping: impl Future<Output = ()>,
     remove: bool,
 ) -> anyhow::Result<()> {
     tokio::select! {
-        () = keeper.run(interval) => {}
+        () = passes(&mut routing, &changes, interval) => {}
         () = stopping => {}
     }
     if remove {
-        keeper.remove().await.context("removing the nftables table inet ferrozone")?;
+        routing.keeper.remove().await.context("removing the nftables table inet ferrozone")?;
         tracing::info!("nftables table inet ferrozone removed");
     }
     Ok(())
 }
+
+/// Passes forever: on each change, and a repairing one every `interval` however often
+/// changes come. A failed pass is logged and retried at the next.
+async fn passes(routing: &mut Routing, changes: &Notify, interval: Duration) {
+    let mut repairs = tokio::time::interval(interval);
+    repairs.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    repairs.tick().await;
+    loop {
+        let repair = tokio::select! {
+            _ = repairs.tick() => true,
+            () = changes.notified() => false,
+        };
+        if let Err(e) = routing.pass(repair).await {
+            tracing::warn!(error = format!("{e:#}"), "keeping the nftables table inet ferrozone failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

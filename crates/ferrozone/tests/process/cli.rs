@@ -30,6 +30,22 @@ async fn first_start_prints_a_working_admin_token_once() {
 }
 
 #[tokio::test]
+async fn a_configuration_key_given_by_a_flag_cannot_be_patched() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = [("FERROZONE_DEFAULT_CLIENT_MTU", "1300")];
+    let server = Server::start_with_flags(dir.path(), &env, &["--default-client-mtu", "1400"]).await;
+    let api = Api::new(&server.base, &server.printed_token().unwrap());
+    let body = serde_json::json!({"configuration": {"default_client_mtu": 1420, "default_client_dns": ["9.9.9.9"]}});
+    let (status, body) = api.call(reqwest::Method::PATCH, "/v0/configuration", Some(body)).await.unwrap();
+    assert_eq!(status, 422);
+    let message = "cannot be changed; it is overridden by the --default-client-mtu command-line flag";
+    assert_eq!(body, serde_json::json!({"errors": {"default_client_mtu": [message]}}));
+    let (_, shown) = api.get("/v0/configuration").await;
+    assert_eq!(shown["data"]["default_client_mtu"], 1400, "the flag's value");
+    assert_eq!(shown["data"]["default_client_dns"], serde_json::json!(["1.1.1.1", "1.0.0.1"]), "nothing stored");
+}
+
+#[tokio::test]
 async fn user_and_token_commands() {
     let dir = tempfile::tempdir().unwrap();
     assert!(run(dir.path(), &["migrate"]).0);

@@ -38,11 +38,17 @@ pub struct Server {
 impl Server {
     /// Starts `serve` on a free loopback port and waits until `/healthz` answers.
     pub async fn start(data_dir: &Path, env: &[(&str, &str)]) -> Server {
+        Self::start_with_flags(data_dir, env, &[]).await
+    }
+
+    /// [`Server::start`], with `flags` after `serve`.
+    pub async fn start_with_flags(data_dir: &Path, env: &[(&str, &str)], flags: &[&str]) -> Server {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
         let stdout = tempfile::NamedTempFile::new().expect("a file for the standard output");
         let child = command(data_dir, env)
             .arg("serve")
+            .args(flags)
             .env("FERROZONE_LISTEN", &listen)
             .stdout(stdout.reopen().expect("the standard output file reopens"))
             .stderr(std::process::Stdio::inherit())

@@ -13,7 +13,8 @@ async fn healthz_reports_the_database_and_the_data_plane() {
     assert_eq!(res.status(), 200);
     let body: serde_json::Value = res.json().await.unwrap();
     let data_plane = json!({"backend": "none", "last_reconcile_at": null, "last_reconcile_failed": false});
-    assert_eq!(body, json!({"status": "ok", "database": "ok", "data_plane": data_plane}));
+    let routing = json!({"nftables": "not applied", "reason": "the WireGuard backend is none: nothing is enforced"});
+    assert_eq!(body, json!({"status": "ok", "database": "ok", "data_plane": data_plane, "routing": routing}));
 }
 
 #[cfg(unix)]

@@ -14,7 +14,7 @@ use ferrozone_http::SamlSp;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use self::idp::{browser, key_file, serve, xml_crypto_verifies, Form, Idp, SP_ENTITY_ID};
+use self::idp::{browser, key_file, serve, serve_without_providers, xml_crypto_verifies, Form, Idp, SP_ENTITY_ID};
 use crate::helpers::TestApp;
 
 const PROVIDER: &str = "test-idp";
@@ -90,6 +90,27 @@ async fn auto_create_signs_in_a_new_unprivileged_user_whose_session_works_on_v0(
     assert_eq!(devices.status(), StatusCode::OK, "the session calls /v0");
     let users = browser.get(format!("{base}/v0/users")).send().await.unwrap();
     assert_eq!(users.status(), StatusCode::FORBIDDEN, "as the unprivileged user it is");
+}
+
+/// A provider stored through `/v0/configuration` (docs/api.md section 8) signs people in
+/// at once: no restart.
+#[tokio::test]
+async fn a_provider_stored_through_the_configuration_signs_in_without_restart() {
+    let app = TestApp::new().await;
+    let idp = Idp::start(json!({}));
+    let base = serve_without_providers(&app).await;
+    let browser = browser();
+    let before = browser.get(format!("{base}/auth/saml/{PROVIDER}")).send().await.unwrap();
+    assert_eq!(before.status(), StatusCode::NOT_FOUND, "not a provider yet");
+    let mut stored = provider(true);
+    stored["metadata"] = json!(idp.metadata().await);
+    let body = json!({"configuration": {"saml_identity_providers": [stored]}});
+    app.patch("/v0/configuration", &app.admin, body).await.expect_status(axum::http::StatusCode::OK);
+
+    let (status, path, page) = sign_in(&browser, &base, "new.person@example.com").await;
+    assert_eq!((status, path.as_str()), (StatusCode::OK, "/"), "{page}");
+    let created = user(&app, "new.person@example.com").await.expect("created");
+    assert_eq!(created["last_signed_in_method"], PROVIDER);
 }
 
 #[tokio::test]

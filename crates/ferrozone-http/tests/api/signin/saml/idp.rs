@@ -97,6 +97,24 @@ pub async fn serve(app: &TestApp, idp: &Idp, mut provider: Value, sign: bool) ->
     base
 }
 
+/// Ferrozone on a real port with no SAML provider at start (the SP entity id of these
+/// tests, no key pair): providers come from `/v0/configuration`. Returns the base URL.
+pub async fn serve_without_providers(app: &TestApp) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let saml = SamlSp::new(SP_ENTITY_ID, None, &[]).unwrap();
+    let web = WebSettings {
+        external_url: base.clone(),
+        secure_cookies: false,
+        providers: Providers::default(),
+        saml: Arc::new(saml),
+    };
+    let router = ferrozone_http::app(AppState::with_web(app.domain.clone(), web));
+    let service = router.into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, service).await });
+    base
+}
+
 /// A browser: keeps cookies, follows redirects.
 pub fn browser() -> reqwest::Client {
     reqwest::Client::builder().cookie_store(true).build().unwrap()

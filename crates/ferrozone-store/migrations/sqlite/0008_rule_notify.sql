@@ -1,0 +1,4 @@
+-- Mirrors PostgreSQL's 0008_rule_notify, which makes the database NOTIFY other processes of
+-- committed rule writes. A process on SQLite sees every commit through PRAGMA data_version
+-- (SqliteStore::watch_peer_changes), which needs no schema.
+-- This migration changes nothing; it keeps both histories at the same version.

@@ -1,0 +1,5 @@
+-- Mirrors PostgreSQL's 0009_configuration_notify, which makes the database NOTIFY other
+-- processes of committed changes to the stored configuration. SQLite has no such channel:
+-- a process polls PRAGMA data_version instead (SqliteStore::watch_configuration_changes),
+-- which needs no schema. This migration changes nothing; it keeps both histories at the
+-- same version.

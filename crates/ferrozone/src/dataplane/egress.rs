@@ -1,0 +1,99 @@
+//! The egress rules as the nftables table enforces them: the domain's [`EgressPolicy`] (rules
+//! as stored, sources as tunnel addresses) to the model the renderer reads.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use ferrozone_domain::egress::{parse_destination, parse_port_range, EgressPolicy, PortType, Rule, RuleAction};
+use ferrozone_wg::nft::{Egress, EgressRule, IfName, PortMatch, Protocol, Scope, Verdict};
+use ipnet::IpNet;
+use uuid::Uuid;
+
+use crate::config::EgressDefaultAction;
+
+/// A stored rule the table cannot hold (the database was edited by hand), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub id: Uuid,
+    pub problem: String,
+}
+
+/// The `Egress` of the table: every rule that parses, in id order (so the same policy
+/// renders the same text), a user's rule matching the addresses of that user's active
+/// devices (none when it has none: a disabled user's rules match nothing, as its peers are
+/// gone). A stored rule that does not parse is left out and returned, for the caller to
+/// warn about: one bad row must not leave the whole table unapplied.
+pub fn egress(policy: &EgressPolicy, wireguard: IfName, default: EgressDefaultAction) -> (Egress, Vec<Skipped>) {
+    let sources = sources_by_user(policy);
+    let mut sorted: Vec<&Rule> = policy.rules.iter().collect();
+    sorted.sort_by_key(|rule| rule.id);
+    let (mut rules, mut skipped) = (Vec::with_capacity(sorted.len()), Vec::new());
+    for rule in sorted {
+        match egress_rule(rule, &sources) {
+            Ok(rule) => rules.push(rule),
+            Err(problem) => skipped.push(Skipped { id: rule.id, problem }),
+        }
+    }
+    (Egress { wireguard, rules, default: verdict_of_default(default) }, skipped)
+}
+
+/// Every user's source addresses, sorted.
+fn sources_by_user(policy: &EgressPolicy) -> HashMap<Uuid, Vec<IpAddr>> {
+    let mut by_user: HashMap<Uuid, Vec<IpAddr>> = HashMap::new();
+    for source in &policy.sources {
+        let addresses = source.ipv4.map(IpAddr::V4).into_iter().chain(source.ipv6.map(IpAddr::V6));
+        by_user.entry(source.user_id).or_default().extend(addresses);
+    }
+    for addresses in by_user.values_mut() {
+        addresses.sort_unstable();
+    }
+    by_user
+}
+
+fn egress_rule(rule: &Rule, sources: &HashMap<Uuid, Vec<IpAddr>>) -> Result<EgressRule, String> {
+    let destination =
+        destination(&rule.destination).ok_or_else(|| format!("destination {:?} does not parse", rule.destination))?;
+    let ports = match &rule.ports {
+        None => None,
+        Some(ports) => {
+            let (first, last) = parse_port_range(&ports.range)
+                .map_err(|problem| format!("port_range {:?} does not parse: {problem}", ports.range))?;
+            Some(PortMatch { protocol: protocol(ports.port_type), first, last })
+        }
+    };
+    let scope = match rule.user_id {
+        None => Scope::Everyone,
+        Some(user_id) => Scope::Sources(sources.get(&user_id).cloned().unwrap_or_default()),
+    };
+    Ok(EgressRule { scope, destination, verdict: verdict(rule.action), ports })
+}
+
+/// The destination as a network, host bits kept (the renderer truncates).
+fn destination(text: &str) -> Option<IpNet> {
+    let network = parse_destination(text)?;
+    IpNet::new(network.addr, network.prefix).ok()
+}
+
+fn protocol(port_type: PortType) -> Protocol {
+    match port_type {
+        PortType::Tcp => Protocol::Tcp,
+        PortType::Udp => Protocol::Udp,
+    }
+}
+
+fn verdict(action: RuleAction) -> Verdict {
+    match action {
+        RuleAction::Accept => Verdict::Accept,
+        RuleAction::Drop => Verdict::Drop,
+    }
+}
+
+fn verdict_of_default(default: EgressDefaultAction) -> Verdict {
+    match default {
+        EgressDefaultAction::Accept => Verdict::Accept,
+        EgressDefaultAction::Drop => Verdict::Drop,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,223 @@
+//! The keeper for real: `nft` in a throwaway network namespace (needs root; skipped
+//! otherwise), rules written through the domain of this process and of another one sharing
+//! the database (PostgreSQL when `FERROZONE_TEST_DATABASE_URL` is set, else SQLite).
+
+use std::net::IpAddr;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use ferrozone_domain::crypto::Cipher;
+use ferrozone_domain::input::{NewDevice, NewRule, NewUser};
+use ferrozone_domain::{Principal, Settings};
+use ferrozone_store::testing::{fresh, test_options, TestDb};
+use ferrozone_wg::nft::{Scope, Verdict};
+
+use super::*;
+
+/// A network namespace deleted on drop.
+struct Namespace(String);
+
+impl Namespace {
+    fn new() -> Option<Self> {
+        let uid = Command::new("id").arg("-u").output().ok()?;
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            eprintln!("skipped: needs root for network namespaces and nftables");
+            return None;
+        }
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let name = format!("fzwire-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let added = Command::new("ip").args(["netns", "add", &name]).status().unwrap();
+        assert!(added.success(), "ip netns add {name}");
+        Some(Self(name))
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        let quiet = std::process::Stdio::null();
+        let _ = Command::new("ip").args(["netns", "delete", &self.0]).stderr(quiet).status();
+    }
+}
+
+/// Far longer than a pass takes on a loaded machine: only a lost wake-up runs into it.
+const PATIENCE: Duration = Duration::from_secs(30);
+/// How long one attempt waits for a change of the other process: the watch may not be
+/// listening yet when the first change commits (a deadline, not a timing assertion).
+const ATTEMPT: Duration = Duration::from_secs(3);
+/// The timed pass is an hour away: only the change signal can bring the rules in.
+const NO_TIMED_PASS: Duration = Duration::from_secs(3600);
+
+async fn domain_on(db: &TestDb, key: &str) -> Arc<Domain> {
+    let store = ferrozone_store::open(&db.url, &test_options()).await.unwrap().into_store();
+    let cipher = Cipher::from_base64(key).unwrap();
+    Arc::new(Domain::open(store, Arc::new(Settings::standard()), cipher).await.unwrap())
+}
+
+fn base_table(domain: &Domain) -> Table {
+    let pools = &domain.settings().pools;
+    Table {
+        tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
+        masquerade_on: None,
+        egress: egress(&Default::default(), IfName::parse("wg0").unwrap(), EgressDefaultAction::Accept).0,
+    }
+}
+
+async fn create_rule(domain: &Domain, destination: String) {
+    let rule = NewRule { destination: Some(destination), ..NewRule::default() };
+    domain.create_rule(&Principal::operator(), &rule).await.unwrap();
+}
+
+async fn until_rules(status: &mut watch::Receiver<RoutingStatus>, rules: usize, patience: Duration) -> bool {
+    tokio::time::timeout(patience, status.wait_for(|s| s.rules == rules)).await.is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_written_here_or_by_another_process_reach_the_table_on_the_change_signal() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let key = Cipher::generate_key();
+    let (domain, other) = (domain_on(&db, &key).await, domain_on(&db, &key).await);
+    let table = base_table(&domain);
+    let routing =
+        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let mut status = routing.status();
+    assert_eq!(*status.borrow(), RoutingStatus { last_pass_failed: false, ..*status.borrow() });
+    assert!(status.borrow().last_apply.is_some(), "the first pass applies the table");
+    // What `serve` runs: the domain's signal fanned out, the database watched.
+    let table_changed = Arc::new(Notify::new());
+    let fan_out = tokio::spawn(super::super::fan_out(domain.peer_changes(), vec![table_changed.clone()]));
+    let watch = tokio::spawn({
+        let domain = domain.clone();
+        async move { domain.watch_peer_changes().await }
+    });
+    let keeper = tokio::spawn(keep(routing, table_changed, NO_TIMED_PASS, std::future::pending(), false));
+
+    let started = Instant::now();
+    create_rule(&domain, "192.0.2.0/24".into()).await;
+    assert!(until_rules(&mut status, 1, PATIENCE).await, "a rule written here never reached the table");
+    eprintln!("{}: a rule written here reached the table in {:?}", db.backend, started.elapsed());
+
+    let mut count = 1;
+    let heard = loop {
+        count += 1;
+        assert!(count < 12, "no rule written by the other process reached the table");
+        let started = Instant::now();
+        create_rule(&other, format!("198.51.100.{count}")).await;
+        if until_rules(&mut status, count, ATTEMPT).await {
+            break started.elapsed();
+        }
+    };
+    eprintln!("{}: a rule written by another process reached the table in {heard:?}", db.backend);
+    assert!(!status.borrow().last_pass_failed);
+    fan_out.abort();
+    keeper.abort();
+    watch.abort();
+}
+
+#[tokio::test]
+async fn a_failed_pass_is_reported_and_the_default_action_is_applied() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    create_rule(&domain, "192.0.2.0/24".into()).await;
+    let table = base_table(&domain);
+    let mut routing =
+        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Drop).await.unwrap();
+    assert_eq!(routing.status.borrow().rules, 1, "the first pass reads the rules");
+    assert_eq!(routing.table.egress.default, Verdict::Drop);
+    assert!(!routing.status.borrow().last_pass_failed);
+    // `nft` cannot run any more: the namespace is gone.
+    let deleted = Command::new("ip").args(["netns", "delete", &ns.0]).status().unwrap();
+    assert!(deleted.success());
+    routing.pass(true).await.unwrap_err();
+    let status = *routing.status.borrow();
+    assert!(status.last_pass_failed);
+    assert_eq!(status.rules, 1, "the last rules applied");
+}
+
+/// The timed pass repairs the table even while changes keep coming (on SQLite every commit
+/// of any process is one), and a change that leaves the rules alone does not rewrite it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_table_is_put_back_by_the_timed_pass_however_often_changes_come() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    let table = base_table(&domain);
+    let routing =
+        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let mut status = routing.status();
+    let first_apply = status.borrow().last_apply;
+    let changes = Arc::new(Notify::new());
+    let keeper =
+        tokio::spawn(keep(routing, changes.clone(), Duration::from_millis(300), std::future::pending(), false));
+    let noise = tokio::spawn(async move {
+        loop {
+            changes.notify_one();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(status.borrow().last_apply, first_apply, "changes that leave the rules alone apply nothing");
+    let deleted =
+        Command::new("ip").args(["netns", "exec", &ns.0, "nft", "delete", "table", "inet", "ferrozone"]).status();
+    assert!(deleted.unwrap().success());
+    let repaired = tokio::time::timeout(PATIENCE, status.wait_for(|s| s.last_apply != first_apply)).await;
+    repaired.expect("the table was never put back").unwrap();
+    let listed =
+        Command::new("ip").args(["netns", "exec", &ns.0, "nft", "list", "table", "inet", "ferrozone"]).output();
+    assert!(listed.unwrap().status.success(), "the table is back");
+    noise.abort();
+    keeper.abort();
+}
+
+/// A user's rule matches that user's devices, and nothing once the user is disabled: its
+/// traffic is dropped as its peers leave. Enabling it brings the addresses back.
+#[tokio::test]
+async fn a_users_rule_follows_its_active_devices() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    let admin = Principal::operator();
+    let new_user = NewUser { email: Some("roams@example.com".into()), ..NewUser::default() };
+    let user = domain.create_user(&admin, &new_user).await.unwrap();
+    let new_device = NewDevice { user_id: Some(user.id.to_string()), ..NewDevice::default() };
+    let device = domain.create_device(&admin, &new_device).await.unwrap().device;
+    let rule =
+        NewRule { destination: Some("192.0.2.7".into()), user_id: Some(user.id.to_string()), ..NewRule::default() };
+    domain.create_rule(&admin, &rule).await.unwrap();
+    let table = base_table(&domain);
+    let mut routing =
+        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let addresses: Vec<IpAddr> = device.ipv4.map(IpAddr::V4).into_iter().chain(device.ipv6.map(IpAddr::V6)).collect();
+    assert_eq!(addresses.len(), 2);
+    assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses.clone()));
+
+    domain.set_user_disabled("roams@example.com", true).await.unwrap();
+    routing.pass(false).await.unwrap();
+    assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(vec![]), "disabled: no sources");
+    domain.set_user_disabled("roams@example.com", false).await.unwrap();
+    routing.pass(false).await.unwrap();
+    assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses));
+}
+
+/// A stored rule that does not parse (written past the domain, as by hand) is left out; the
+/// table is applied with the others.
+#[tokio::test]
+async fn a_stored_rule_that_does_not_parse_is_left_out_and_the_rest_applied() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    create_rule(&domain, "192.0.2.0/24".into()).await;
+    let mut broken = domain.list_rules(&Principal::operator()).await.unwrap().remove(0);
+    broken.id = uuid::Uuid::now_v7();
+    broken.destination = "not an address".into();
+    db.store.insert_rule(&broken).await.unwrap();
+    let table = base_table(&domain);
+    let routing =
+        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    assert_eq!(routing.status.borrow().rules, 1);
+    assert!(!routing.status.borrow().last_pass_failed);
+    assert_eq!(routing.skipped.len(), 1);
+    assert_eq!(routing.skipped[0].id, broken.id);
+}
