@@ -11,9 +11,9 @@
         Lists `table inet ferrozone` again and again until it holds the RULES destinations;
         prints `applied_ms` (from T0, a Unix time) and `list_ms` (one listing: the resolution).
     python3 rules.py changes API TOKEN USERS_FILE FIRST COUNT
-        COUNT rule creates one after another (destinations from index FIRST on), with `nft
-        monitor` timestamping each nftables commit: latency = the last commit before the
-        first listing of the table that holds the new destination - the arrival of the 201.
+        COUNT rule creates one after another (destinations from index FIRST on), each
+        nftables commit timestamped from netlink: latency = the last commit before the first
+        listing of the table that holds the new destination - the arrival of the 201.
         Prints `p50_ms`, `p99_ms` and `max_ms`.
 
 Only the destinations' addresses are looked for in nft's output, so this does not depend on
@@ -24,11 +24,22 @@ import concurrent.futures
 import ipaddress
 import json
 import re
+import socket
+import struct
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
+
+# linux/netlink.h, linux/netfilter/nfnetlink.h, linux/netfilter/nf_tables.h
+NETLINK_NETFILTER = 12
+SOL_NETLINK = 270
+NETLINK_ADD_MEMBERSHIP = 1
+SO_RCVBUFFORCE = 33
+NFNLGRP_NFTABLES = 7
+NFNL_SUBSYS_NFTABLES = 10
+NFT_MSG_NEWGEN = 15
 
 BASE = int(ipaddress.ip_address("100.64.0.0"))
 ADDRESS = re.compile(r"\b100\.(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\.[0-9]{1,3}\.[0-9]{1,3}\b")
@@ -102,26 +113,40 @@ def percentile(values, p):
     return values[min(len(values) - 1, int(round(p * (len(values) - 1))))]
 
 
+def watch_commits(commits, committed):
+    """Appends the arrival time of every nftables commit (an NFT_MSG_NEWGEN message on the
+    nftables netlink multicast group) to `commits`. `nft monitor` would do, but 1.0.6 crashes
+    (SIGSEGV) printing an element of a concatenated interval set, which the user rules are."""
+    sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
+    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
+    sock.bind((0, 0))
+    sock.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, NFNLGRP_NFTABLES)
+
+    def run():
+        while True:
+            data = sock.recv(1 << 20)
+            now = time.time()
+            offset = 0
+            while offset + 16 <= len(data):
+                length, kind = struct.unpack_from("=IH", data, offset)
+                if kind == (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWGEN):
+                    with committed:
+                        commits.append(now)
+                        committed.notify_all()
+                offset += max(16, (length + 3) & ~3)
+
+    threading.Thread(target=run, daemon=True).start()
+
+
 def changes(api, token, users_file, first, count):
-    """Each create's latency: the arrival of the `# new generation` line of the last nftables
-    commit before the first listing that holds its destination, minus the arrival of its
-    201 (an upper bound when several commits came between two listings). `nft` 1.0.6's
-    monitor prints no elements of concatenated sets, so the table is listed after each
-    commit; the listing's own time is not in the figure."""
+    """Each create's latency: the arrival of the last nftables commit before the first
+    listing that holds its destination, minus the arrival of its 201 (an upper bound when
+    several commits came between two listings). The table is listed after each commit; the
+    listing's own time is not in the figure."""
     users = json.load(open(users_file))
-    monitor = subprocess.Popen(["nft", "monitor"], stdout=subprocess.PIPE, text=True, bufsize=1)
     commits = []
     committed = threading.Condition()
-
-    def watch():
-        for line in monitor.stdout:
-            if line.startswith("# new generation"):
-                with committed:
-                    commits.append(time.time())
-                    committed.notify_all()
-
-    threading.Thread(target=watch, daemon=True).start()
-    time.sleep(0.5)  # the monitor subscribed
+    watch_commits(commits, committed)
     latencies = []
     for i in range(int(first), int(first) + int(count)):
         before = len(commits)
@@ -134,12 +159,12 @@ def changes(api, token, users_file, first, count):
                 committed.wait_for(lambda: len(commits) > checked, timeout=max(0.0, deadline - time.time()))
                 seen = len(commits)
             if seen == checked:
-                sys.exit(f"rule {address(i)} never reached the kernel")
+                sys.exit(f"rule {address(i)} never reached the kernel: {seen - before} commits after its 201, "
+                         f"in the table now: {address(i) in table_addresses()}")
             if address(i) in table_addresses():
                 latencies.append(max(0.0, commits[seen - 1] - answered))
                 break
             checked = seen
-    monitor.terminate()
     latencies.sort()
     print("p50_ms %.1f" % (1000 * percentile(latencies, 0.50)))
     print("p99_ms %.1f" % (1000 * percentile(latencies, 0.99)))
