@@ -7,8 +7,11 @@
         Creates RULES rules spread evenly over the users, 16 at a time: each a distinct
         destination address (rule i: 100.64.0.0 + 2 i, never adjacent, so nothing merges),
         every fifth a TCP or UDP port rule, accept and drop alternating.
+    python3 rules.py delete-rules API TOKEN
+        Deletes every rule, 16 at a time.
     python3 rules.py wait-all RULES T0 [SECONDS]
-        Lists `table inet ferrozone` again and again until it holds the RULES destinations;
+        Lists `table inet ferrozone` again and again until it holds the RULES destinations
+        (with RULES 0: none of them);
         prints `applied_ms` (from T0, a Unix time) and `list_ms` (one listing: the resolution).
     python3 rules.py changes API TOKEN USERS_FILE FIRST COUNT
         COUNT rule creates one after another (destinations from index FIRST on), each
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 
 # linux/netlink.h, linux/netfilter/nfnetlink.h, linux/netfilter/nf_tables.h
@@ -56,8 +60,11 @@ def call(api, token, method, path, body=None):
         method=method,
         headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request) as response:
-        return json.load(response) if response.status != 204 else None
+    try:
+        with urllib.request.urlopen(request) as response:
+            return json.load(response) if response.status != 204 else None
+    except urllib.error.HTTPError as e:
+        sys.exit(f"{method} {path}: {e.code} {e.read().decode(errors='replace')}")
 
 
 def rule_body(i, user_id):
@@ -89,6 +96,11 @@ def seed_rules(api, token, users_file, rules):
     in_parallel(lambda i: call(api, token, "POST", "/v0/rules", rule_body(i, users[i % len(users)])), range(int(rules)))
 
 
+def delete_rules(api, token):
+    ids = [rule["id"] for rule in call(api, token, "GET", "/v0/rules")["data"]]
+    in_parallel(lambda rule_id: call(api, token, "DELETE", f"/v0/rules/{rule_id}"), ids)
+
+
 def table_addresses():
     listing = subprocess.run(["nft", "-j", "list", "table", "inet", "ferrozone"], capture_output=True, text=True)
     return set(ADDRESS.findall(listing.stdout))
@@ -102,7 +114,7 @@ def wait_all(rules, t0, seconds="60"):
         started = time.time()
         held = table_addresses()
         listings.append(time.time() - started)
-        if wanted <= held:
+        if (wanted <= held) if wanted else not held:  # RULES 0: none left
             print("applied_ms %.0f" % (1000 * (time.time() - float(t0))))
             print("list_ms %.0f" % (1000 * sorted(listings)[len(listings) // 2]))
             return 0
@@ -173,7 +185,9 @@ def changes(api, token, users_file, first, count):
 
 def main():
     command, args = sys.argv[1], sys.argv[2:]
-    {"seed-users": seed_users, "seed-rules": seed_rules, "wait-all": wait_all, "changes": changes}[command](*args)
+    commands = {"seed-users": seed_users, "seed-rules": seed_rules, "delete-rules": delete_rules,
+                "wait-all": wait_all, "changes": changes}
+    commands[command](*args)
 
 
 main()
