@@ -7,6 +7,7 @@ mod extract;
 mod openapi;
 mod qr;
 mod reply;
+mod responses;
 mod routes;
 pub mod server;
 mod stream;

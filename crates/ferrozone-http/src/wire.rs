@@ -11,12 +11,16 @@ mod reader;
 mod rules;
 mod users;
 
-pub use devices::DeviceEnvelope;
 pub use reader::{Attr, Reader};
-pub use rules::RuleEnvelope;
-pub use users::UserEnvelope;
 
+use std::borrow::Cow;
+use std::marker::PhantomData;
+
+use ferrozone_domain::input::{NewDevice, NewRule, NewUser};
 use serde_json::{Map, Value};
+use utoipa::openapi::schema::Schema;
+use utoipa::openapi::RefOr;
+use utoipa::{PartialSchema, ToSchema};
 
 /// A domain input that a request body carries as `{KEY: {attributes…}}`.
 pub trait Attributes: Sized {
@@ -28,5 +32,50 @@ pub trait Attributes: Sized {
 
     fn parse(attrs: Map<String, Value>) -> Self {
         Reader::parse(attrs, Self::read)
+    }
+}
+
+/// The attributes of a create, as the OpenAPI document names and describes them (a test
+/// per resource holds the update's parser to the same attributes).
+pub trait Described: Attributes {
+    /// The resource's name in the schemas: `{NAME}Envelope`, `{NAME}Attrs`.
+    const NAME: &'static str;
+    /// The description of `{NAME}Attrs`.
+    const DOC: &'static str;
+}
+
+/// The request schema of creates and updates of `T`'s resource: `{KEY: {NAME}Attrs}`,
+/// `{NAME}Attrs` being what `T`'s parser reads.
+pub struct Envelope<T>(PhantomData<T>);
+
+pub type DeviceEnvelope = Envelope<NewDevice>;
+pub type RuleEnvelope = Envelope<NewRule>;
+pub type UserEnvelope = Envelope<NewUser>;
+
+impl<T: Described> Envelope<T> {
+    fn attrs_name() -> String {
+        format!("{}Attrs", T::NAME)
+    }
+
+    /// The schema of the attributes, from the parser.
+    pub(crate) fn attrs() -> Schema {
+        Reader::describe(T::DOC, T::read)
+    }
+}
+
+impl<T: Described> PartialSchema for Envelope<T> {
+    fn schema() -> RefOr<Schema> {
+        let key = T::KEY;
+        reader::envelope(key, &format!("`{{\"{key}\": {{…}}}}`"), &Self::attrs_name())
+    }
+}
+
+impl<T: Described> ToSchema for Envelope<T> {
+    fn name() -> Cow<'static, str> {
+        Cow::Owned(format!("{}Envelope", T::NAME))
+    }
+
+    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+        schemas.push((Self::attrs_name(), RefOr::T(Self::attrs())));
     }
 }

@@ -103,7 +103,7 @@ fn ok(configuration: Configuration) -> Response {
 #[utoipa::path(get, path = "/v0/configuration", tag = "configuration",
     responses(
         (status = 200, body = ConfigurationData),
-        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
+        crate::responses::AdminErrors,
     ))]
 async fn get_configuration(State(app): State<AppState>, Auth(actor): Auth) -> Result<Response, ApiError> {
     Ok(ok(app.domain.configuration(&actor).await?))
@@ -116,9 +116,7 @@ async fn get_configuration(State(app): State<AppState>, Auth(actor): Auth) -> Re
     request_body = ConfigurationEnvelope,
     responses(
         (status = 200, body = ConfigurationData),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
-        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::BodyErrors,
     ))]
 async fn update_configuration(
     State(app): State<AppState>,
@@ -137,9 +135,7 @@ async fn update_configuration(
     request_body = ConfigurationEnvelope,
     responses(
         (status = 200, body = ConfigurationData),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
-        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::BodyErrors,
     ))]
 async fn replace_configuration(state: State<AppState>, auth: Auth, body: JsonObject) -> Result<Response, ApiError> {
     update_configuration(state, auth, body).await

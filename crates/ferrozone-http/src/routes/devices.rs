@@ -68,9 +68,7 @@ async fn list_devices(
     request_body = crate::wire::DeviceEnvelope,
     responses(
         (status = 201, body = DeviceData, headers(("location" = String, description = "/v0/devices/{id}"))),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
-        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::BodyErrors,
     ))]
 async fn create_device(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
     let input: NewDevice = body.read()?;
@@ -111,10 +109,7 @@ async fn get_device(State(app): State<AppState>, reader: DeviceReader, id: PathI
     request_body = crate::wire::DeviceEnvelope,
     responses(
         (status = 200, body = DeviceData),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody),
-        (status = 404, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
-        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::ItemBodyErrors,
     ))]
 async fn update_device(
     State(app): State<AppState>,
@@ -144,10 +139,7 @@ async fn update_device(
     request_body = crate::wire::DeviceEnvelope,
     responses(
         (status = 200, body = DeviceData),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody),
-        (status = 404, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
-        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::ItemBodyErrors,
     ))]
 async fn replace_device(
     state: State<AppState>,
@@ -163,8 +155,7 @@ async fn replace_device(
     params(("id" = String, Path, description = "Device UUID")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
-        (status = 404, body = crate::dto::ErrorBody),
+        crate::responses::ItemErrors,
     ))]
 async fn delete_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
     app.domain.delete_device(&actor, device_id(id)?).await?;

@@ -26,7 +26,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 #[utoipa::path(get, path = "/v0/rules", tag = "rules",
     responses(
         (status = 200, body = RuleList),
-        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
+        crate::responses::AdminErrors,
     ))]
 async fn list_rules(State(app): State<AppState>, Auth(actor): Auth) -> Result<Response, ApiError> {
     let rules = app.domain.list_rules(&actor).await?;
@@ -40,9 +40,7 @@ async fn list_rules(State(app): State<AppState>, Auth(actor): Auth) -> Result<Re
     request_body = crate::wire::RuleEnvelope,
     responses(
         (status = 201, body = RuleData, headers(("location" = String, description = "/v0/rules/{id}"))),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
-        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::BodyErrors,
     ))]
 async fn create_rule(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
     // Authorization before validation: an unprivileged caller gets 403 whatever it sent.
@@ -57,8 +55,7 @@ async fn create_rule(State(app): State<AppState>, Auth(actor): Auth, body: JsonO
     params(("id" = String, Path, description = "Rule UUID")),
     responses(
         (status = 200, body = RuleData),
-        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
-        (status = 404, body = crate::dto::ErrorBody),
+        crate::responses::ItemErrors,
     ))]
 async fn get_rule(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
     actor.require_admin()?;
@@ -74,10 +71,7 @@ async fn get_rule(State(app): State<AppState>, Auth(actor): Auth, id: PathId) ->
     request_body = crate::wire::RuleEnvelope,
     responses(
         (status = 200, body = RuleData),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody), (status = 404, body = crate::dto::ErrorBody),
-        (status = 413, body = crate::dto::ErrorBody), (status = 415, body = crate::dto::ErrorBody),
-        (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::ItemBodyErrors,
     ))]
 async fn update_rule(
     State(app): State<AppState>,
@@ -100,10 +94,7 @@ async fn update_rule(
     request_body = crate::wire::RuleEnvelope,
     responses(
         (status = 200, body = RuleData),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody), (status = 404, body = crate::dto::ErrorBody),
-        (status = 413, body = crate::dto::ErrorBody), (status = 415, body = crate::dto::ErrorBody),
-        (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::ItemBodyErrors,
     ))]
 async fn replace_rule(state: State<AppState>, auth: Auth, id: PathId, body: JsonObject) -> Result<Response, ApiError> {
     update_rule(state, auth, id, body).await
@@ -114,8 +105,7 @@ async fn replace_rule(state: State<AppState>, auth: Auth, id: PathId, body: Json
     params(("id" = String, Path, description = "Rule UUID")),
     responses(
         (status = 204, description = "Deleted"),
-        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
-        (status = 404, body = crate::dto::ErrorBody),
+        crate::responses::ItemErrors,
     ))]
 async fn delete_rule(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
     actor.require_admin()?;

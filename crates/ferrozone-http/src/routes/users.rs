@@ -25,7 +25,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 #[utoipa::path(get, path = "/v0/users", tag = "users",
     responses(
         (status = 200, body = UserList),
-        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
+        crate::responses::AdminErrors,
     ))]
 async fn list_users(State(app): State<AppState>, Auth(actor): Auth) -> Result<Response, ApiError> {
     let users = app.domain.list_users(&actor).await?;
@@ -40,9 +40,7 @@ async fn list_users(State(app): State<AppState>, Auth(actor): Auth) -> Result<Re
     request_body = crate::wire::UserEnvelope,
     responses(
         (status = 201, body = UserData, headers(("location" = String, description = "/v0/users/{id}"))),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody), (status = 413, body = crate::dto::ErrorBody),
-        (status = 415, body = crate::dto::ErrorBody), (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::BodyErrors,
     ))]
 async fn create_user(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
     // Authorization before validation: an unprivileged caller gets 403 whatever it sent.
@@ -57,8 +55,7 @@ async fn create_user(State(app): State<AppState>, Auth(actor): Auth, body: JsonO
     params(("id" = String, Path, description = "User UUID or email")),
     responses(
         (status = 200, body = UserData),
-        (status = 401, body = crate::dto::AuthErrors), (status = 403, body = crate::dto::ErrorBody),
-        (status = 404, body = crate::dto::ErrorBody),
+        crate::responses::ItemErrors,
     ))]
 async fn get_user(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
     let user = app.domain.get_user(&actor, &user_key(id)?).await?;
@@ -73,10 +70,7 @@ async fn get_user(State(app): State<AppState>, Auth(actor): Auth, id: PathId) ->
     request_body = crate::wire::UserEnvelope,
     responses(
         (status = 200, body = UserData),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody), (status = 404, body = crate::dto::ErrorBody),
-        (status = 413, body = crate::dto::ErrorBody), (status = 415, body = crate::dto::ErrorBody),
-        (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::ItemBodyErrors,
     ))]
 async fn update_user(
     State(app): State<AppState>,
@@ -99,10 +93,7 @@ async fn update_user(
     request_body = crate::wire::UserEnvelope,
     responses(
         (status = 200, body = UserData),
-        (status = 400, body = crate::dto::ErrorBody), (status = 401, body = crate::dto::AuthErrors),
-        (status = 403, body = crate::dto::ErrorBody), (status = 404, body = crate::dto::ErrorBody),
-        (status = 413, body = crate::dto::ErrorBody), (status = 415, body = crate::dto::ErrorBody),
-        (status = 422, body = crate::dto::ValidationErrors),
+        crate::responses::ItemBodyErrors,
     ))]
 async fn replace_user(state: State<AppState>, auth: Auth, id: PathId, body: JsonObject) -> Result<Response, ApiError> {
     update_user(state, auth, id, body).await

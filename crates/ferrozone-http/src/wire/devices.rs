@@ -1,14 +1,9 @@
 //! `{"device": {…}}`: the attributes of a device create or update.
 
-use std::borrow::Cow;
-
 use ferrozone_domain::input::{DeviceChanges, NewDevice, TunnelSettings};
-use utoipa::openapi::schema::Schema;
-use utoipa::openapi::RefOr;
-use utoipa::{PartialSchema, ToSchema};
 
-use super::reader::{envelope, Attr, Reader};
-use super::Attributes;
+use super::reader::{Attr, Reader};
+use super::{Attributes, Described};
 
 const USER_ID: Attr =
     Attr::new("user_id").doc("Required on create with an admin token; defaults to the caller otherwise.");
@@ -85,29 +80,9 @@ fn tunnel(r: &mut Reader) -> TunnelSettings {
 
 const ATTRS_DOC: &str = "Device attributes a client may send. All are optional on update; `user_id` cannot change.";
 
-/// The request schema of device creates and updates: `{"device": DeviceAttrs}`,
-/// `DeviceAttrs` being what [`NewDevice`]'s parser reads (a test holds [`DeviceChanges`]'
-/// to the same).
-pub struct DeviceEnvelope;
-
-fn attrs_schema() -> Schema {
-    Reader::describe(ATTRS_DOC, NewDevice::read)
-}
-
-impl PartialSchema for DeviceEnvelope {
-    fn schema() -> RefOr<Schema> {
-        envelope("device", "`{\"device\": {…}}`", "DeviceAttrs")
-    }
-}
-
-impl ToSchema for DeviceEnvelope {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("DeviceEnvelope")
-    }
-
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        schemas.push(("DeviceAttrs".to_owned(), RefOr::T(attrs_schema())));
-    }
+impl Described for NewDevice {
+    const NAME: &'static str = "Device";
+    const DOC: &'static str = ATTRS_DOC;
 }
 
 #[cfg(test)]
@@ -123,7 +98,7 @@ mod tests {
 
     #[test]
     fn creates_and_updates_read_the_same_attributes() {
-        let create = serde_json::to_value(attrs_schema()).unwrap();
+        let create = serde_json::to_value(crate::wire::Envelope::<NewDevice>::attrs()).unwrap();
         let update = serde_json::to_value(Reader::describe(ATTRS_DOC, DeviceChanges::read)).unwrap();
         assert_eq!(create, update);
         assert_eq!(create["properties"].as_object().unwrap().len(), 17);

@@ -1,14 +1,9 @@
 //! `{"rule": {…}}`: the attributes of an egress rule create or update.
 
-use std::borrow::Cow;
-
 use ferrozone_domain::input::{NewRule, RuleChanges};
-use utoipa::openapi::schema::Schema;
-use utoipa::openapi::RefOr;
-use utoipa::{PartialSchema, ToSchema};
 
-use super::reader::{envelope, Attr, Reader};
-use super::Attributes;
+use super::reader::{Attr, Reader};
+use super::{Attributes, Described};
 
 const DESTINATION: Attr =
     Attr::new("destination").doc("An IP address or CIDR (host bits allowed); required. Echoed exactly as sent.");
@@ -48,22 +43,7 @@ impl Attributes for RuleChanges {
     }
 }
 
-/// The request schema of rule creates and updates: `{"rule": RuleAttrs}`.
-pub struct RuleEnvelope;
-
-impl PartialSchema for RuleEnvelope {
-    fn schema() -> RefOr<Schema> {
-        envelope("rule", "`{\"rule\": {…}}`", "RuleAttrs")
-    }
-}
-
-impl ToSchema for RuleEnvelope {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("RuleEnvelope")
-    }
-
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        let attrs = Reader::describe("Egress rule attributes a client may send.", NewRule::read);
-        schemas.push(("RuleAttrs".to_owned(), RefOr::T(attrs)));
-    }
+impl Described for NewRule {
+    const NAME: &'static str = "Rule";
+    const DOC: &'static str = "Egress rule attributes a client may send.";
 }

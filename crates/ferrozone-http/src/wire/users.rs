@@ -1,14 +1,9 @@
 //! `{"user": {…}}`: the attributes of a user create or update.
 
-use std::borrow::Cow;
-
 use ferrozone_domain::input::{NewUser, UserChanges};
-use utoipa::openapi::schema::Schema;
-use utoipa::openapi::RefOr;
-use utoipa::{PartialSchema, ToSchema};
 
-use super::reader::{envelope, Attr, Reader};
-use super::Attributes;
+use super::reader::{Attr, Reader};
+use super::{Attributes, Described};
 
 const EMAIL: Attr = Attr::new("email").doc("Required on create; unique, case-insensitively.");
 const ROLE: Attr = Attr::new("role").doc("`admin` or `unprivileged` (default).");
@@ -44,28 +39,9 @@ impl Attributes for UserChanges {
     }
 }
 
-/// The request schema of user creates and updates: `{"user": UserAttrs}`, `UserAttrs`
-/// being what [`NewUser`]'s parser reads (a test holds [`UserChanges`]' to the same).
-pub struct UserEnvelope;
-
-fn attrs_schema() -> Schema {
-    Reader::describe("User attributes a client may send.", NewUser::read)
-}
-
-impl PartialSchema for UserEnvelope {
-    fn schema() -> RefOr<Schema> {
-        envelope("user", "`{\"user\": {…}}`", "UserAttrs")
-    }
-}
-
-impl ToSchema for UserEnvelope {
-    fn name() -> Cow<'static, str> {
-        Cow::Borrowed("UserEnvelope")
-    }
-
-    fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-        schemas.push(("UserAttrs".to_owned(), RefOr::T(attrs_schema())));
-    }
+impl Described for NewUser {
+    const NAME: &'static str = "User";
+    const DOC: &'static str = "User attributes a client may send.";
 }
 
 #[cfg(test)]
@@ -82,7 +58,7 @@ mod tests {
 
     #[test]
     fn creates_and_updates_read_the_same_attributes() {
-        let create = serde_json::to_value(attrs_schema()).unwrap();
+        let create = serde_json::to_value(crate::wire::Envelope::<NewUser>::attrs()).unwrap();
         let update = serde_json::to_value(Reader::describe("User attributes a client may send.", UserChanges::read));
         assert_eq!(create, update.unwrap());
         assert_eq!(create["properties"].as_object().unwrap().len(), 4);

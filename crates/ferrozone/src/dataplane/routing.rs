@@ -3,7 +3,7 @@
 //! and kept by a [`Keeper`].
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -37,6 +37,9 @@ pub struct Routing {
     status: watch::Sender<RoutingStatus>,
     /// The stored rules the last read left out.
     skipped: Vec<Skipped>,
+    /// Where the default route is read from when the egress interface follows it (masquerade
+    /// on, `FERROZONE_EGRESS_INTERFACE` unset); `None` when it does not.
+    default_route: Option<PathBuf>,
 }
 
 /// Turns forwarding on for the tunnel's families and applies the table once, rules
@@ -52,7 +55,10 @@ pub async fn start(config: &Config, domain: Arc<Domain>) -> anyhow::Result<Routi
         egress: egress(&Default::default(), wireguard, config.egress_default_action).0,
     };
     let masquerade = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
-    let routing = Routing::open(Nft::program(&config.nft), domain, table, config.egress_default_action).await?;
+    let mut routing = Routing::open(Nft::program(&config.nft), domain, table, config.egress_default_action).await?;
+    if config.masquerade && config.egress_interface.is_none() {
+        routing.follow_default_route(PathBuf::from(PROC_NET_ROUTE));
+    }
     let rules = routing.status.borrow().rules;
     tracing::info!(masquerade_on = %masquerade, rules, "routing: forwarding on, nftables table inet ferrozone applied");
     Ok(routing)
@@ -68,9 +74,16 @@ impl Routing {
     ) -> anyhow::Result<Self> {
         let keeper = Keeper::new(nft, table.clone());
         let (status, _) = watch::channel(RoutingStatus::default());
-        let mut routing = Routing { keeper, domain, table, default, status, skipped: Vec::new() };
+        let mut routing = Routing { keeper, domain, table, default, status, skipped: Vec::new(), default_route: None };
         routing.pass(true).await.context("applying the nftables table inet ferrozone")?;
         Ok(routing)
+    }
+
+    /// Masquerades on the interface of the default route read from `routes` (a file in the
+    /// format of `/proc/net/route`), read again at each repair pass: a gateway whose
+    /// default route moves (another uplink, a DHCP change) keeps its NAT without restart.
+    pub fn follow_default_route(&mut self, routes: PathBuf) {
+        self.default_route = Some(routes);
     }
 
     /// The table's state as passes leave it.
@@ -99,7 +112,7 @@ impl Routing {
 
     async fn apply_current(&mut self, repair: bool) -> anyhow::Result<()> {
         let read = self.domain.egress_policy().await.context("reading the egress rules");
-        let mut changed = false;
+        let mut changed = repair && self.egress_interface_moved();
         if let Ok(policy) = &read {
             let (egress, skipped) = egress(policy, self.table.egress.wireguard.clone(), self.default);
             self.warn_of(skipped);
@@ -127,13 +140,39 @@ impl Routing {
     }
 }
 
+impl Routing {
+    /// Reads the default route again (when following it) and takes its interface if it
+    /// moved. No default route, or a name `nft` could not take, keeps the last interface:
+    /// a route that is briefly gone should not turn NAT off.
+    fn egress_interface_moved(&mut self) -> bool {
+        let Some(routes) = &self.default_route else { return false };
+        let now = match egress_interface(None, routes).and_then(|name| Ok(IfName::parse(&name)?)) {
+            Ok(name) => name,
+            Err(e) => {
+                tracing::debug!(reason = format!("{e:#}"), "no default route now: masquerading as before");
+                return false;
+            }
+        };
+        if self.table.masquerade_on.as_ref() == Some(&now) {
+            return false;
+        }
+        tracing::info!(masquerade_on = %now, "the default route moved: masquerading on its interface");
+        self.table.masquerade_on = Some(now);
+        self.keeper.set_table(self.table.clone());
+        true
+    }
+}
+
+/// Where Linux shows the IPv4 routing table.
+const PROC_NET_ROUTE: &str = "/proc/net/route";
+
 /// The interface to masquerade on: none when masquerading is off, and none (with a warning)
 /// when no interface is configured and there is no default route: the host routes nowhere.
 fn masquerade_on(config: &Config) -> anyhow::Result<Option<IfName>> {
     if !config.masquerade {
         return Ok(None);
     }
-    match egress_interface(config.egress_interface.as_deref(), Path::new("/proc/net/route")) {
+    match egress_interface(config.egress_interface.as_deref(), Path::new(PROC_NET_ROUTE)) {
         Ok(name) => Ok(Some(IfName::parse(&name).with_context(|| format!("the default route's interface `{name}`"))?)),
         Err(e) => {
             tracing::warn!(reason = format!("{e:#}"), "nothing is masqueraded");

@@ -221,3 +221,44 @@ async fn a_stored_rule_that_does_not_parse_is_left_out_and_the_rest_applied() {
     assert_eq!(routing.skipped.len(), 1);
     assert_eq!(routing.skipped[0].id, broken.id);
 }
+
+/// `/proc/net/route` with one default route, by `interface`.
+fn default_route_by(interface: &str) -> String {
+    let header = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n";
+    format!("{header}{interface}\t00000000\t0100A8C0\t0003\t0\t0\t100\t00000000\t0\t0\t0\n")
+}
+
+fn masquerade_rules(ns: &Namespace) -> Vec<String> {
+    let args = ["netns", "exec", &ns.0, "nft", "list", "chain", "inet", "ferrozone", "postrouting"];
+    let out = Command::new("ip").args(args).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines().filter(|line| line.contains("masquerade")).map(|line| line.trim().to_owned()).collect()
+}
+
+/// A default route that moves takes the masquerade with it at the next repair pass (not
+/// at a mere change pass); a route that is gone keeps the last interface.
+#[tokio::test]
+async fn the_masquerade_follows_the_default_route_at_repair_passes() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    let routes = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(routes.path(), default_route_by("uplink0")).unwrap();
+    let table = Table { masquerade_on: Some(IfName::parse("uplink0").unwrap()), ..base_table(&domain) };
+    let mut routing =
+        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    routing.follow_default_route(routes.path().to_owned());
+    let on = |name: &str| masquerade_rules(&ns).iter().all(|rule| rule.contains(&format!("oifname \"{name}\"")));
+    assert_eq!(masquerade_rules(&ns).len(), 2, "IPv4 and IPv6 masquerade: {:?}", masquerade_rules(&ns));
+    assert!(on("uplink0"));
+
+    std::fs::write(routes.path(), default_route_by("uplink1")).unwrap();
+    routing.pass(false).await.unwrap();
+    assert!(on("uplink0"), "a change pass does not read the routes");
+    routing.pass(true).await.unwrap();
+    assert!(on("uplink1"), "moved with the default route: {:?}", masquerade_rules(&ns));
+
+    std::fs::write(routes.path(), default_route_by("uplink1").lines().next().unwrap()).unwrap();
+    routing.pass(true).await.unwrap();
+    assert!(on("uplink1") && masquerade_rules(&ns).len() == 2, "no default route: kept");
+}

@@ -1,0 +1,86 @@
+//! The error responses of the `/v0` routes in the OpenAPI document, one set per kind of
+//! route, written once instead of in every route's annotation. The bodies are those of
+//! docs/api.md section 4 (401), section 7 (400, 403, 404, 413, 415) and section 5 (422).
+
+use utoipa::IntoResponses;
+
+use crate::dto::{AuthErrors, ErrorBody, ValidationErrors};
+
+/// A route for admins without a body or an id: `GET /v0/users`, `GET /v0/rules`,
+/// `GET /v0/configuration`.
+#[allow(dead_code)]
+#[derive(IntoResponses)]
+pub enum AdminErrors {
+    /// No token, an unknown or expired one, or its user is disabled.
+    #[response(status = 401)]
+    Unauthenticated(AuthErrors),
+    /// The token's user may not do this.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+}
+
+/// A route naming one item by its id, without a body: reads and deletes.
+#[allow(dead_code)]
+#[derive(IntoResponses)]
+pub enum ItemErrors {
+    /// No token, an unknown or expired one, or its user is disabled.
+    #[response(status = 401)]
+    Unauthenticated(AuthErrors),
+    /// The token's user may not do this.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// No such item, or one the token's user may not see.
+    #[response(status = 404)]
+    NotFound(ErrorBody),
+}
+
+/// A route taking a JSON body: creates, and the configuration's PATCH and PUT.
+#[allow(dead_code)]
+#[derive(IntoResponses)]
+pub enum BodyErrors {
+    /// A body that is not a JSON object of the expected envelope.
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+    /// No token, an unknown or expired one, or its user is disabled.
+    #[response(status = 401)]
+    Unauthenticated(AuthErrors),
+    /// The token's user may not do this.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// A body above the size limit.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// A body that is not `application/json`.
+    #[response(status = 415)]
+    UnsupportedMediaType(ErrorBody),
+    /// Invalid fields, each with its messages.
+    #[response(status = 422)]
+    Invalid(ValidationErrors),
+}
+
+/// A route naming one item by its id and taking a JSON body: updates and replaces.
+#[allow(dead_code)]
+#[derive(IntoResponses)]
+pub enum ItemBodyErrors {
+    /// A body that is not a JSON object of the expected envelope.
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+    /// No token, an unknown or expired one, or its user is disabled.
+    #[response(status = 401)]
+    Unauthenticated(AuthErrors),
+    /// The token's user may not do this.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// No such item, or one the token's user may not see.
+    #[response(status = 404)]
+    NotFound(ErrorBody),
+    /// A body above the size limit.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// A body that is not `application/json`.
+    #[response(status = 415)]
+    UnsupportedMediaType(ErrorBody),
+    /// Invalid fields, each with its messages.
+    #[response(status = 422)]
+    Invalid(ValidationErrors),
+}
