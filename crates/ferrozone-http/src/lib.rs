@@ -116,6 +116,7 @@ pub fn app(state: AppState) -> Router {
         .merge(api)
         .merge(routes::health::routes())
         .merge(web::routes())
+        .merge(web::assets::routes())
         .merge(openapi::routes(&doc))
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)

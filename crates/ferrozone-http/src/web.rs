@@ -2,6 +2,7 @@
 //! `POST /sign_in`, `POST /sign_out`. Server-rendered HTML; a signed-in browser then calls
 //! `/v0` with its session cookie (see [`crate::extract::Auth`]).
 
+pub mod assets;
 pub mod cookies;
 pub mod current;
 pub(crate) mod html;

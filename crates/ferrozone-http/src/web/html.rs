@@ -77,15 +77,23 @@ pub fn empty(status: StatusCode) -> Response {
     with_headers(status, String::new())
 }
 
+/// The pages' Content Security Policy: their own scripts, stylesheets and images (and
+/// `data:` images) only, forms posting to this site only, no `<base>`, no framing.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                       form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// [`CSP`] with forms allowed to post to `origin` instead of this site (a page whose form
+/// posts to an identity provider). `origin` must hold no space, `;`, `,` or quote.
+pub fn csp_posting_to(origin: &str) -> String {
+    CSP.replace("form-action 'self'", &format!("form-action {origin}"))
+}
+
 fn with_headers(status: StatusCode, html: String) -> Response {
     let mut response = (status, html).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
-    );
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     response
@@ -110,7 +118,10 @@ mod tests {
         .unwrap();
         assert!(!page.contains("<script>") && !page.contains("<b>") && !page.contains("/'x"), "{page}");
         assert!(!page.contains("<i>"), "{page}");
-        assert!(page.contains("<a href=\"/auth/oidc/x?return_to=%2F\">Sign in with "), "{page}");
+        assert!(
+            page.contains("<a class=\"button secondary\" href=\"/auth/oidc/x?return_to=%2F\">Sign in with "),
+            "{page}"
+        );
         let fields = [("a\"b".to_owned(), "<v>".to_owned())];
         let post = PostToProvider { label: "<L>", url: "https://idp.example/\"x", fields: &fields }.render().unwrap();
         assert!(!post.contains("<L>") && !post.contains("\"x") && !post.contains("<v>") && !post.contains("a\"b"));
@@ -123,5 +134,19 @@ mod tests {
         assert!(page.contains("<title>Gone &#38; back · Ferrozone</title>"), "{page}");
         assert!(page.contains("<h1>Gone &#38; back</h1>\n<p>Text</p>\n<p><a href=\"/\">Back</a></p>\n"), "{page}");
         assert!(page.ends_with("</body>\n</html>"), "{page}");
+        let css = format!("<link rel=\"stylesheet\" href=\"{}\">", crate::web::assets::url("app.css"));
+        assert!(page.contains(&css), "{page}");
+        assert!(
+            page.contains("<a class=\"skip-link\" href=\"#main\">") && page.contains("<main id=\"main\""),
+            "{page}"
+        );
+        assert!(!page.contains("style=") && !page.contains("<style") && !page.contains("<script"), "{page}");
+    }
+
+    #[test]
+    fn a_page_posting_to_a_provider_may_post_there_only() {
+        let csp = csp_posting_to("https://idp.example");
+        assert!(csp.contains("form-action https://idp.example;") && !csp.contains("'self';  "), "{csp}");
+        assert_eq!(csp.replace("form-action https://idp.example", "form-action 'self'"), CSP);
     }
 }

@@ -90,7 +90,7 @@ fn post_page(label: &str, url: &str, fields: &[(String, String)]) -> Option<Resp
         return None;
     }
     let mut response = html::response(StatusCode::OK, html::PostToProvider { label, url, fields });
-    let csp = format!("default-src 'none'; form-action {origin}; frame-ancestors 'none'; base-uri 'none'");
+    let csp = html::csp_posting_to(&origin);
     response.headers_mut().insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_str(&csp).ok()?);
     Some(response)
 }

@@ -16,4 +16,5 @@ mod robustness;
 mod rules;
 mod signin;
 mod users;
+mod web;
 mod wire;

@@ -64,7 +64,7 @@ async fn with_local_auth_off_providers_are_still_offered_and_sign_in() {
     let mut browser = Browser::on(ferrozone_http::app(AppState::with_web(app.domain.clone(), web)), "192.0.2.1:1");
 
     let page = text(browser.get("/sign_in").await.expect_status(StatusCode::OK));
-    assert!(page.contains(r#"<a href="/auth/saml/okta">Sign in with Okta</a>"#), "{page}");
+    assert!(page.contains(r#"<a class="button secondary" href="/auth/saml/okta">Sign in with Okta</a>"#), "{page}");
     assert!(!page.contains("<form") && !page.contains("turned off"), "{page}");
     let outcome = app.domain.sign_in_with_provider("okta", "new@example.com", true).await.unwrap();
     assert!(matches!(outcome, ferrozone_domain::service::providers::ProviderSignIn::SignedIn(_)));

@@ -106,7 +106,7 @@ async fn an_email_with_markup_is_shown_escaped_on_the_sign_in_page() {
     let res = browser.sign_in(email, "wrong", "/").await;
     res.expect_status(StatusCode::UNAUTHORIZED);
     let html = text(&res);
-    assert!(!html.contains("<script") && !html.contains("\"><"), "{html}");
+    assert!(!html.contains("<script") && !html.contains(email), "{html}");
     let shown = attribute_after(&html, "name=\"email\" value=\"");
     assert_eq!(decode(&shown), email, "the field holds the email as typed: {html}");
 }

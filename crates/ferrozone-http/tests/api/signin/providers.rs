@@ -124,12 +124,20 @@ async fn the_sign_in_page_links_every_provider_with_the_return_path() {
 
     let html = text(browser.get("/sign_in?return_to=/devices%3Fa%3D1").await.expect_status(StatusCode::OK));
     assert!(
-        html.contains(r#"<a href="/auth/oidc/corp?return_to=%2Fdevices%3Fa%3D1">Sign in with Corp &#60;SSO&#62;</a>"#),
+        html.contains(r#"<a class="button secondary" href="/auth/oidc/corp?return_to=%2Fdevices%3Fa%3D1">Sign in with Corp &#60;SSO&#62;</a>"#),
         "{html}"
     );
-    assert!(html.contains(r#"<a href="/auth/saml/okta?return_to=%2Fdevices%3Fa%3D1">Sign in with Okta</a>"#), "{html}");
+    assert!(
+        html.contains(
+            r#"<a class="button secondary" href="/auth/saml/okta?return_to=%2Fdevices%3Fa%3D1">Sign in with Okta</a>"#
+        ),
+        "{html}"
+    );
 
     let html = text(browser.get("/sign_in?return_to=//evil.example").await.expect_status(StatusCode::OK));
-    assert!(html.contains(r#"<a href="/auth/oidc/corp">"#), "a foreign return_to is dropped: {html}");
+    assert!(
+        html.contains(r#"<a class="button secondary" href="/auth/oidc/corp">"#),
+        "a foreign return_to is dropped: {html}"
+    );
     assert!(!html.contains("evil.example"), "{html}");
 }
