@@ -15,5 +15,6 @@ mod outage;
 mod robustness;
 mod rules;
 mod signin;
+mod tokens;
 mod users;
 mod wire;
