@@ -76,6 +76,7 @@ pub struct TokenList {
     params(("user_id" = Option<Uuid>, Query, description = "Another user's tokens (admins only)")),
     responses(
         (status = 200, body = TokenList),
+        (status = 400, description = "`user_id` is not a UUID", body = crate::dto::ErrorBody),
         crate::responses::ItemErrors,
     ))]
 async fn list_tokens(
