@@ -150,6 +150,15 @@ pub struct NewRule {
     pub wrong_types: WrongTypes,
 }
 
+/// A personal API token to create (`POST /v0/tokens`), each attribute as sent.
+#[derive(Debug, Default)]
+pub struct NewToken {
+    pub name: Option<String>,
+    /// Lifetime in days; absent: the configured default.
+    pub expires_in_days: Option<i64>,
+    pub wrong_types: WrongTypes,
+}
+
 /// A change to an egress rule: absent attributes keep their stored value, `null` (and
 /// `""`) clears them.
 #[derive(Debug, Default)]

@@ -7,6 +7,7 @@ pub mod device_rights;
 pub mod devices;
 pub mod oidc;
 pub mod password_gate;
+pub mod personal_tokens;
 pub mod providers;
 pub mod rules;
 pub mod sessions;
@@ -123,6 +124,11 @@ impl Domain {
     /// The store, for the use cases. Outer layers call use cases, never the store.
     pub(crate) fn store(&self) -> &dyn Store {
         self.store.as_ref()
+    }
+
+    /// The store, shared, for work a use case leaves running after it returns.
+    pub(crate) fn shared_store(&self) -> Arc<dyn Store> {
+        Arc::clone(&self.store)
     }
 
     /// Checks that the database answers (for the health check).

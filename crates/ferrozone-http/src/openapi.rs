@@ -20,6 +20,7 @@ use crate::{reply, AppState};
     security(("bearer" = [])),
     tags((name = "devices", description = "WireGuard devices of users"), (name = "users", description = "Accounts"),
         (name = "rules", description = "Egress rules (Firezone-compatible)"),
+        (name = "tokens", description = "Personal API tokens (Ferrozone's own)"),
         (name = "configuration", description = "Server-wide settings (Firezone's singleton)"))
 )]
 pub struct ApiDoc;

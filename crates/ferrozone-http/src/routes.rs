@@ -5,6 +5,7 @@ pub mod configuration;
 pub mod devices;
 pub mod health;
 pub mod rules;
+pub mod tokens;
 pub mod users;
 
 use utoipa::OpenApi;
@@ -18,5 +19,6 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(devices::routes())
         .merge(users::routes())
         .merge(rules::routes())
+        .merge(tokens::routes())
         .merge(configuration::routes())
 }

@@ -9,6 +9,7 @@
 mod devices;
 mod reader;
 mod rules;
+mod tokens;
 mod users;
 
 pub use reader::{Attr, Reader};
@@ -16,7 +17,7 @@ pub use reader::{Attr, Reader};
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use ferrozone_domain::input::{NewDevice, NewRule, NewUser};
+use ferrozone_domain::input::{NewDevice, NewRule, NewToken, NewUser};
 use serde_json::{Map, Value};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
@@ -50,6 +51,7 @@ pub struct Envelope<T>(PhantomData<T>);
 
 pub type DeviceEnvelope = Envelope<NewDevice>;
 pub type RuleEnvelope = Envelope<NewRule>;
+pub type TokenEnvelope = Envelope<NewToken>;
 pub type UserEnvelope = Envelope<NewUser>;
 
 impl<T: Described> Envelope<T> {

@@ -6,14 +6,16 @@ use zeroize::Zeroizing;
 
 use super::devices::visible_device;
 use super::{Domain, Principal};
-use crate::crypto::{hash_token, new_token, TOKEN_PREFIX};
+use crate::crypto::{hash_token, TOKEN_PREFIX};
 use crate::error::{DomainError, Result};
+use crate::input::{NewToken, WrongTypes};
 use crate::model::{email_key, ApiToken, Device, Role, User};
 use crate::time::Timestamp;
 
 /// `last_used_at` is written at most this often per token, so that authenticating a
-/// request is a read, not a write.
-const TOUCH_INTERVAL_SECS: i64 = 3600;
+/// request is a read, not a write. The store's UPDATE carries the same condition, so that
+/// processes sharing a database do not write it twice either.
+pub const TOUCH_INTERVAL_SECS: i64 = 60;
 
 /// Why a bearer token was refused.
 #[derive(Debug, PartialEq, Eq)]
@@ -59,14 +61,19 @@ impl Domain {
         }
         let stale = token.last_used_at.is_none_or(|t| t.plus_secs(TOUCH_INTERVAL_SECS) <= now);
         if stale {
-            if let Err(e) = self.store().touch_token(token.id, now).await {
-                tracing::warn!(token.id = %token.id, error = %e, "recording token use failed");
-            }
+            // Off the request path: the answer does not wait for the write.
+            let store = self.shared_store();
+            tokio::spawn(async move {
+                if let Err(e) = store.touch_token(token.id, now).await {
+                    tracing::warn!(token.id = %token.id, error = %e, "recording token use failed");
+                }
+            });
         }
         Ok(Ok(Principal { user_id: Some(user.id), role: user.role, token_id: Some(token.id) }))
     }
 
-    /// Issues a token for the user with `email`; the secret is returned once and never stored.
+    /// Issues a token for the user with `email` (the command line); the secret is returned
+    /// once and never stored. The same rules as `POST /v0/tokens`.
     pub async fn create_token(
         &self,
         email: &str,
@@ -74,39 +81,23 @@ impl Domain {
         days: Option<u32>,
     ) -> Result<(ApiToken, Zeroizing<String>)> {
         let user = self.user_with_email(email).await?.ok_or(DomainError::NotFound)?;
-        let max = self.settings().token_max_days;
-        let days = days.unwrap_or(self.settings().token_days.min(max));
-        if days == 0 || days > max {
-            return Err(DomainError::invalid("days", format!("must be between 1 and {max}")));
-        }
-        let (secret, hash) = new_token();
-        let now = Timestamp::now();
-        let token = ApiToken {
-            id: Uuid::now_v7(),
-            user_id: user.id,
-            name: name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or("api").to_owned(),
-            token_hash: hash.to_vec(),
-            inserted_at: now,
-            expires_at: now.plus_days(i64::from(days)),
-            last_used_at: None,
+        let input = NewToken {
+            name: Some(name.map(str::trim).filter(|n| !n.is_empty()).unwrap_or("api").to_owned()),
+            expires_in_days: days.map(i64::from),
+            wrong_types: WrongTypes::default(),
         };
-        self.store().insert_token(&token).await?;
-        tracing::info!(token.id = %token.id, user.id = %user.id, days, "API token created");
-        Ok((token, secret))
+        self.issue_token(user.id, &input).await
     }
 
+    /// The tokens of the user with `email` (the command line).
     pub async fn list_tokens(&self, email: &str) -> Result<Vec<ApiToken>> {
         let user = self.user_with_email(email).await?.ok_or(DomainError::NotFound)?;
-        self.store().list_tokens(user.id).await
+        self.list_tokens_as(&Principal::operator(), Some(user.id)).await
     }
 
+    /// Revokes any token (the command line, as the operator).
     pub async fn revoke_token(&self, id: Uuid) -> Result<()> {
-        if self.store().delete_token(id).await? {
-            tracing::info!(token.id = %id, "API token revoked");
-            Ok(())
-        } else {
-            Err(DomainError::NotFound)
-        }
+        self.revoke_token_as(&Principal::operator(), id).await
     }
 
     /// On a database without any admin, creates `email` as an admin (or promotes the

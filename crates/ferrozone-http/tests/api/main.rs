@@ -15,6 +15,7 @@ mod outage;
 mod robustness;
 mod rules;
 mod signin;
+mod tokens;
 mod users;
 mod web;
 mod wire;

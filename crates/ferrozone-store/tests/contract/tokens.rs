@@ -36,6 +36,14 @@ async fn tokens_are_found_by_hash_with_their_owner() {
     db.store.touch_token(first.id, used).await.unwrap();
     let (touched, _) = db.store.token_by_hash(&[1; 32]).await.unwrap().unwrap();
     assert_eq!(touched.last_used_at, Some(used));
+    // At most once a minute, whichever process asks: a touch within 60 s of the last one
+    // changes nothing; one 60 s later does.
+    db.store.touch_token(first.id, used.plus_secs(59)).await.unwrap();
+    let (touched, _) = db.store.token_by_hash(&[1; 32]).await.unwrap().unwrap();
+    assert_eq!(touched.last_used_at, Some(used), "not written again within a minute");
+    db.store.touch_token(first.id, used.plus_secs(60)).await.unwrap();
+    let (touched, _) = db.store.token_by_hash(&[1; 32]).await.unwrap().unwrap();
+    assert_eq!(touched.last_used_at, Some(used.plus_secs(60)));
 
     assert!(db.store.delete_token(first.id).await.unwrap());
     assert!(!db.store.delete_token(first.id).await.unwrap());
