@@ -83,8 +83,9 @@ impl Domain {
     }
 
     /// Disables (`disabled`) or enables the user with `email`, for the local operator:
-    /// a disabled user's tokens are refused and its sessions end. Unlike an update through
-    /// the API, any user may be disabled, the last admin included. Returns the user and whether anything changed;
+    /// a disabled user's tokens are refused and its sessions end (the same store rule as
+    /// [`Domain::update_user`]). Unlike an update through the API, any user may be
+    /// disabled, the last admin included. Returns the user and whether anything changed;
     /// disabling a disabled user keeps its original `disabled_at`.
     pub async fn set_user_disabled(&self, email: &str, disabled: bool) -> Result<(User, bool)> {
         let target = self.user_with_email(email).await?.ok_or(DomainError::NotFound)?;
