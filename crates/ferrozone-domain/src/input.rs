@@ -101,6 +101,8 @@ pub struct UserChanges {
     /// `None` and `""` keep the password.
     pub password: Option<Zeroizing<String>>,
     pub password_confirmation: Option<Zeroizing<String>>,
+    /// `Some(true)` disables the user, `Some(false)` enables it, `None` keeps it as it is.
+    pub disabled: Option<bool>,
     pub wrong_types: WrongTypes,
 }
 

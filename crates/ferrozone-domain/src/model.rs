@@ -225,6 +225,9 @@ pub struct UserUpdate {
     /// `Some(true)` disables the user (keeping an earlier `disabled_at`), `Some(false)`
     /// enables it.
     pub disabled: Option<bool>,
+    /// Refuse to disable the only admin that is not disabled (the API's rule; the local
+    /// operator may disable anyone).
+    pub keep_an_enabled_admin: bool,
 }
 
 /// What the data plane needs of an active device, one that should be a peer on the

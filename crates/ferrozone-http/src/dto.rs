@@ -115,7 +115,8 @@ pub struct UserDto {
     /// `admin` or `unprivileged`.
     #[schema(example = "unprivileged")]
     pub role: &'static str,
-    /// Set when sign-in through a provider failed definitively; read-only.
+    /// When the user was disabled (by an admin, the operator, or a provider's refusal);
+    /// `null` when enabled.
     pub disabled_at: Option<Time>,
     pub last_signed_in_at: Option<Time>,
     pub last_signed_in_method: Option<String>,

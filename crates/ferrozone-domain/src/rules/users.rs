@@ -8,6 +8,9 @@ use uuid::Uuid;
 use super::tx::{finish, Begin, WriteTx};
 use super::LAST_ADMIN;
 
+/// Why disabling a user through the API is refused when it would leave no admin enabled.
+pub const LAST_ENABLED_ADMIN: &str = "cannot disable the last admin";
+
 /// Applies `update`; `updated_at` moves only when a stored value changes.
 pub async fn update_user(db: &dyn Begin, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
     let mut tx = db.begin().await?;
@@ -20,18 +23,37 @@ pub async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdate, now:
     // Admins are locked before the target (the global lock order), and only when the
     // update could remove one.
     let demoting = update.role == Some(Role::Unprivileged);
-    let admins = if demoting { tx.lock_admins().await? } else { Vec::new() };
+    let guarding = update.keep_an_enabled_admin && update.disabled == Some(true);
+    let admins = if demoting || guarding { tx.lock_admins().await? } else { Vec::new() };
     let stored = tx.lock_user(id).await?.ok_or(DomainError::NotFound)?;
     if demoting && stored.role == Role::Admin && is_last_admin(&admins, id) {
         return Err(DomainError::invalid("base", LAST_ADMIN));
     }
+    if guarding
+        && stored.role == Role::Admin
+        && stored.disabled_at.is_none()
+        && !other_admin_enabled(tx, &admins, id).await?
+    {
+        return Err(DomainError::invalid("base", LAST_ENABLED_ADMIN));
+    }
     let Some(changed) = apply(&stored, update, now) else { return Ok(stored) };
     tx.update_user(&changed).await?;
-    // A new password signs the user out everywhere (docs/api.md section 8).
-    if update.password_hash.is_some() {
+    // A new password, or disabling, signs the user out everywhere (docs/api.md section 8).
+    let disabling = stored.disabled_at.is_none() && changed.disabled_at.is_some();
+    if update.password_hash.is_some() || disabling {
         tx.delete_sessions(id).await?;
     }
     Ok(changed)
+}
+
+/// Whether an admin other than `id`, among the locked `admins`, is not disabled.
+async fn other_admin_enabled(tx: &mut dyn WriteTx, admins: &[Uuid], id: Uuid) -> Result<bool> {
+    for admin in admins.iter().filter(|admin| **admin != id) {
+        if tx.lock_user(*admin).await?.is_some_and(|u| u.disabled_at.is_none()) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Deletes a user with its devices (whose addresses are released) and tokens.
@@ -162,6 +184,39 @@ mod tests {
         assert_eq!(base(delete_user(&db, second).await.unwrap_err()), [LAST_ADMIN]);
         delete_user(&db, admin).await.unwrap();
         assert!(matches!(delete_user(&db, admin).await, Err(DomainError::NotFound)));
+    }
+
+    fn disable(guarded: bool) -> UserUpdate {
+        UserUpdate { disabled: Some(true), keep_an_enabled_admin: guarded, ..UserUpdate::default() }
+    }
+
+    #[tokio::test]
+    async fn the_api_cannot_disable_the_last_enabled_admin_the_operator_can() {
+        let db = FakeDb::default();
+        let (admin, second) = (db.add_user(Role::Admin), db.add_user(Role::Admin));
+        let now = Timestamp::from_micros(9);
+        assert!(update_user(&db, second, &disable(true), now).await.unwrap().disabled_at.is_some());
+        assert_eq!(base(update_user(&db, admin, &disable(true), now).await.unwrap_err()), [LAST_ENABLED_ADMIN]);
+        assert_eq!(db.state().users[&admin].disabled_at, None, "nothing changed");
+        let user = db.add_user(Role::Unprivileged);
+        assert!(update_user(&db, user, &disable(true), now).await.unwrap().disabled_at.is_some());
+        let unguarded = update_user(&db, admin, &disable(false), now).await.unwrap();
+        assert_eq!(unguarded.disabled_at, Some(now), "the operator may disable the last admin");
+    }
+
+    #[tokio::test]
+    async fn disabling_ends_every_session_of_its_user() {
+        let db = FakeDb::default();
+        let (user, other) = (db.add_user(Role::Unprivileged), db.add_user(Role::Admin));
+        db.state().sessions = vec![user, other, user];
+        let now = Timestamp::from_micros(9);
+        update_user(&db, user, &disable(true), now).await.unwrap();
+        assert_eq!(db.state().sessions, [other], "only the user's sessions end");
+        let enable = UserUpdate { disabled: Some(false), ..UserUpdate::default() };
+        update_user(&db, user, &enable, now).await.unwrap();
+        db.state().sessions = vec![user, other];
+        update_user(&db, other, &enable, now).await.unwrap();
+        assert_eq!(db.state().sessions, [user, other], "enabling ends none");
     }
 
     #[tokio::test]

@@ -57,21 +57,35 @@ impl Domain {
         actor.require_admin()?;
         let target = self.find_user(key).await?;
         let edit = rules::update(changes)?;
-        if let Some(role) = edit.role {
-            if actor.user_id == Some(target.id) && role != target.role {
-                return Err(DomainError::invalid("role", "You cannot change your own role"));
-            }
+        let own = actor.user_id == Some(target.id);
+        if edit.role.is_some_and(|role| own && role != target.role) {
+            return Err(DomainError::invalid("role", "You cannot change your own role"));
+        }
+        if own && edit.disabled == Some(true) && target.disabled_at.is_none() {
+            return Err(DomainError::invalid("disabled_at", "You cannot disable yourself"));
         }
         let password_hash = match edit.password {
             Some(password) => Some(self.passwords.run(move || hash_password(&password)).await??),
             None => None,
         };
-        let update = UserUpdate { email: edit.email, role: edit.role, password_hash, disabled: None };
-        self.store().update_user(target.id, &update, Timestamp::now()).await
+        let update = UserUpdate {
+            email: edit.email,
+            role: edit.role,
+            password_hash,
+            disabled: edit.disabled,
+            keep_an_enabled_admin: true,
+        };
+        let user = self.store().update_user(target.id, &update, Timestamp::now()).await?;
+        if user.disabled_at != target.disabled_at {
+            self.disabled_state_set(&user);
+        }
+        Ok(user)
     }
 
     /// Disables (`disabled`) or enables the user with `email`, for the local operator:
-    /// a disabled user's tokens are refused. Returns the user and whether anything changed;
+    /// a disabled user's tokens are refused and its sessions end (the same store rule as
+    /// [`Domain::update_user`]). Unlike an update through the API, any user may be
+    /// disabled, the last admin included. Returns the user and whether anything changed;
     /// disabling a disabled user keeps its original `disabled_at`.
     pub async fn set_user_disabled(&self, email: &str, disabled: bool) -> Result<(User, bool)> {
         let target = self.user_with_email(email).await?.ok_or(DomainError::NotFound)?;
@@ -80,9 +94,14 @@ impl Domain {
         }
         let update = UserUpdate { disabled: Some(disabled), ..UserUpdate::default() };
         let user = self.store().update_user(target.id, &update, Timestamp::now()).await?;
-        self.peers_changed();
-        tracing::info!(user.id = %user.id, disabled, "user disabled state set");
+        self.disabled_state_set(&user);
         Ok((user, true))
+    }
+
+    /// After a user was disabled or enabled: its peers leave or return.
+    fn disabled_state_set(&self, user: &User) {
+        self.peers_changed();
+        tracing::info!(user.id = %user.id, disabled = user.disabled_at.is_some(), "user disabled state set");
     }
 
     pub async fn delete_user(&self, actor: &Principal, key: &str) -> Result<()> {

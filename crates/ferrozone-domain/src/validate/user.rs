@@ -27,6 +27,8 @@ pub struct UserEdit {
     pub email: Option<String>,
     pub role: Option<Role>,
     pub password: Option<Zeroizing<String>>,
+    /// `Some(true)` disables, `Some(false)` enables.
+    pub disabled: Option<bool>,
 }
 
 pub fn create(input: &NewUser) -> Result<UserCreate, DomainError> {
@@ -58,7 +60,8 @@ pub fn update(input: &UserChanges) -> Result<UserEdit, DomainError> {
         Patch::Value(role) => Some(role),
     };
     let password = password(&mut c, input.password.as_deref(), input.password_confirmation.as_deref());
-    c.finish(UserEdit { email, role, password })
+    c.wrong_type("disabled_at");
+    c.finish(UserEdit { email, role, password, disabled: input.disabled })
 }
 
 /// Validates an email that was sent (absent counts as blank).

@@ -64,7 +64,10 @@ async fn get_user(State(app): State<AppState>, Auth(actor): Auth, id: PathId) ->
 
 /// Update a user
 ///
-/// A partial update; `{"user": {}}` changes nothing.
+/// A partial update; `{"user": {}}` changes nothing. `disabled_at` disables (`true` or a
+/// timestamp; the stored time is the server's) or enables (`null`) the user: its sessions
+/// end and its devices leave the peers; an admin cannot disable itself or the last enabled
+/// admin.
 #[utoipa::path(patch, path = "/v0/users/{id}", tag = "users",
     params(("id" = String, Path, description = "User UUID or email")),
     request_body = crate::wire::UserEnvelope,

@@ -10,6 +10,10 @@ const ROLE: Attr = Attr::new("role").doc("`admin` or `unprivileged` (default).")
 const PASSWORD: Attr = Attr::new("password").doc("12–64 characters, for password sign-in.");
 const PASSWORD_CONFIRMATION: Attr =
     Attr::new("password_confirmation").doc("Required with `password`, and equal to it.");
+const DISABLED_AT: Attr = Attr::new("disabled_at").doc(
+    "Update only (ignored on create), admins only: `true` or any RFC 3339 timestamp disables the \
+     user (the stored time is the server's), `null` or `false` enables it.",
+);
 
 impl Attributes for NewUser {
     const KEY: &'static str = "user";
@@ -20,9 +24,18 @@ impl Attributes for NewUser {
             role: r.role(&ROLE).into_value(),
             password: r.secret(&PASSWORD).into_value(),
             password_confirmation: r.secret(&PASSWORD_CONFIRMATION).into_value(),
-            wrong_types: r.wrong_types(),
+            wrong_types: ignoring_disabled_at(r),
         }
     }
+}
+
+/// The wrong types of a create: `disabled_at` is read (so that the one schema describes
+/// it) but a create ignores it, whatever its value.
+fn ignoring_disabled_at(r: &mut Reader) -> ferrozone_domain::input::WrongTypes {
+    let wrong_types = r.wrong_types();
+    r.switch_time(&DISABLED_AT);
+    r.wrong_types();
+    wrong_types
 }
 
 impl Attributes for UserChanges {
@@ -34,6 +47,7 @@ impl Attributes for UserChanges {
             role: r.role(&ROLE),
             password: r.secret(&PASSWORD).into_value(),
             password_confirmation: r.secret(&PASSWORD_CONFIRMATION).into_value(),
+            disabled: r.switch_time(&DISABLED_AT),
             wrong_types: r.wrong_types(),
         }
     }
@@ -61,7 +75,7 @@ mod tests {
         let create = serde_json::to_value(crate::wire::Envelope::<NewUser>::attrs()).unwrap();
         let update = serde_json::to_value(Reader::describe("User attributes a client may send.", UserChanges::read));
         assert_eq!(create, update.unwrap());
-        assert_eq!(create["properties"].as_object().unwrap().len(), 4);
+        assert_eq!(create["properties"].as_object().unwrap().len(), 5);
     }
 
     #[test]
@@ -84,5 +98,28 @@ mod tests {
         assert_eq!((u.role, u.email), (Patch::Null, Patch::Value("x@y".to_owned())));
         let u: UserChanges = parse(json!({"role": "admin"}));
         assert_eq!((u.role, u.email), (Patch::Value(Role::Admin), Patch::Absent));
+    }
+
+    #[test]
+    fn disabled_at_is_a_switch_sent_as_a_time() {
+        let cases = [
+            (json!(true), Some(true)),
+            (json!("2020-01-01T00:00:00.000000Z"), Some(true)),
+            (json!(" 2020-01-01T00:00:00+02:00 "), Some(true)),
+            (json!(false), Some(false)),
+            (json!(null), Some(false)),
+        ];
+        for (value, disabled) in cases {
+            let u: UserChanges = parse(json!({ "disabled_at": value }));
+            assert_eq!(u.disabled, disabled, "{value}");
+            assert!(u.wrong_types.is_empty());
+        }
+        assert_eq!(parse::<UserChanges>(json!({})).disabled, None);
+        for value in [json!("yesterday"), json!(""), json!("2020-13-01T00:00:00Z"), json!(1), json!({}), json!([])] {
+            let u: UserChanges = parse(json!({ "disabled_at": value }));
+            assert!(u.disabled.is_none() && u.wrong_types.has("disabled_at"), "{value}");
+        }
+        let create: NewUser = parse(json!({"email": "a@b", "disabled_at": "soon"}));
+        assert!(create.wrong_types.is_empty(), "a create ignores disabled_at");
     }
 }

@@ -61,6 +61,26 @@ async fn a_device_reaches_the_interface_and_leaves_with_its_disabled_owner() {
     task.abort();
 }
 
+#[tokio::test]
+async fn disabling_through_the_api_takes_the_device_off_the_interface_and_back() {
+    let app = TestApp::new().await;
+    let interface = Arc::new(MemoryInterface::default());
+    let reconciler = Reconciler::new(Arc::new(DomainPeers::new(app.domain.clone())), interface.clone());
+    let task = tokio::spawn(reconciler.run(app.domain.peer_changes(), Duration::from_secs(3600)));
+    let (user_id, _) = app.user("switched@example.com", "unprivileged").await;
+    let peer = peer_of(&app.device(&user_id).await);
+    until_peers(&interface, std::slice::from_ref(&peer), "after the create").await;
+
+    let path = format!("/v0/users/{user_id}");
+    let disable = json!({"user": {"disabled_at": true}});
+    app.patch(&path, &app.admin, disable).await.expect_status(StatusCode::OK);
+    until_peers(&interface, &[], "after disabling the owner through the API").await;
+    let enable = json!({"user": {"disabled_at": null}});
+    app.patch(&path, &app.admin, enable).await.expect_status(StatusCode::OK);
+    until_peers(&interface, &[peer], "after enabling the owner through the API").await;
+    task.abort();
+}
+
 /// How long one attempt of the test below waits for the interface. Only an attempt whose
 /// change the watch could not hear (it was made before the watch started listening) runs
 /// into it; the next attempt makes another change.

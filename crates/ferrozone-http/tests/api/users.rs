@@ -2,6 +2,7 @@
 
 mod authorization;
 mod delete;
+mod disable;
 mod update;
 
 use axum::http::StatusCode;
