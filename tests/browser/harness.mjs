@@ -1,17 +1,37 @@
-// A `ferrozone serve` of its own (a fresh data directory, one password user) and Debian's
-// chromium, for the browser tests. FERROZONE_BIN names the binary, SCREENSHOT_DIR where
-// screenshots go (scripts/browser-test sets both).
+// A `ferrozone serve` of its own (a fresh data directory, or a fresh PostgreSQL database when
+// BROWSER_TEST_POSTGRES=1; an unprivileged user and an admin, both with passwords) and
+// Debian's chromium, for the browser tests; and what the tests share: a page that collects
+// console errors and CSP violations, signing in, the axe-core check, screenshots at desktop
+// and phone width. FERROZONE_BIN names the binary, SCREENSHOT_DIR where screenshots go
+// (scripts/browser-test sets both).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
 export const shots = process.env.SCREENSHOT_DIR ?? tmpdir();
 export const email = 'pat@example.com';
 export const password = 'a long enough password';
+/// An administrator, also with a password.
+export const adminEmail = 'ada@example.com';
+export const adminPassword = 'the admin password';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+let databases = 0;
+
+/// A fresh PostgreSQL database's URL (scripts/pg-test-db), or null for SQLite.
+function database() {
+  if (process.env.BROWSER_TEST_POSTGRES !== '1') return null;
+  const name = `ferrozone_browser_${process.pid}_${databases++}`;
+  const made = spawnSync('bash', [join(root, 'scripts', 'pg-test-db'), '--url', name], { encoding: 'utf8' });
+  assert.equal(made.status, 0, made.stderr);
+  return made.stdout.trim();
+}
 
 const freePort = () =>
   new Promise((resolve) => {
@@ -38,15 +58,26 @@ export async function start() {
   const dataDir = mkdtempSync(join(tmpdir(), 'ferrozone-browser-'));
   const { FERROZONE_BIN: _, ...inherited } = process.env;
   const env = { ...inherited, FERROZONE_DATA_DIR: dataDir, FERROZONE_WIREGUARD_BACKEND: 'none', RUST_LOG: 'warn' };
-  const created = spawnSync(bin, ['user', 'create', '--email', email, '--password-stdin'], { env, input: `${password}\n` });
-  assert.equal(created.status, 0, created.stderr.toString());
+  const url = database();
+  if (url) env.FERROZONE_DATABASE_URL = url;
+  for (const [who, secret, role] of [[email, password, 'unprivileged'], [adminEmail, adminPassword, 'admin']]) {
+    const args = ['user', 'create', '--email', who, '--role', role, '--password-stdin'];
+    const created = spawnSync(bin, args, { env, input: `${secret}\n` });
+    assert.equal(created.status, 0, created.stderr.toString());
+  }
   const base = `http://127.0.0.1:${await freePort()}`;
   const server = spawn(bin, ['serve'], { env: { ...env, FERROZONE_LISTEN: base.slice(7) }, stdio: ['ignore', 'ignore', 'inherit'] });
   let browser;
   const stop = async () => {
     await browser?.close();
     server.kill('SIGTERM');
+    await new Promise((r) => (server.exitCode === null ? server.once('exit', r) : r()));
     rmSync(dataDir, { recursive: true, force: true });
+    if (url) {
+      const name = new URL(url).pathname.slice(1);
+      const admin = url.replace(/\/[^/]*$/, '/postgres');
+      spawnSync('psql', ['-X', '-q', admin, '-c', `drop database if exists ${name}`]);
+    }
   };
   try {
     await waitReady(base);
@@ -60,4 +91,57 @@ export async function start() {
     throw e;
   }
   return { base, browser, stop };
+}
+
+/// A page in `context` whose console errors, page errors and CSP violations are collected
+/// in `problems`.
+export async function watchedPage(context) {
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
+    });
+  });
+  return { page, problems };
+}
+
+/// Signs `page` in through the password form (default: the unprivileged user); waits for the
+/// signed-in page.
+export async function signIn(page, base, who = email, secret = password) {
+  await page.goto(`${base}/sign_in`);
+  await page.getByLabel('Email').fill(who);
+  await page.getByLabel('Password').fill(secret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor();
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/// Runs axe-core on the page now shown (evaluated through the DevTools protocol, so the
+/// page's CSP is untouched) and fails on any serious or critical violation.
+export async function checkAccessibility(page, label) {
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  });
+  assert.deepEqual(violations, [], `axe-core on ${label ?? page.url()}`);
+}
+
+/// Screenshots of the page now shown at desktop (1280 px) and phone (360 px) width, as
+/// `<name>-desktop.png` and `<name>-phone.png` in SCREENSHOT_DIR; the viewport is put back.
+export async function screenshots(page, name) {
+  const viewport = page.viewportSize();
+  for (const [suffix, width] of [['desktop', 1280], ['phone', 360]]) {
+    await page.setViewportSize({ width, height: 800 });
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `${name}: nothing wider than ${width} px (overflow ${overflow})`);
+    await page.screenshot({ path: join(shots, `${name}-${suffix}.png`), fullPage: true });
+  }
+  if (viewport) await page.setViewportSize(viewport);
 }

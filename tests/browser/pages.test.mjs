@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { start, shots, email, password } from './harness.mjs';
+import { start, shots, email, password, watchedPage, checkAccessibility } from './harness.mjs';
 
 let base, browser, stop;
 
@@ -16,20 +16,6 @@ before(async () => {
 after(async () => {
   await stop?.();
 });
-
-/// A page in `context` whose console errors, page errors and CSP violations are collected.
-async function watchedPage(context) {
-  const page = await context.newPage();
-  const problems = [];
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => {
-      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
-    });
-  });
-  return { page, problems };
-}
 
 /// Checks the page now shown: its assets loaded, styled, no overflow at `width`.
 async function checkStyled(page, width, scheme) {
@@ -62,6 +48,7 @@ for (const width of [1280, 360]) {
       assert.equal(css.status(), 200);
       assert.match(css.headers()['cache-control'], /immutable/);
       await checkStyled(page, width, scheme);
+      await checkAccessibility(page, 'the sign-in page');
       await page.screenshot({ path: join(shots, `sign-in-${width}-${scheme}.png`), fullPage: true });
       const first = await page.evaluate(() => document.querySelector('a, button, input:not([type=hidden])').className);
       assert.equal(first, 'skip-link', 'the skip link comes first');
@@ -77,6 +64,7 @@ for (const width of [1280, 360]) {
       await page.getByRole('button', { name: 'Sign out' }).waitFor();
       assert.equal(new URL(page.url()).pathname, '/');
       await checkStyled(page, width, scheme);
+      await checkAccessibility(page, 'the home page');
       await page.screenshot({ path: join(shots, `home-${width}-${scheme}.png`), fullPage: true });
       assert.deepEqual(problems, [], 'no console error, page error or CSP violation');
       await context.close();

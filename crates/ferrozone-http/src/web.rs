@@ -2,15 +2,18 @@
 //! `POST /sign_in`, `POST /sign_out`. Server-rendered HTML; a signed-in browser then calls
 //! `/v0` with its session cookie (see [`crate::extract::Auth`]).
 
+pub mod admin;
 pub mod assets;
 pub mod cookies;
 pub mod current;
 pub(crate) mod html;
 mod oidc;
 mod page_error;
+pub mod portal;
 pub mod providers;
 pub mod saml;
 pub mod throttle;
+pub mod viewer;
 
 use std::net::IpAddr;
 
@@ -39,19 +42,15 @@ pub fn routes() -> Router<AppState> {
         .route("/sign_out", post(sign_out))
         .merge(oidc::routes())
         .merge(saml::routes())
+        .merge(portal::routes())
+        .merge(admin::routes())
         .method_not_allowed_fallback(page_error::method_not_allowed)
 }
 
-/// The signed-in user's page, or a redirect to the sign-in page.
-async fn home(State(app): State<AppState>, headers: HeaderMap) -> Result<Response, PageError> {
-    if let Some(secret) = cookies::get_host(&headers, cookies::SESSION, app.web.secure_cookies) {
-        if let Ok(active) = app.domain.authenticate_session(secret).await? {
-            let user = &active.user;
-            let page = html::HomePage { email: &user.email, role: user.role.as_str(), csrf_token: &active.csrf_token };
-            return Ok(html::response(StatusCode::OK, page));
-        }
-    }
-    Ok(redirect("/sign_in"))
+/// The signed-in user's home page (a browser without a session goes to the sign-in page).
+async fn home(viewer: viewer::Viewer) -> Response {
+    let page = html::HomePage { role: viewer.user().role.as_str(), nav: viewer.nav(viewer::Section::Devices) };
+    html::response(StatusCode::OK, page)
 }
 
 async fn sign_in_page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {

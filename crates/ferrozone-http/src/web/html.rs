@@ -26,14 +26,13 @@ pub struct ProviderLink {
     pub label: String,
 }
 
-/// The page of a signed-in user: who it is, the session's CSRF token in a `<meta>` tag for
-/// scripts calling `/v0`, and a sign-out button.
+/// The page of a signed-in user: who it is, with the navigation (which holds the session's
+/// CSRF token in a `<meta>` tag for scripts calling `/v0`, and a sign-out button).
 #[derive(Template)]
 #[template(path = "home.html")]
 pub struct HomePage<'a> {
-    pub email: &'a str,
     pub role: &'a str,
-    pub csrf_token: &'a str,
+    pub nav: super::viewer::Nav<'a>,
 }
 
 /// A page with a message only (a refused sign-out, say), with a link back home if `back`.

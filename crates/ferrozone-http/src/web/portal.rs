@@ -1,0 +1,11 @@
+//! The user portal: the pages of every signed-in user (docs/web.md): their devices and
+//! their account. Each page takes a [`Viewer`](super::viewer::Viewer) and calls the
+//! domain's use cases, never `/v0`.
+
+use axum::Router;
+
+use crate::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+}
