@@ -14,13 +14,6 @@
 const KEY_PREFIX = 'ferrozone-device-key:';
 const PLACEHOLDER = '<PRIVATE_KEY>';
 
-if (typeof document !== 'undefined') {
-  const form = document.getElementById('add-device');
-  if (form) setUpForm(form);
-  const config = document.getElementById('config');
-  if (config) setUpConfig(config);
-}
-
 // ---------------------------------------------------------------------------------------
 // Keys
 
@@ -488,4 +481,14 @@ function finderPenalty(line) {
     if (lightBefore || lightAfter) total += 40;
   }
   return total;
+}
+
+// ---------------------------------------------------------------------------------------
+// Start, once everything above is defined (node imports this file for its tests: no page).
+
+if (typeof document !== 'undefined') {
+  const form = document.getElementById('add-device');
+  if (form) setUpForm(form);
+  const config = document.getElementById('config');
+  if (config) setUpConfig(config);
 }
