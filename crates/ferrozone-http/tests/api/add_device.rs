@@ -112,6 +112,8 @@ async fn a_server_key_is_shown_once_in_the_configuration_its_qr_code_and_its_dow
     assert!(html.contains(&format!("href=\"/devices/{}\"", device["id"].as_str().unwrap())), "{html}");
     assert_eq!(download(&html), config);
     assert!(html.contains("download=\"Pat-s-laptop.conf\""), "{html}");
+    // The page, its stylesheet, logo and script stay within 150 KB, the QR code included.
+    assert!(html.len() < 100_000, "{} bytes", html.len());
     let qr = attribute_after(&html, "id=\"qr\" src=\"data:image/png;base64,");
     assert_eq!(decode_qr(&STANDARD.decode(qr).unwrap()), config);
 

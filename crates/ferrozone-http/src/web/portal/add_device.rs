@@ -75,6 +75,19 @@ struct Entered {
 }
 
 impl Entered {
+    /// A new form for the owner `user_id`: a suggested name, and the server's key (the
+    /// page's script offers the browser's when it can make one).
+    fn fresh(user_id: String) -> Self {
+        Self {
+            user_id,
+            name: names::generate(),
+            description: String::new(),
+            key_mode: KeyMode::Server,
+            public_key: String::new(),
+            browser_public_key: String::new(),
+        }
+    }
+
     fn from_fields(fields: &std::collections::HashMap<String, String>) -> Self {
         let field = |name: &str| fields.get(name).map(|v| v.trim().to_owned()).unwrap_or_default();
         Self {
@@ -170,14 +183,7 @@ async fn form_page(
 ) -> Result<Response, PageError> {
     let asked = query_value(query.as_deref(), "user_id");
     let owner = owner_id(&viewer, &asked)?;
-    let entered = Entered {
-        user_id: asked,
-        name: names::generate(),
-        description: String::new(),
-        key_mode: KeyMode::Server,
-        public_key: String::new(),
-        browser_public_key: String::new(),
-    };
+    let entered = Entered::fresh(asked);
     match app.domain.device_allowance(viewer.principal(), owner).await {
         Ok(user) => Ok(form(&viewer, &user, &entered, None, Vec::new(), StatusCode::OK)),
         Err(DomainError::Disallowed(why)) => {
