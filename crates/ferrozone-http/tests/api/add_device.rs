@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use crate::devices::config::decode_qr;
 use crate::helpers::{key, TestApp, TestResponse};
 use crate::signin::{attribute_after, password_user, text, Browser, PASSWORD};
+use crate::web::expect_security_headers;
 
 async fn signed_in(app: &TestApp, email: &str, role: &str) -> (String, Browser) {
     let id = password_user(app, email, role).await;
@@ -64,7 +65,7 @@ async fn the_form_suggests_a_name_and_offers_the_server_key_until_the_script_say
     let (_, mut browser) = signed_in(&app, "pat@example.com", "unprivileged").await;
     let res = browser.get("/devices/new").await;
     res.expect_status(StatusCode::OK);
-    assert_eq!(res.header("cache-control"), Some("no-store"));
+    expect_security_headers(&res, "the form");
     let html = text(&res);
     let name = attribute_after(&html, "name=\"name\" value=\"");
     let (adjective, noun) = name.split_once('-').expect("adjective-noun");
@@ -76,6 +77,10 @@ async fn the_form_suggests_a_name_and_offers_the_server_key_until_the_script_say
     assert!(html.contains("<label for=\"public-key\""), "{html}");
     let script = script_src("add-device.js", &html);
     assert_eq!(html.matches("<script").count(), 1, "one script: {script}");
+    assert!(!html.contains(" style=") && !html.contains("<style"), "{html}");
+    let served = browser.get(&script).await;
+    served.expect_status(StatusCode::OK);
+    assert_eq!(served.header("content-type"), Some("text/javascript; charset=utf-8"));
 
     let mut anonymous = Browser::new(&app);
     let res = anonymous.get("/devices/new").await;
@@ -97,8 +102,9 @@ async fn a_server_key_is_shown_once_in_the_configuration_its_qr_code_and_its_dow
     let fields = [("name", "Pat's laptop"), ("description", "at home"), ("key_mode", "server")];
     let res = add(&mut browser, &fields).await;
     res.expect_status(StatusCode::CREATED);
-    assert_eq!(res.header("cache-control"), Some("no-store"));
+    expect_security_headers(&res, "the configuration page");
     let html = text(&res);
+    assert!(!html.contains(" style=") && !html.contains("<style"), "{html}");
     let devices = devices_of(&app, &id).await;
     assert_eq!(devices.len(), 1);
     let device = &devices[0];
