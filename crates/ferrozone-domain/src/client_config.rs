@@ -75,6 +75,25 @@ pub fn render(device: &Device, settings: &Effective, keys: &ConfigKeys<'_>) -> S
     out
 }
 
+/// The longest interface name Linux takes, and so the longest name wg-quick accepts for
+/// a configuration file (before `.conf`).
+const FILE_STEM_MAX: usize = 15;
+
+/// A file name for the configuration of the device called `device_name`, which wg-quick
+/// accepts as an interface name: the name's characters outside `[A-Za-z0-9_=+.-]` become
+/// `-`, at most 15 of them, then `.conf`; `wg0.conf` when nothing usable is left.
+pub fn file_name(device_name: &str) -> String {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "_=+.-".contains(c);
+    let stem: String =
+        device_name.trim().chars().map(|c| if allowed(c) { c } else { '-' }).take(FILE_STEM_MAX).collect();
+    let stem = stem.trim_matches(|c| c == '-' || c == '.');
+    if stem.is_empty() {
+        "wg0.conf".to_owned()
+    } else {
+        format!("{stem}.conf")
+    }
+}
+
 /// `key = value`, unless `value` is empty.
 fn line(out: &mut String, key: &str, value: &str) {
     if !value.is_empty() {
@@ -110,6 +129,16 @@ mod tests {
 
     const KEYS: ConfigKeys<'static> =
         ConfigKeys { private_key: PRIVATE_KEY_PLACEHOLDER, preshared_key: "psk", server_public_key: "server" };
+
+    #[test]
+    fn file_names_are_interface_names() {
+        assert_eq!(file_name("swift-otter"), "swift-otter.conf");
+        assert_eq!(file_name("Pat's laptop (work)"), "Pat-s-laptop--w.conf");
+        assert_eq!(file_name("a-very-long-device-name"), "a-very-long-dev.conf");
+        assert_eq!(file_name("ноутбук"), "wg0.conf");
+        assert_eq!(file_name("../x"), "x.conf");
+        assert_eq!(file_name(""), "wg0.conf");
+    }
 
     #[test]
     fn defaults_give_the_full_file() {

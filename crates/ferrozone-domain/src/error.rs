@@ -45,6 +45,11 @@ impl Errors {
         self.0.get(field).map(Vec::as_slice)
     }
 
+    /// Each attribute with its messages, in the attributes' order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &[String])> {
+        self.0.iter().map(|(field, messages)| (field.as_str(), messages.as_slice()))
+    }
+
     /// `Ok(value)` when nothing was recorded, the errors otherwise.
     pub fn finish<T>(self, value: T) -> Result<T, DomainError> {
         if self.is_empty() {

@@ -62,6 +62,9 @@ pub trait Store: Send + Sync + 'static {
     /// Looks a user up by [`crate::model::email_key`].
     async fn user_by_email(&self, email_key: &str) -> Result<Option<User>>;
     async fn count_admins(&self) -> Result<u64>;
+    /// How many devices the user has (kept by the store, not counted row by row); `None`
+    /// when there is no such user.
+    async fn user_device_count(&self, user_id: Uuid) -> Result<Option<u64>>;
     /// Inserts a user; a taken email is `Invalid { email: has already been taken }`.
     async fn insert_user(&self, user: &User) -> Result<()>;
     /// Applies `update`; demoting the last admin is `Invalid { base: cannot remove the last admin }`.

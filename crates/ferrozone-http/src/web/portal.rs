@@ -6,6 +6,8 @@ use axum::Router;
 
 use crate::AppState;
 
+mod add_device;
+
 pub fn routes() -> Router<AppState> {
-    Router::new()
+    Router::new().merge(add_device::routes())
 }

@@ -4,7 +4,7 @@
 mod addresses;
 mod authorization;
 mod concurrency;
-mod config;
+pub mod config;
 mod instances;
 mod keys;
 mod list;

@@ -69,6 +69,7 @@ delegate! {
         user_by_id(id: Uuid) -> Option<User>;
         user_by_email(email_key: &str) -> Option<User>;
         count_admins() -> u64;
+        user_device_count(user_id: Uuid) -> Option<u64>;
         insert_user(user: &User) -> ();
         update_user(id: Uuid, update: &UserUpdate, now: Timestamp) -> User;
         delete_user(id: Uuid) -> ();

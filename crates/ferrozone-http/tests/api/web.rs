@@ -53,7 +53,7 @@ async fn unknown_and_stale_asset_names_are_not_found() {
     }
 }
 
-fn expect_security_headers(res: &TestResponse, what: &str) {
+pub fn expect_security_headers(res: &TestResponse, what: &str) {
     assert_eq!(res.header("content-security-policy"), Some(CSP), "{what}");
     assert_eq!(res.header("x-frame-options"), Some("DENY"), "{what}");
     assert_eq!(res.header("referrer-policy"), Some("same-origin"), "{what}");

@@ -173,6 +173,15 @@ impl Store for PgStore {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
+    async fn user_device_count(&self, user_id: Uuid) -> Result<Option<u64>> {
+        let n: Option<i64> = sqlx::query_scalar(sql::COUNT_USER_DEVICES)
+            .bind(user_id)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("count devices")?;
+        Ok(n.map(|n| u64::try_from(n).unwrap_or(0)))
+    }
+
     async fn insert_user(&self, user: &User) -> Result<()> {
         let row = UserRow::from(user);
         row.bind_insert(sqlx::query(sql::INSERT_USER)).execute(&self.pool).await.or_db("insert a user")?;

@@ -271,6 +271,13 @@ impl Store for SqliteStore {
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
+    async fn user_device_count(&self, user_id: Uuid) -> Result<Option<u64>> {
+        let n: Option<i64> = self.read("count devices", |conn| {
+            prepare(conn, sql::COUNT_USER_DEVICES)?.query_row([user_id], |row| row.get(0)).optional()
+        })?;
+        Ok(n.map(|n| u64::try_from(n).unwrap_or(0)))
+    }
+
     async fn insert_user(&self, user: &User) -> Result<()> {
         self.insert("insert a user", sql::INSERT_USER, UserRow::from(user)).await
     }

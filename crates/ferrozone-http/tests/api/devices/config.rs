@@ -157,7 +157,7 @@ async fn other_formats_are_400_and_overlong_qr_codes_422() {
 }
 
 /// The text of the one QR code in a PNG.
-fn decode_qr(png_bytes: &[u8]) -> String {
+pub fn decode_qr(png_bytes: &[u8]) -> String {
     let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes)).read_info().expect("a PNG");
     let mut pixels = vec![0; reader.output_buffer_size().expect("a size")];
     let frame = reader.next_frame(&mut pixels).expect("a frame");
