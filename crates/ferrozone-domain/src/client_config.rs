@@ -75,6 +75,32 @@ pub fn render(device: &Device, settings: &Effective, keys: &ConfigKeys<'_>) -> S
     out
 }
 
+/// The longest interface name Linux takes (`IFNAMSIZ` - 1): wg-quick names the
+/// interface after the file, so a longer stem would not come up.
+const FILE_STEM_MAX: usize = 15;
+
+/// A safe file name for a device's configuration file: `<name>.conf` with only the
+/// characters wg-quick accepts in an interface name (`[A-Za-z0-9_=+.-]`; any other run of
+/// characters becomes one `-`), at most 15 of them, or `ferrozone.conf` when nothing of
+/// the name is left. Also safe in a `Content-Disposition` header: no quote, no space.
+pub fn file_name(device_name: &str) -> String {
+    let mut stem = String::new();
+    for c in device_name.chars() {
+        let kept = if c.is_ascii_alphanumeric() || "_=+.-".contains(c) { c } else { '-' };
+        if !(kept == '-' && stem.ends_with('-')) {
+            stem.push(kept);
+        }
+    }
+    let stem: String = stem.trim_matches('-').chars().take(FILE_STEM_MAX).collect();
+    let stem = stem.trim_end_matches('-');
+    // A stem of dots alone would name the current or the parent directory.
+    if stem.chars().all(|c| c == '.') {
+        "ferrozone.conf".to_owned()
+    } else {
+        format!("{stem}.conf")
+    }
+}
+
 /// `key = value`, unless `value` is empty.
 fn line(out: &mut String, key: &str, value: &str) {
     if !value.is_empty() {
@@ -110,6 +136,19 @@ mod tests {
 
     const KEYS: ConfigKeys<'static> =
         ConfigKeys { private_key: PRIVATE_KEY_PLACEHOLDER, preshared_key: "psk", server_public_key: "server" };
+
+    #[test]
+    fn file_names_are_interface_names() {
+        assert_eq!(file_name("laptop"), "laptop.conf");
+        assert_eq!(file_name("Kate's phone (work)"), "Kate-s-phone-wo.conf");
+        assert_eq!(file_name("  a//b  "), "a-b.conf");
+        assert_eq!(file_name("x=1+y_z.v-2"), "x=1+y_z.v-2.conf");
+        assert_eq!(file_name("téléphone"), "t-l-phone.conf");
+        assert_eq!(file_name("abcdefghijklmn opq"), "abcdefghijklmn.conf");
+        for nothing in ["", "   ", "ééé", "..", "\"/\r\n"] {
+            assert_eq!(file_name(nothing), "ferrozone.conf", "{nothing:?}");
+        }
+    }
 
     #[test]
     fn defaults_give_the_full_file() {

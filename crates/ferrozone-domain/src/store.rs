@@ -130,6 +130,9 @@ pub trait Store: Send + Sync + 'static {
     async fn take_sign_in_flow(&self, state_hash: &[u8]) -> Result<Option<SignInFlow>>;
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>>;
+    /// How many devices the user owns (the count kept with the user's row; 0 for an
+    /// unknown user), for pages that show it beside a page of the list.
+    async fn count_user_devices(&self, user_id: Uuid) -> Result<u64>;
     /// The devices `query` selects, streamed (see [`DeviceBatches`]).
     async fn stream_devices(&self, query: &DeviceQuery) -> Result<DeviceBatches>;
     async fn device_by_id(&self, id: Uuid) -> Result<Option<Device>>;

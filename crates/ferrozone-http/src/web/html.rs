@@ -26,15 +26,6 @@ pub struct ProviderLink {
     pub label: String,
 }
 
-/// The page of a signed-in user: who it is, with the navigation (which holds the session's
-/// CSRF token in a `<meta>` tag for scripts calling `/v0`, and a sign-out button).
-#[derive(Template)]
-#[template(path = "home.html")]
-pub struct HomePage<'a> {
-    pub role: &'a str,
-    pub nav: super::viewer::Nav<'a>,
-}
-
 /// A page with a message only (a refused sign-out, say), with a link back home if `back`.
 #[derive(Template)]
 #[template(path = "message.html")]

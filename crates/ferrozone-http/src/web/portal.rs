@@ -6,6 +6,10 @@ use axum::Router;
 
 use crate::AppState;
 
+mod device;
+mod devices;
+pub mod format;
+
 pub fn routes() -> Router<AppState> {
-    Router::new()
+    Router::new().merge(devices::routes()).merge(device::routes())
 }

@@ -12,6 +12,7 @@ mod devices;
 mod logs;
 mod oidc;
 mod outage;
+mod portal;
 mod robustness;
 mod rules;
 mod signin;

@@ -93,6 +93,7 @@ delegate! {
         ) -> bool;
         delete_oidc_connection(user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> bool;
         list_devices(query: &DeviceQuery) -> Vec<Device>;
+        count_user_devices(user_id: Uuid) -> u64;
         stream_devices(query: &DeviceQuery) -> DeviceBatches;
         device_by_id(id: Uuid) -> Option<Device>;
         insert_device(device: &DeviceInsert, pools: &Pools, max_devices: u32) -> Device;

@@ -377,6 +377,15 @@ impl Store for PgStore {
         decode_all(rows)
     }
 
+    async fn count_user_devices(&self, user_id: Uuid) -> Result<u64> {
+        let n: Option<i64> = sqlx::query_scalar(sql::COUNT_USER_DEVICES)
+            .bind(user_id)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("count a user's devices")?;
+        Ok(n.map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+    }
+
     async fn stream_devices(&self, query: &DeviceQuery) -> Result<DeviceBatches> {
         let (sql, query, pool) = (sql::list_devices(query), query.clone(), self.pool.clone());
         let (sender, batches) = mpsc::channel(STREAM_DEPTH);

@@ -430,6 +430,13 @@ impl Store for SqliteStore {
         decode_all(rows.await?)
     }
 
+    async fn count_user_devices(&self, user_id: Uuid) -> Result<u64> {
+        let n: Option<i64> = self.read("count a user's devices", |conn| {
+            prepare(conn, sql::COUNT_USER_DEVICES)?.query_row([user_id], |row| row.get(0)).optional()
+        })?;
+        Ok(n.map_or(0, |n| u64::try_from(n).unwrap_or(0)))
+    }
+
     async fn stream_devices(&self, query: &DeviceQuery) -> Result<DeviceBatches> {
         let (statement, args) = (sql::list_devices(query), list_args(query));
         let (sender, batches) = mpsc::channel(STREAM_DEPTH);
