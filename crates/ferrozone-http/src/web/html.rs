@@ -68,9 +68,10 @@ pub fn empty(status: StatusCode) -> Response {
 }
 
 /// The pages' Content Security Policy: their own scripts, stylesheets and images (and
-/// `data:` images) only, forms posting to this site only, no `<base>`, no framing.
+/// `data:` images) only, scripts calling this site only (`/v0`), forms posting to this
+/// site only, no `<base>`, no framing.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-                       form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+                       connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// [`CSP`] with forms allowed to post to `origin` instead of this site (a page whose form
 /// posts to an identity provider). `origin` must hold no space, `;`, `,` or quote.

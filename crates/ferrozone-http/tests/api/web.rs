@@ -6,7 +6,7 @@ use crate::helpers::{TestApp, TestResponse};
 use crate::signin::{attribute_after, password_user, text, Browser, PASSWORD};
 
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-                   form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+                   connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// The hashed paths of the stylesheet and the logo, as the sign-in page links them.
 async fn asset_paths(app: &TestApp) -> (String, String) {
