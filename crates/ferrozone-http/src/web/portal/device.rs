@@ -38,8 +38,6 @@ struct DevicePage<'a> {
     device: &'a Device,
     row: DeviceRow,
     settings: Effective,
-    /// Whether each tunnel setting is the server's default (for "(default)" marks).
-    defaults: ferrozone_domain::model::UseDefaults,
     /// The device's owner, when an admin looks at another user's device.
     owner: Option<User>,
     config: String,
@@ -113,6 +111,7 @@ struct Form<'a> {
     saved: bool,
 }
 
+/// The device's page as `viewer` may see it, its form showing `form`.
 async fn page(
     app: &AppState,
     viewer: &Viewer,
@@ -133,7 +132,6 @@ async fn page(
         device,
         row: DeviceRow::new(device, Timestamp::now()),
         settings,
-        defaults: device.use_default,
         owner,
         config: app.domain.device_config(viewer.principal(), device.id).await?,
         config_file: client_config::file_name(&device.name),
