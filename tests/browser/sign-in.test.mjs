@@ -34,7 +34,8 @@ test('a wrong password is refused on the page, the right one signs in, and sign-
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
   assert.equal(new URL(page.url()).pathname, '/');
-  assert.match(await page.locator('body').innerText(), new RegExp(`Signed in as ${email}`));
+  await page.getByRole('heading', { name: 'My devices' }).waitFor();
+  assert.match(await page.locator('header').innerText(), new RegExp(email.replace('.', '\\.')));
   await page.screenshot({ path: join(shots, 'signed-in.png') });
 
   await page.getByRole('button', { name: 'Sign out' }).click();

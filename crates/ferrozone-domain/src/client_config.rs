@@ -75,20 +75,27 @@ pub fn render(device: &Device, settings: &Effective, keys: &ConfigKeys<'_>) -> S
     out
 }
 
-/// The longest interface name Linux takes, and so the longest name wg-quick accepts for
-/// a configuration file (before `.conf`).
+/// The longest interface name Linux takes (`IFNAMSIZ` - 1): wg-quick names the
+/// interface after the file, so a longer stem would not come up.
 const FILE_STEM_MAX: usize = 15;
 
-/// A file name for the configuration of the device called `device_name`, which wg-quick
-/// accepts as an interface name: the name's characters outside `[A-Za-z0-9_=+.-]` become
-/// `-`, at most 15 of them, then `.conf`; `wg0.conf` when nothing usable is left.
+/// A safe file name for a device's configuration file: `<name>.conf` with only the
+/// characters wg-quick accepts in an interface name (`[A-Za-z0-9_=+.-]`; any other run of
+/// characters becomes one `-`), at most 15 of them, or `ferrozone.conf` when nothing of
+/// the name is left. Also safe in a `Content-Disposition` header: no quote, no space.
 pub fn file_name(device_name: &str) -> String {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || "_=+.-".contains(c);
-    let stem: String =
-        device_name.trim().chars().map(|c| if allowed(c) { c } else { '-' }).take(FILE_STEM_MAX).collect();
-    let stem = stem.trim_matches(|c| c == '-' || c == '.');
-    if stem.is_empty() {
-        "wg0.conf".to_owned()
+    let mut stem = String::new();
+    for c in device_name.chars() {
+        let kept = if c.is_ascii_alphanumeric() || "_=+.-".contains(c) { c } else { '-' };
+        if !(kept == '-' && stem.ends_with('-')) {
+            stem.push(kept);
+        }
+    }
+    let stem: String = stem.trim_matches('-').chars().take(FILE_STEM_MAX).collect();
+    let stem = stem.trim_end_matches('-');
+    // A stem of dots alone would name the current or the parent directory.
+    if stem.chars().all(|c| c == '.') {
+        "ferrozone.conf".to_owned()
     } else {
         format!("{stem}.conf")
     }
@@ -132,12 +139,15 @@ mod tests {
 
     #[test]
     fn file_names_are_interface_names() {
-        assert_eq!(file_name("swift-otter"), "swift-otter.conf");
-        assert_eq!(file_name("Pat's laptop (work)"), "Pat-s-laptop--w.conf");
-        assert_eq!(file_name("a-very-long-device-name"), "a-very-long-dev.conf");
-        assert_eq!(file_name("ноутбук"), "wg0.conf");
-        assert_eq!(file_name("../x"), "x.conf");
-        assert_eq!(file_name(""), "wg0.conf");
+        assert_eq!(file_name("laptop"), "laptop.conf");
+        assert_eq!(file_name("Kate's phone (work)"), "Kate-s-phone-wo.conf");
+        assert_eq!(file_name("  a//b  "), "a-b.conf");
+        assert_eq!(file_name("x=1+y_z.v-2"), "x=1+y_z.v-2.conf");
+        assert_eq!(file_name("téléphone"), "t-l-phone.conf");
+        assert_eq!(file_name("abcdefghijklmn opq"), "abcdefghijklmn.conf");
+        for nothing in ["", "   ", "ééé", "..", "\"/\r\n"] {
+            assert_eq!(file_name(nothing), "ferrozone.conf", "{nothing:?}");
+        }
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The web sign-in (docs/api.md section 8, "Sign-in and sessions"): `GET /`, `GET` and
+//! The web sign-in (docs/api.md section 8, "Sign-in and sessions"): `GET` and
 //! `POST /sign_in`, `POST /sign_out`. Server-rendered HTML; a signed-in browser then calls
 //! `/v0` with its session cookie (see [`crate::extract::Auth`]).
 
@@ -37,7 +37,6 @@ const REFUSED: &str = "The email or password is incorrect, or this account canno
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/", get(home))
         .route("/sign_in", get(sign_in_page).post(sign_in))
         .route("/sign_out", post(sign_out))
         .merge(oidc::routes())
@@ -45,12 +44,6 @@ pub fn routes() -> Router<AppState> {
         .merge(portal::routes())
         .merge(admin::routes())
         .method_not_allowed_fallback(page_error::method_not_allowed)
-}
-
-/// The signed-in user's home page (a browser without a session goes to the sign-in page).
-async fn home(viewer: viewer::Viewer) -> Response {
-    let page = html::HomePage { role: viewer.user().role.as_str(), nav: viewer.nav(viewer::Section::Devices) };
-    html::response(StatusCode::OK, page)
 }
 
 async fn sign_in_page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {

@@ -18,7 +18,7 @@ impl Domain {
     /// id is 403 for a non-admin and an unknown one 404; the configuration's device
     /// switches and the device limit are `Disallowed`, with the reason to show. The
     /// create itself checks all this again: this only answers early.
-    pub async fn device_allowance(&self, actor: &Principal, owner: Uuid) -> Result<User> {
+    pub async fn may_add_device_for(&self, actor: &Principal, owner: Uuid) -> Result<User> {
         if !actor.is_admin() && actor.user_id != Some(owner) {
             return Err(DomainError::Forbidden);
         }

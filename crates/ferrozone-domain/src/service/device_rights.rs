@@ -27,6 +27,32 @@ pub fn may_manage(actor: &Principal, values: &Values) -> Result<()> {
     }
 }
 
+/// Why a user may not add a device: it has as many as the server allows
+/// (`max_devices_per_user`).
+pub const LIMIT_REACHED: &str = crate::rules::LIMIT_REACHED;
+
+/// How many devices a user has of how many it may have, and whether it may add one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allowance {
+    pub used: u64,
+    pub limit: u32,
+    /// `Err` says why not, in words for the user: the configuration's switch or the limit.
+    pub may_add: std::result::Result<(), &'static str>,
+}
+
+impl Allowance {
+    /// What `actor`, owning `used` devices of `limit`, may do under `values`. Only a
+    /// prediction for pages: creating a device checks both rules again, atomically.
+    pub fn of(actor: &Principal, values: &Values, used: u64, limit: u32) -> Self {
+        let may_add = match may_manage(actor, values) {
+            Err(_) => Err(MANAGEMENT_OFF),
+            Ok(()) if used >= u64::from(limit) => Err(LIMIT_REACHED),
+            Ok(()) => Ok(()),
+        };
+        Self { used, limit, may_add }
+    }
+}
+
 /// Whether `actor` may create `device` as validated: without the switch, only with the
 /// defaults (assigned addresses, every `use_default_*` on).
 pub fn may_configure_new(actor: &Principal, values: &Values, device: &CheckedDevice) -> Result<()> {
@@ -77,6 +103,16 @@ mod tests {
             Err(DomainError::Disallowed(MANAGEMENT_OFF))
         ));
         assert!(may_manage(&Principal::operator(), &values(false, false)).is_ok());
+    }
+
+    #[test]
+    fn an_allowance_names_the_switch_before_the_limit() {
+        let on = values(true, true);
+        assert_eq!(Allowance::of(&unprivileged(), &on, 9, 10).may_add, Ok(()));
+        assert_eq!(Allowance::of(&unprivileged(), &on, 10, 10).may_add, Err(LIMIT_REACHED));
+        assert_eq!(Allowance::of(&unprivileged(), &values(false, true), 10, 10).may_add, Err(MANAGEMENT_OFF));
+        assert_eq!(Allowance::of(&Principal::operator(), &values(false, false), 3, 10).may_add, Ok(()));
+        assert_eq!(Allowance::of(&Principal::operator(), &on, 10, 10).may_add, Err(LIMIT_REACHED));
     }
 
     #[test]

@@ -45,6 +45,15 @@ impl Domain {
         }
     }
 
+    /// How many devices `actor`'s own user has, of the limit, and whether it may add one
+    /// (for a page offering to: creating checks again). Counted in the store.
+    pub async fn device_allowance(&self, actor: &Principal) -> Result<rights::Allowance> {
+        let user_id = actor.user_id.ok_or(DomainError::Forbidden)?;
+        // A user deleted meanwhile has no devices.
+        let used = self.store().user_device_count(user_id).await?.unwrap_or(0);
+        Ok(rights::Allowance::of(actor, &self.current_values(), used, self.settings().max_devices_per_user))
+    }
+
     /// Another user's device is "not found" for a non-admin.
     pub async fn get_device(&self, actor: &Principal, id: Uuid) -> Result<Device> {
         visible_device(actor, self.store().device_by_id(id).await?)

@@ -171,11 +171,12 @@ fn device_id(id: PathId) -> Result<Uuid, ApiError> {
     id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)
 }
 
-fn cursor_of(d: &Device) -> String {
+/// The `page_cursor` that continues a list after `d` (also the portal's paging).
+pub(crate) fn cursor_of(d: &Device) -> String {
     URL_SAFE_NO_PAD.encode(format!("{}:{}", d.inserted_at.micros(), d.id))
 }
 
-fn parse_cursor(text: &str) -> Option<(Timestamp, Uuid)> {
+pub(crate) fn parse_cursor(text: &str) -> Option<(Timestamp, Uuid)> {
     let decoded = String::from_utf8(URL_SAFE_NO_PAD.decode(text).ok()?).ok()?;
     let (micros, id) = decoded.split_once(':')?;
     Some((Timestamp::from_micros(micros.parse().ok()?), Uuid::parse_str(id).ok()?))

@@ -21,13 +21,18 @@ struct Source {
     bytes: &'static [u8],
 }
 
-const SOURCES: [Source; 3] = [
+const SOURCES: &[Source] = &[
     Source { name: "app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../../assets/app.css") },
     Source { name: "logo.svg", content_type: "image/svg+xml", bytes: include_bytes!("../../assets/logo.svg") },
     Source {
         name: "add-device.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../../assets/add-device.js"),
+    },
+    Source {
+        name: "devices.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../../assets/devices.js"),
     },
 ];
 

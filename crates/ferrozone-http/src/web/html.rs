@@ -26,15 +26,6 @@ pub struct ProviderLink {
     pub label: String,
 }
 
-/// The page of a signed-in user: who it is, with the navigation (which holds the session's
-/// CSRF token in a `<meta>` tag for scripts calling `/v0`, and a sign-out button).
-#[derive(Template)]
-#[template(path = "home.html")]
-pub struct HomePage<'a> {
-    pub role: &'a str,
-    pub nav: super::viewer::Nav<'a>,
-}
-
 /// A page with a message only (a refused sign-out, say), with a link back home if `back`.
 #[derive(Template)]
 #[template(path = "message.html")]
@@ -77,9 +68,10 @@ pub fn empty(status: StatusCode) -> Response {
 }
 
 /// The pages' Content Security Policy: their own scripts, stylesheets and images (and
-/// `data:` images) only, forms posting to this site only, no `<base>`, no framing.
+/// `data:` images) only, scripts calling this site only (`/v0`), forms posting to this
+/// site only, no `<base>`, no framing.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-                       form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+                       connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// [`CSP`] with forms allowed to post to `origin` instead of this site (a page whose form
 /// posts to an identity provider). `origin` must hold no space, `;`, `,` or quote.

@@ -7,7 +7,10 @@ use axum::Router;
 use crate::AppState;
 
 mod add_device;
+mod device;
+mod devices;
+pub mod format;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().merge(add_device::routes())
+    Router::new().merge(devices::routes()).merge(device::routes()).merge(add_device::routes())
 }

@@ -26,7 +26,7 @@ pub const JSON_UTF8: &str = "application/json; charset=utf-8";
 pub const HTML_UTF8: &str = "text/html; charset=utf-8";
 
 /// The only content types a response may have besides JSON, and only on success: those of
-/// `GET /v0/devices/{id}/config`, and the web pages' stylesheet and scripts.
+/// `GET /v0/devices/{id}/config`, and the assets of the web pages.
 pub const NOT_JSON: &[&str] = &[
     "text/plain; charset=utf-8",
     "image/png",

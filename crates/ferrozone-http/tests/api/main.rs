@@ -13,6 +13,7 @@ mod devices;
 mod logs;
 mod oidc;
 mod outage;
+mod portal;
 mod robustness;
 mod rules;
 mod signin;

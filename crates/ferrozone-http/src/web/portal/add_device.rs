@@ -184,7 +184,7 @@ async fn form_page(
     let asked = query_value(query.as_deref(), "user_id");
     let owner = owner_id(&viewer, &asked)?;
     let entered = Entered::fresh(asked);
-    match app.domain.device_allowance(viewer.principal(), owner).await {
+    match app.domain.may_add_device_for(viewer.principal(), owner).await {
         Ok(user) => Ok(form(&viewer, &user, &entered, None, Vec::new(), StatusCode::OK)),
         Err(DomainError::Disallowed(why)) => {
             let user = allowed_to_know(&app, &viewer, owner).await?;
@@ -205,7 +205,7 @@ async fn add(
     }
     let entered = Entered::from_fields(&fields);
     let owner = owner_id(&viewer, &entered.user_id)?;
-    let user = match app.domain.device_allowance(viewer.principal(), owner).await {
+    let user = match app.domain.may_add_device_for(viewer.principal(), owner).await {
         Ok(user) => user,
         Err(DomainError::Disallowed(why)) => {
             let user = allowed_to_know(&app, &viewer, owner).await?;

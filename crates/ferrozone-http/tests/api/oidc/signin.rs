@@ -12,7 +12,8 @@ use crate::helpers::key;
 async fn auto_create_makes_an_unprivileged_user_signed_in_with_the_provider() {
     let env = Env::start().await;
     let browser = env.signed_in("auto", "newcomer@example.com").await;
-    assert!(browser.get("/").await.body.contains("(unprivileged)"));
+    let home = browser.get("/").await.body;
+    assert!(home.contains("<h1>My devices</h1>") && home.contains("newcomer@example.com"), "{home}");
 
     let user = env.app.domain.find_user("newcomer@example.com").await.unwrap();
     assert_eq!(user.role, Role::Unprivileged);
