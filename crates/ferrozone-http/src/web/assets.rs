@@ -21,9 +21,14 @@ struct Source {
     bytes: &'static [u8],
 }
 
-const SOURCES: [Source; 2] = [
+const SOURCES: &[Source] = &[
     Source { name: "app.css", content_type: "text/css; charset=utf-8", bytes: include_bytes!("../../assets/app.css") },
     Source { name: "logo.svg", content_type: "image/svg+xml", bytes: include_bytes!("../../assets/logo.svg") },
+    Source {
+        name: "account.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../../assets/account.js"),
+    },
 ];
 
 /// A source with the path it is served at.

@@ -2,10 +2,12 @@
 //! their account. Each page takes a [`Viewer`](super::viewer::Viewer) and calls the
 //! domain's use cases, never `/v0`.
 
+mod account;
+
 use axum::Router;
 
 use crate::AppState;
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
+    Router::new().merge(account::routes())
 }

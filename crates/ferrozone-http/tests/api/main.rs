@@ -5,6 +5,7 @@
 
 mod helpers;
 
+mod account;
 mod auth;
 mod configuration;
 mod dataplane;
