@@ -294,3 +294,14 @@ async fn the_forms_answer_a_wrong_method_or_body_with_a_page() {
     res.expect_status(StatusCode::UNSUPPORTED_MEDIA_TYPE);
     assert!(text(&res).contains("Not a form"));
 }
+
+#[tokio::test]
+async fn a_provider_user_reads_that_the_provider_manages_the_password() {
+    let env = crate::oidc::Env::start().await;
+    let browser = env.signed_in("auto", "newcomer@example.com").await;
+    let page = browser.get("/account").await;
+    assert_eq!(page.status, reqwest::StatusCode::OK, "{}", page.body);
+    assert!(page.body.contains(" UTC</time>, through Test IdP (open)</dd>"), "{}", page.body);
+    assert!(page.body.contains("an identity provider, which manages your password"), "{}", page.body);
+    assert!(!page.body.contains("action=\"/account/password\""), "no password form: {}", page.body);
+}
