@@ -135,7 +135,7 @@ async fn a_refused_change_says_why_under_each_field_and_changes_nothing() {
         "<p class=\"error\" role=\"alert\">The password was not changed.</p>",
         "<p class=\"error\" id=\"current-password-error\">Current password can&#39;t be blank.</p>",
         "<p class=\"error\" id=\"new-password-error\">New password should be at least 12 character(s).</p>",
-        "<p class=\"error\" id=\"confirmation-error\">Confirmation does not match confirmation.</p>",
+        "<p class=\"error\" id=\"confirmation-error\">The confirmation does not match the new password.</p>",
         "aria-invalid=\"true\" aria-describedby=\"current-password-error\"",
     ] {
         assert!(html.contains(expected), "{expected} in {html}");
@@ -220,10 +220,11 @@ async fn a_refused_token_form_keeps_its_values_and_another_users_token_is_not_fo
     let path = format!("/account/tokens/{theirs}/revoke");
     browser.post_form(&path, &[("csrf_token", &csrf)]).await.expect_status(StatusCode::NOT_FOUND);
     devices_with(&app, &app.admin).await.expect_status(StatusCode::OK);
-    browser
-        .post_form("/account/tokens/nope/revoke", &[("csrf_token", &csrf)])
-        .await
-        .expect_status(StatusCode::NOT_FOUND);
+    for unknown in ["/account/tokens/nope/revoke", "/account/tokens/%FF/revoke"] {
+        let res = browser.post_form(unknown, &[("csrf_token", &csrf)]).await;
+        res.expect_status(StatusCode::NOT_FOUND);
+        assert!(text(&res).contains("There is no such page."), "{unknown}");
+    }
 }
 
 #[tokio::test]

@@ -20,7 +20,7 @@ use super::super::page_error::PageError;
 use super::super::viewer::Viewer;
 use super::super::{cookies, html, query_value, redirect};
 use crate::error::ApiError;
-use crate::extract::{ClientAddr, FormFields};
+use crate::extract::{ClientAddr, FormFields, PathId};
 use crate::routes::me::{change_own_password, THROTTLED};
 use crate::AppState;
 use view::{AccountPage, PasswordForm, TokenCreatedPage, TokenForm};
@@ -139,14 +139,14 @@ fn new_token(name: &str, days: &str) -> NewToken {
 async fn revoke_token(
     State(app): State<AppState>,
     viewer: Viewer,
-    Path(id): Path<String>,
+    id: PathId,
     sent: Result<FormFields, ApiError>,
 ) -> Result<Response, PageError> {
     let FormFields(fields) = sent?;
     if let Err(refused) = viewer.check_form(&fields) {
         return Ok(refused);
     }
-    let id = Uuid::parse_str(&id).map_err(|_| ApiError::NotFound)?;
+    let id = id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)?;
     let own = app.domain.list_tokens_as(viewer.principal(), None).await?;
     if !own.iter().any(|t| t.id == id) {
         return Err(ApiError::NotFound.into());

@@ -103,7 +103,7 @@ impl PasswordForm {
         PasswordForm {
             current: sentence(errors, "current_password", "Current password"),
             new: sentence(errors, "password", "New password"),
-            confirmation: sentence(errors, "password_confirmation", "Confirmation"),
+            confirmation: confirmation_message(errors),
             failure: Some("The password was not changed.".to_owned()),
         }
     }
@@ -111,6 +111,16 @@ impl PasswordForm {
     pub fn failed(why: &str) -> Self {
         PasswordForm { failure: Some(why.to_owned()), ..PasswordForm::default() }
     }
+}
+
+/// The confirmation's message: the API's "does not match confirmation" names the field from
+/// the other side, which reads oddly under it.
+fn confirmation_message(errors: &Errors) -> Option<String> {
+    let messages = errors.get("password_confirmation")?;
+    if messages.iter().any(|m| m == "does not match confirmation") {
+        return Some("The confirmation does not match the new password.".to_owned());
+    }
+    sentence(errors, "password_confirmation", "Confirmation")
 }
 
 /// One of the user's tokens.
