@@ -106,6 +106,16 @@ pub struct UserChanges {
     pub wrong_types: WrongTypes,
 }
 
+/// A change of the caller's own password (`POST /v0/me/password`, the account page), each
+/// attribute as sent.
+#[derive(Debug, Default)]
+pub struct PasswordChange {
+    pub current_password: Option<Zeroizing<String>>,
+    pub password: Option<Zeroizing<String>>,
+    pub password_confirmation: Option<Zeroizing<String>>,
+    pub wrong_types: WrongTypes,
+}
+
 /// A device to create. Omitted, the owner is the caller (for an unprivileged one), the name,
 /// the key pair and the preshared key are generated, and the addresses are assigned.
 #[derive(Debug, Default)]

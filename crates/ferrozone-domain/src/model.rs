@@ -228,6 +228,9 @@ pub struct UserUpdate {
     /// Refuse to disable the only admin that is not disabled (the API's rule; the local
     /// operator may disable anyone).
     pub keep_an_enabled_admin: bool,
+    /// With a new password: the session that stays signed in (the one that changed it);
+    /// every other session of the user ends. Without it, a new password ends them all.
+    pub keep_session: Option<Uuid>,
 }
 
 /// What the data plane needs of an active device, one that should be a peer on the

@@ -4,6 +4,7 @@
 pub mod configuration;
 pub mod devices;
 pub mod health;
+pub mod me;
 pub mod rules;
 pub mod tokens;
 pub mod users;
@@ -21,4 +22,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(rules::routes())
         .merge(tokens::routes())
         .merge(configuration::routes())
+        .merge(me::routes())
 }

@@ -71,6 +71,7 @@ pub(crate) const SESSION_WITH_USER: &str = sql![
 ];
 pub(crate) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
 pub(crate) const DELETE_USER_SESSIONS: &str = "DELETE FROM sessions WHERE user_id = $1";
+pub(crate) const DELETE_OTHER_USER_SESSIONS: &str = "DELETE FROM sessions WHERE user_id = $1 AND id <> $2";
 pub(crate) const DELETE_EXPIRED_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <= $1";
 
 pub(crate) const UPSERT_OIDC_CONNECTION: &str = sql![

@@ -29,8 +29,8 @@ use crate::Timestamp;
 pub(super) struct State {
     pub users: BTreeMap<Uuid, User>,
     pub devices: BTreeMap<Uuid, Device>,
-    /// The owner of each browser session.
-    pub sessions: Vec<Uuid>,
+    /// The browser sessions: `(owner, session id)`.
+    pub sessions: Vec<(Uuid, Uuid)>,
     /// `(family code, address)`, in text order like `ip_released`'s primary key.
     pub released: BTreeSet<(i16, String)>,
     pub rules: BTreeMap<Uuid, Rule>,
@@ -156,13 +156,13 @@ impl WriteTx for FakeTx {
             self.state.devices.remove(&device.id);
             self.state.release(device);
         }
-        self.state.sessions.retain(|owner| *owner != id);
+        self.state.sessions.retain(|(owner, _)| *owner != id);
         self.state.rules.retain(|_, rule| rule.user_id != Some(id));
         Ok(self.state.users.remove(&id).is_some())
     }
 
-    async fn delete_sessions(&mut self, user_id: Uuid) -> Result<()> {
-        self.state.sessions.retain(|owner| *owner != user_id);
+    async fn delete_sessions(&mut self, user_id: Uuid, except: Option<Uuid>) -> Result<()> {
+        self.state.sessions.retain(|(owner, id)| *owner != user_id || Some(*id) == except);
         Ok(())
     }
 

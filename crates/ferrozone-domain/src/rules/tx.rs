@@ -64,8 +64,8 @@ pub trait WriteTx: Send {
     async fn update_user(&mut self, user: &User) -> Result<()>;
     /// Deletes the user (its tokens and devices go with it); whether a row went.
     async fn delete_user(&mut self, id: Uuid) -> Result<bool>;
-    /// Deletes every browser session of the user.
-    async fn delete_sessions(&mut self, user_id: Uuid) -> Result<()>;
+    /// Deletes every browser session of the user, but the one with id `except`.
+    async fn delete_sessions(&mut self, user_id: Uuid, except: Option<Uuid>) -> Result<()>;
 
     async fn count_devices(&mut self, user_id: Uuid) -> Result<u64>;
     /// The device, locked.

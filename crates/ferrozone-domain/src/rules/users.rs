@@ -38,10 +38,12 @@ pub async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdate, now:
     }
     let Some(changed) = apply(&stored, update, now) else { return Ok(stored) };
     tx.update_user(&changed).await?;
-    // A new password, or disabling, signs the user out everywhere (docs/api.md section 8).
+    // A new password, or disabling, signs the user out everywhere (docs/api.md section 8),
+    // but for the session that changed its own password.
     let disabling = stored.disabled_at.is_none() && changed.disabled_at.is_some();
     if update.password_hash.is_some() || disabling {
-        tx.delete_sessions(id).await?;
+        let keep = if disabling { None } else { update.keep_session };
+        tx.delete_sessions(id, keep).await?;
     }
     Ok(changed)
 }
@@ -204,35 +206,58 @@ mod tests {
         assert_eq!(unguarded.disabled_at, Some(now), "the operator may disable the last admin");
     }
 
+    /// Sessions of `owners`, in order, the n-th with id n.
+    fn sessions_of(owners: &[Uuid]) -> Vec<(Uuid, Uuid)> {
+        owners.iter().zip(1..).map(|(owner, n)| (*owner, Uuid::from_u128(n))).collect()
+    }
+
+    /// The owners of the sessions left.
+    fn owners(db: &FakeDb) -> Vec<Uuid> {
+        db.state().sessions.iter().map(|(owner, _)| *owner).collect()
+    }
+
     #[tokio::test]
     async fn disabling_ends_every_session_of_its_user() {
         let db = FakeDb::default();
         let (user, other) = (db.add_user(Role::Unprivileged), db.add_user(Role::Admin));
-        db.state().sessions = vec![user, other, user];
+        db.state().sessions = sessions_of(&[user, other, user]);
         let now = Timestamp::from_micros(9);
-        update_user(&db, user, &disable(true), now).await.unwrap();
-        assert_eq!(db.state().sessions, [other], "only the user's sessions end");
+        let keeping = UserUpdate { keep_session: Some(Uuid::from_u128(1)), ..disable(true) };
+        update_user(&db, user, &keeping, now).await.unwrap();
+        assert_eq!(owners(&db), [other], "only the user's sessions end, every one of them");
         let enable = UserUpdate { disabled: Some(false), ..UserUpdate::default() };
         update_user(&db, user, &enable, now).await.unwrap();
-        db.state().sessions = vec![user, other];
+        db.state().sessions = sessions_of(&[user, other]);
         update_user(&db, other, &enable, now).await.unwrap();
-        assert_eq!(db.state().sessions, [user, other], "enabling ends none");
+        assert_eq!(owners(&db), [user, other], "enabling ends none");
     }
 
     #[tokio::test]
     async fn a_new_password_ends_every_session_of_its_user() {
         let db = FakeDb::default();
         let (user, other) = (db.add_user(Role::Unprivileged), db.add_user(Role::Admin));
-        db.state().sessions = vec![user, other, user];
+        db.state().sessions = sessions_of(&[user, other, user]);
         let now = Timestamp::from_micros(9);
         let email = UserUpdate { email: Some("new@example.com".into()), ..UserUpdate::default() };
         update_user(&db, user, &email, now).await.unwrap();
-        assert_eq!(db.state().sessions, [user, other, user], "another change keeps the sessions");
+        assert_eq!(owners(&db), [user, other, user], "another change keeps the sessions");
 
         let password = UserUpdate { password_hash: Some("h".into()), ..UserUpdate::default() };
         let changed = update_user(&db, user, &password, now).await.unwrap();
         assert_eq!(changed.password_hash.as_deref(), Some("h"));
-        assert_eq!(db.state().sessions, [other], "only the user's sessions end");
+        assert_eq!(owners(&db), [other], "only the user's sessions end");
+    }
+
+    #[tokio::test]
+    async fn a_new_password_may_keep_the_session_that_set_it() {
+        let db = FakeDb::default();
+        let (user, other) = (db.add_user(Role::Unprivileged), db.add_user(Role::Admin));
+        db.state().sessions = sessions_of(&[user, other, user]);
+        let keep = Uuid::from_u128(3);
+        let password =
+            UserUpdate { password_hash: Some("h".into()), keep_session: Some(keep), ..UserUpdate::default() };
+        update_user(&db, user, &password, Timestamp::from_micros(9)).await.unwrap();
+        assert_eq!(db.state().sessions, [(other, Uuid::from_u128(2)), (user, keep)]);
     }
 
     #[tokio::test]

@@ -74,6 +74,7 @@ impl Domain {
             password_hash,
             disabled: edit.disabled,
             keep_an_enabled_admin: true,
+            keep_session: None,
         };
         let user = self.store().update_user(target.id, &update, Timestamp::now()).await?;
         if user.disabled_at != target.disabled_at {

@@ -5,7 +5,7 @@ use zeroize::Zeroizing;
 use super::input::Check;
 use super::{at_least, at_most, CANT_BE_BLANK};
 use crate::error::DomainError;
-use crate::input::{NewUser, Patch, UserChanges};
+use crate::input::{NewUser, PasswordChange, Patch, UserChanges};
 use crate::model::Role;
 
 pub const INVALID_EMAIL: &str = "is invalid email address";
@@ -62,6 +62,30 @@ pub fn update(input: &UserChanges) -> Result<UserEdit, DomainError> {
     let password = password(&mut c, input.password.as_deref(), input.password_confirmation.as_deref());
     c.wrong_type("disabled_at");
     c.finish(UserEdit { email, role, password, disabled: input.disabled })
+}
+
+/// What a change of one's own password holds before the stored password is looked at: the
+/// current password as sent, and the new one (valid and confirmed). Each is `None` when it
+/// is missing or invalid, recorded in `c`; the caller checks the current one against the
+/// stored hash.
+pub fn password_change(
+    c: &mut Check<'_>,
+    input: &PasswordChange,
+) -> (Option<Zeroizing<String>>, Option<Zeroizing<String>>) {
+    let current = match input.current_password.as_deref() {
+        _ if c.wrong_type("current_password") => None,
+        Some(sent) if !sent.is_empty() => Some(Zeroizing::new(sent.clone())),
+        _ => {
+            c.add("current_password", CANT_BE_BLANK);
+            None
+        }
+    };
+    let new = password(c, input.password.as_deref(), input.password_confirmation.as_deref());
+    let blank = input.password.as_deref().is_none_or(|p| p.is_empty());
+    if blank && !c.is_wrong_type("password") {
+        c.add("password", CANT_BE_BLANK);
+    }
+    (current, new)
 }
 
 /// Validates an email that was sent (absent counts as blank).
@@ -209,5 +233,38 @@ mod tests {
         let edit = update(&UserChanges::default()).unwrap();
         assert!(edit.email.is_none() && edit.role.is_none() && edit.password.is_none());
         assert!(update(&UserChanges { password: secret(""), ..UserChanges::default() }).unwrap().password.is_none());
+    }
+
+    #[test]
+    fn a_password_change_needs_the_current_password_and_a_valid_new_one() {
+        let empty = PasswordChange::default();
+        let mut c = Check::new(&empty.wrong_types);
+        let (current, new) = password_change(&mut c, &empty);
+        assert!(current.is_none() && new.is_none());
+        let e = errors_of(c.finish(()));
+        assert_eq!(e.get("current_password").unwrap(), ["can't be blank"]);
+        assert_eq!(e.get("password").unwrap(), ["can't be blank"]);
+
+        let change = PasswordChange {
+            current_password: secret("old"),
+            password: secret("short"),
+            password_confirmation: secret("short"),
+            ..PasswordChange::default()
+        };
+        let mut c = Check::new(&change.wrong_types);
+        let (current, new) = password_change(&mut c, &change);
+        assert_eq!((current.as_deref().map(String::as_str), new), (Some("old"), None));
+        assert_eq!(errors_of(c.finish(())).get("password").unwrap(), ["should be at least 12 character(s)"]);
+
+        let change = PasswordChange {
+            current_password: secret("old"),
+            password: secret("a new long password"),
+            password_confirmation: secret("a new long password"),
+            wrong_types: WrongTypes::default(),
+        };
+        let mut c = Check::new(&change.wrong_types);
+        let (_, new) = password_change(&mut c, &change);
+        assert_eq!(new.as_deref().map(String::as_str), Some("a new long password"));
+        c.finish(()).unwrap();
     }
 }

@@ -34,6 +34,11 @@ const SOURCES: &[Source] = &[
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../../assets/devices.js"),
     },
+    Source {
+        name: "account.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../../assets/account.js"),
+    },
 ];
 
 /// A source with the path it is served at.

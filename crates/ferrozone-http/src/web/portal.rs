@@ -6,11 +6,12 @@ use axum::Router;
 
 use crate::AppState;
 
+mod account;
 mod add_device;
 mod device;
 mod devices;
 pub mod format;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().merge(devices::routes()).merge(device::routes()).merge(add_device::routes())
+    Router::new().merge(devices::routes()).merge(device::routes()).merge(add_device::routes()).merge(account::routes())
 }

@@ -5,6 +5,7 @@
 
 mod helpers;
 
+mod account;
 mod add_device;
 mod auth;
 mod configuration;

@@ -83,12 +83,12 @@ impl WriteTx for PgTx {
         Ok(done.rows_affected() > 0)
     }
 
-    async fn delete_sessions(&mut self, user_id: Uuid) -> Result<()> {
-        sqlx::query(sql::DELETE_USER_SESSIONS)
-            .bind(user_id)
-            .execute(&mut *self.tx)
-            .await
-            .or_db("delete a user's sessions")?;
+    async fn delete_sessions(&mut self, user_id: Uuid, except: Option<Uuid>) -> Result<()> {
+        let query = match except {
+            Some(keep) => sqlx::query(sql::DELETE_OTHER_USER_SESSIONS).bind(user_id).bind(keep),
+            None => sqlx::query(sql::DELETE_USER_SESSIONS).bind(user_id),
+        };
+        query.execute(&mut *self.tx).await.or_db("delete a user's sessions")?;
         Ok(())
     }
 

@@ -68,10 +68,14 @@ impl WriteTx for SqliteTx<'_> {
         Ok(n > 0)
     }
 
-    async fn delete_sessions(&mut self, user_id: Uuid) -> Result<()> {
-        prepare(self.conn, sql::DELETE_USER_SESSIONS)
-            .and_then(|mut stmt| stmt.execute([user_id]))
-            .or_db("delete a user's sessions")?;
+    async fn delete_sessions(&mut self, user_id: Uuid, except: Option<Uuid>) -> Result<()> {
+        let deleted = match except {
+            Some(keep) => {
+                prepare(self.conn, sql::DELETE_OTHER_USER_SESSIONS).and_then(|mut stmt| stmt.execute([user_id, keep]))
+            }
+            None => prepare(self.conn, sql::DELETE_USER_SESSIONS).and_then(|mut stmt| stmt.execute([user_id])),
+        };
+        deleted.or_db("delete a user's sessions")?;
         Ok(())
     }
 

@@ -107,3 +107,24 @@ async fn starting_a_flow_deletes_the_expired_ones() {
     assert_eq!(db.store.take_sign_in_flow(&[1; 32]).await.unwrap(), None, "expired, so deleted");
     assert!(db.store.take_sign_in_flow(&[2; 32]).await.unwrap().is_some());
 }
+
+#[tokio::test]
+async fn a_new_password_ends_the_other_sessions_of_its_user_only() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Unprivileged).await;
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    let now = Timestamp::now();
+    let kept = session(alice.id, &[1; 32], now, 1);
+    for s in [&kept, &session(alice.id, &[2; 32], now, 1), &session(bob.id, &[3; 32], now, 1)] {
+        db.store.insert_session(s).await.unwrap();
+    }
+    let password = ferrozone_domain::model::UserUpdate {
+        password_hash: Some("hash".into()),
+        keep_session: Some(kept.id),
+        ..Default::default()
+    };
+    db.store.update_user(alice.id, &password, now).await.unwrap();
+    assert!(db.store.session_by_hash(&[1; 32]).await.unwrap().is_some(), "the session that changed it stays");
+    assert_eq!(db.store.session_by_hash(&[2; 32]).await.unwrap(), None, "the user's other session ended");
+    assert!(db.store.session_by_hash(&[3; 32]).await.unwrap().is_some(), "another user's stays");
+}
