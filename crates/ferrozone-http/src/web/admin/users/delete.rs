@@ -57,7 +57,7 @@ pub(super) async fn delete(
     Path(id): Path<String>,
     sent: Result<FormFields, ApiError>,
 ) -> Result<Response, PageError> {
-    if let Err(refused) = checked(&viewer, sent)? {
+    if let Err(refused) = checked(&viewer, sent) {
         return Ok(refused);
     }
     let uuid = user_id(&id)?;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use ferrozone_domain::input::{Patch, UserChanges};
 use ferrozone_domain::model::{Device, Session, User};
 use ferrozone_domain::store::DeviceQuery;
@@ -155,14 +155,16 @@ async fn render(
     Ok(html::response(status, page))
 }
 
-/// The fields of a form posted by `viewer`, if it carries the session's CSRF token; the
-/// 403 page otherwise (nothing else is looked at).
+/// The fields of a form posted by `viewer`, if it carries the session's CSRF token; else
+/// the answer to give instead, having done nothing: the 403 page (or the page of a body
+/// that is not a form).
+#[allow(clippy::result_large_err)]
 pub(super) fn checked(
     viewer: &Viewer,
     sent: Result<FormFields, ApiError>,
-) -> Result<Result<HashMap<String, String>, Response>, PageError> {
-    let FormFields(fields) = sent?;
-    Ok(viewer.check_form(&fields).map(|()| fields))
+) -> Result<HashMap<String, String>, Response> {
+    let FormFields(fields) = sent.map_err(|e| PageError::from(e).into_response())?;
+    viewer.check_form(&fields).map(|()| fields)
 }
 
 /// `change` applied to the user; success goes back to the page with `done`, a refusal
@@ -195,7 +197,7 @@ pub(super) async fn set_role(
     Path(id): Path<String>,
     sent: Result<FormFields, ApiError>,
 ) -> Result<Response, PageError> {
-    let fields = match checked(&viewer, sent)? {
+    let fields = match checked(&viewer, sent) {
         Ok(fields) => fields,
         Err(refused) => return Ok(refused),
     };
@@ -216,7 +218,7 @@ pub(super) async fn disable(
     Path(id): Path<String>,
     sent: Result<FormFields, ApiError>,
 ) -> Result<Response, PageError> {
-    if let Err(refused) = checked(&viewer, sent)? {
+    if let Err(refused) = checked(&viewer, sent) {
         return Ok(refused);
     }
     let change = UserChanges { disabled: Some(true), ..UserChanges::default() };
@@ -230,7 +232,7 @@ pub(super) async fn enable(
     Path(id): Path<String>,
     sent: Result<FormFields, ApiError>,
 ) -> Result<Response, PageError> {
-    if let Err(refused) = checked(&viewer, sent)? {
+    if let Err(refused) = checked(&viewer, sent) {
         return Ok(refused);
     }
     let change = UserChanges { disabled: Some(false), ..UserChanges::default() };
@@ -246,7 +248,7 @@ pub(super) async fn set_password(
     Path(id): Path<String>,
     sent: Result<FormFields, ApiError>,
 ) -> Result<Response, PageError> {
-    let fields = match checked(&viewer, sent)? {
+    let fields = match checked(&viewer, sent) {
         Ok(fields) => fields,
         Err(refused) => return Ok(refused),
     };
@@ -269,7 +271,7 @@ pub(super) async fn sign_out(
     Path(id): Path<String>,
     sent: Result<FormFields, ApiError>,
 ) -> Result<Response, PageError> {
-    if let Err(refused) = checked(&viewer, sent)? {
+    if let Err(refused) = checked(&viewer, sent) {
         return Ok(refused);
     }
     let id = user_id(&id)?;
