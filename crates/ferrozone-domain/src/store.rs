@@ -45,7 +45,7 @@ pub const STREAM_DEPTH: usize = 2;
 /// comes back as [`crate::DomainError::Invalid`] with the field and message the API shows;
 /// a database that cannot be reached as [`crate::DomainError::Unavailable`].
 #[async_trait]
-pub trait Store: Send + Sync + 'static {
+pub trait Store: UserDirectory {
     /// Checks that the database answers.
     async fn ping(&self) -> Result<()>;
 
@@ -188,4 +188,42 @@ pub trait Store: Send + Sync + 'static {
     /// configuration (the `configuration.` settings rows) that any process commits. It may
     /// notify more often than needed, never less.
     async fn watch_configuration_changes(&self, changed: std::sync::Arc<tokio::sync::Notify>) -> Result<()>;
+}
+
+/// Which users a paged list returns (the console's user list, `GET /v0/users?limit=`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserQuery {
+    /// Only users whose [`crate::model::email_key`] contains this text, already lower-cased.
+    pub email_contains: Option<String>,
+    /// Start after this `(inserted_at, id)` position.
+    pub after: Option<(Timestamp, Uuid)>,
+    /// At most this many rows.
+    pub limit: u32,
+}
+
+/// A user in a list, with the device count the store keeps on its row (no devices read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedUser {
+    pub user: User,
+    pub device_count: u64,
+}
+
+/// What goes with a user when it is deleted: counts from one statement, each from an index.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Belongings {
+    pub devices: u64,
+    pub tokens: u64,
+    pub rules: u64,
+    pub sessions: u64,
+}
+
+/// The reads of the console's user pages (a part of every [`Store`]).
+#[async_trait]
+pub trait UserDirectory: Send + Sync + 'static {
+    /// One page of users in `(inserted_at, id)` order.
+    async fn list_users_page(&self, query: &UserQuery) -> Result<Vec<ListedUser>>;
+    /// The user's sessions that have not expired by `now`, newest first.
+    async fn list_user_sessions(&self, user_id: Uuid, now: Timestamp) -> Result<Vec<Session>>;
+    /// What the user has; `None` when there is no such user.
+    async fn user_belongings(&self, user_id: Uuid) -> Result<Option<Belongings>>;
 }

@@ -167,10 +167,33 @@ pub struct DeviceList {
     pub metadata: Option<PageMetadata>,
 }
 
-/// `{"data": [users…]}`
+/// `{"data": [users…]}`, with `metadata` when paged.
 #[derive(Serialize, ToSchema)]
 pub struct UserList {
     pub data: Vec<UserDto>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<PageMetadata>,
+}
+
+/// A browser session of the web sign-in. Its secret is never shown.
+#[derive(Serialize, ToSchema)]
+pub struct SessionDto {
+    pub id: Uuid,
+    /// When the user signed in.
+    pub inserted_at: Time,
+    pub expires_at: Time,
+}
+
+impl From<ferrozone_domain::model::Session> for SessionDto {
+    fn from(s: ferrozone_domain::model::Session) -> Self {
+        Self { id: s.id, inserted_at: Time(s.inserted_at), expires_at: Time(s.expires_at) }
+    }
+}
+
+/// `{"data": [sessions…]}`
+#[derive(Serialize, ToSchema)]
+pub struct SessionList {
+    pub data: Vec<SessionDto>,
 }
 
 /// An egress rule. `destination` and `port_range` are exactly as the client sent them.

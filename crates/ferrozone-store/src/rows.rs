@@ -171,6 +171,18 @@ impl From<&Session> for SessionRow {
     }
 }
 
+impl From<SessionRow> for Session {
+    fn from(row: SessionRow) -> Self {
+        Session {
+            id: row.id,
+            user_id: row.user_id,
+            secret_hash: row.secret_hash,
+            inserted_at: Timestamp::from_micros(row.inserted_at),
+            expires_at: Timestamp::from_micros(row.expires_at),
+        }
+    }
+}
+
 /// A row of [`crate::sql::SESSION_WITH_USER`]: a session and its user.
 #[derive(Debug)]
 pub(crate) struct SessionUserRow {

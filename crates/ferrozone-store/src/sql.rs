@@ -148,6 +148,62 @@ pub(crate) const IPV6_IN_USE: &str = "SELECT 1 FROM devices WHERE ipv6 = $1";
 pub(crate) const USED_IPV4: &str = "SELECT ipv4 FROM devices WHERE ipv4 IS NOT NULL";
 pub(crate) const USED_IPV6: &str = "SELECT ipv6 FROM devices WHERE ipv6 IS NOT NULL";
 
+/// The user list statement for `query` (see [`list_users_page`]'s parameters).
+pub(crate) mod users_page {
+    use ferrozone_domain::store::UserQuery;
+
+    use super::{sql, SessionRow, UserRow};
+
+    /// A user's live sessions, newest first (`$1` the user, `$2` now).
+    pub(crate) const USER_SESSIONS: &str =
+        sql![(select SessionRow), " WHERE user_id = $1 AND expires_at > $2 ORDER BY inserted_at DESC, id DESC"];
+
+    /// What goes with user `$1`: each count reads one index (`device_count` is kept on the row).
+    pub(crate) const BELONGINGS: &str = "SELECT device_count, \
+         (SELECT COUNT(*) FROM api_tokens WHERE user_id = $1) AS tokens, \
+         (SELECT COUNT(*) FROM rules WHERE user_id = $1) AS rules, \
+         (SELECT COUNT(*) FROM sessions WHERE user_id = $1) AS sessions \
+         FROM users WHERE id = $1";
+
+    const SELECT: &str = sql![(select UserRow)];
+
+    /// Parameters, in order and only when present: the `LIKE` pattern of
+    /// [`like_pattern`], the cursor's `inserted_at` and `id`; then always the limit.
+    pub(crate) fn list(query: &UserQuery) -> String {
+        let mut sql = SELECT.replacen(" FROM users", ", device_count FROM users", 1);
+        let mut conditions = Vec::new();
+        let mut n = 0;
+        if query.email_contains.is_some() {
+            n += 1;
+            conditions.push(format!("email_key LIKE ${n} ESCAPE '\\'"));
+        }
+        if query.after.is_some() {
+            conditions.push(format!("(inserted_at, id) > (${}, ${})", n + 1, n + 2));
+            n += 2;
+        }
+        if !conditions.is_empty() {
+            sql.push_str(" WHERE ");
+            sql.push_str(&conditions.join(" AND "));
+        }
+        sql.push_str(&format!(" ORDER BY inserted_at, id LIMIT ${}", n + 1));
+        sql
+    }
+
+    /// `%text%` with `LIKE`'s own characters escaped, so that they match themselves.
+    pub(crate) fn like_pattern(text: &str) -> String {
+        let mut pattern = String::with_capacity(text.len() + 2);
+        pattern.push('%');
+        for c in text.chars() {
+            if matches!(c, '%' | '_' | '\\') {
+                pattern.push('\\');
+            }
+            pattern.push(c);
+        }
+        pattern.push('%');
+        pattern
+    }
+}
+
 /// The device list statement for `query`. Parameters, in order and only when present:
 /// `user_id`, the cursor's `inserted_at` and `id`, the limit.
 pub(crate) fn list_devices(query: &DeviceQuery) -> String {
@@ -195,5 +251,20 @@ mod tests {
         );
         let q = DeviceQuery { limit: Some(5), ..DeviceQuery::default() };
         assert!(list_devices(&q).ends_with("ORDER BY inserted_at, id LIMIT $1"));
+    }
+
+    #[test]
+    fn user_list_statement_numbers_its_parameters() {
+        let q = ferrozone_domain::store::UserQuery {
+            email_contains: Some("a".into()),
+            after: Some((Timestamp::from_micros(1), Uuid::nil())),
+            limit: 5,
+        };
+        let sql = users_page::list(&q);
+        assert!(sql.contains(", device_count FROM users WHERE email_key LIKE $1 ESCAPE"), "{sql}");
+        assert!(sql.ends_with("AND (inserted_at, id) > ($2, $3) ORDER BY inserted_at, id LIMIT $4"), "{sql}");
+        let first = users_page::list(&ferrozone_domain::store::UserQuery { limit: 5, ..Default::default() });
+        assert!(first.ends_with("FROM users ORDER BY inserted_at, id LIMIT $1"), "{first}");
+        assert_eq!(users_page::like_pattern("a_b%c\\d"), "%a\\_b\\%c\\\\d%");
     }
 }

@@ -1,35 +1,60 @@
 //! `/v0/users`. `{id}` is a user's UUID or email.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::input::{NewUser, UserChanges};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::dto::{UserData, UserDto, UserList};
+use crate::dto::{PageMetadata, UserData, UserDto, UserList};
 use crate::error::ApiError;
 use crate::extract::{Auth, JsonObject, PathId};
 use crate::{reply, AppState};
 
+pub(crate) mod page;
+mod sessions;
+
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_users, create_user)).routes(routes!(
-        get_user,
-        update_user,
-        replace_user,
-        delete_user
-    ))
+    OpenApiRouter::new()
+        .routes(routes!(list_users, create_user))
+        .routes(routes!(get_user, update_user, replace_user, delete_user))
+        .routes(routes!(sessions::list_sessions, sessions::end_sessions))
 }
 
 /// List users
+///
+/// Ordered by creation. Without parameters the whole collection is returned. With `limit`,
+/// `page_cursor` or `q`, one page (of `limit`, 50 when omitted) and
+/// `metadata.next_page_cursor`.
 #[utoipa::path(get, path = "/v0/users", tag = "users",
+    params(
+        ("q" = Option<String>, Query, description = "Only users whose email contains this text (any case)"),
+        ("limit" = Option<u32>, Query, description = "Page size, 1 to 1000", minimum = 1, maximum = 1000),
+        ("page_cursor" = Option<String>, Query, description = "`next_page_cursor` of the previous page"),
+    ),
     responses(
         (status = 200, body = UserList),
+        (status = 400, body = crate::dto::ErrorBody),
         crate::responses::AdminErrors,
     ))]
-async fn list_users(State(app): State<AppState>, Auth(actor): Auth) -> Result<Response, ApiError> {
-    let users = app.domain.list_users(&actor).await?;
-    Ok(reply::json(StatusCode::OK, &UserList { data: users.into_iter().map(UserDto::from).collect() }))
+async fn list_users(
+    State(app): State<AppState>,
+    Auth(actor): Auth,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, ApiError> {
+    // Authorization before validation: an unprivileged caller gets 403 whatever it sent.
+    actor.require_admin()?;
+    let Some(query) = page::parse_query(raw.as_deref().unwrap_or_default())? else {
+        let users = app.domain.list_users(&actor).await?;
+        let data = users.into_iter().map(UserDto::from).collect();
+        return Ok(reply::json(StatusCode::OK, &UserList { data, metadata: None }));
+    };
+    let limit = query.limit;
+    let users = app.domain.list_users_page(&actor, query).await?;
+    let next_page_cursor = page::next_cursor(&users, limit);
+    let data = users.into_iter().map(|listed| UserDto::from(listed.user)).collect();
+    Ok(reply::json(StatusCode::OK, &UserList { data, metadata: Some(PageMetadata { limit, next_page_cursor }) }))
 }
 
 /// Create a user
@@ -118,6 +143,6 @@ async fn delete_user(State(app): State<AppState>, Auth(actor): Auth, id: PathId)
 }
 
 /// A path segment that is not valid UTF-8 names no user: 404.
-fn user_key(id: PathId) -> Result<String, ApiError> {
+pub(crate) fn user_key(id: PathId) -> Result<String, ApiError> {
     id.map(|Path(id)| id).map_err(|_| ApiError::NotFound)
 }

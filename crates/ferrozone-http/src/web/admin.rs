@@ -10,8 +10,10 @@ use super::redirect;
 use super::viewer::AdminViewer;
 use crate::AppState;
 
+mod users;
+
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/admin", get(console))
+    Router::new().route("/admin", get(console)).merge(users::routes())
 }
 
 /// The console's first page.

@@ -12,7 +12,7 @@ use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, UserUpdate,
 };
-use ferrozone_domain::store::{DeviceBatches, DeviceQuery};
+use ferrozone_domain::store::{Belongings, DeviceBatches, DeviceQuery, ListedUser, UserDirectory, UserQuery};
 use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
 use serde_json::json;
@@ -109,6 +109,22 @@ delegate! {
         record_stats(reports: &[StatsReport]) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
         watch_configuration_changes(changed: Arc<tokio::sync::Notify>) -> ();
+}
+
+#[async_trait]
+impl UserDirectory for Flaky {
+    async fn list_users_page(&self, query: &UserQuery) -> Result<Vec<ListedUser>> {
+        self.check("list_users_page")?;
+        self.inner.list_users_page(query).await
+    }
+    async fn list_user_sessions(&self, user_id: Uuid, now: Timestamp) -> Result<Vec<Session>> {
+        self.check("list_user_sessions")?;
+        self.inner.list_user_sessions(user_id, now).await
+    }
+    async fn user_belongings(&self, user_id: Uuid) -> Result<Option<Belongings>> {
+        self.check("user_belongings")?;
+        self.inner.user_belongings(user_id).await
+    }
 }
 
 /// Which store call fails (`"*"`: every one), and how; `None`: none.

@@ -35,6 +35,7 @@ use crate::rows::{
 };
 use crate::sql;
 
+mod users_page;
 mod watch;
 
 use watch::{CONFIGURATION_CHANNEL, PEERS_CHANNEL};

@@ -35,6 +35,11 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "configuration_notify",
         sql: include_str!("../../migrations/sqlite/0009_configuration_notify.sql"),
     },
+    Migration {
+        version: 10,
+        name: "users_list_order",
+        sql: include_str!("../../migrations/sqlite/0010_users_list_order.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -117,6 +117,18 @@ pub(crate) fn session_with_user(row: &Row<'_>) -> rusqlite::Result<SessionUserRo
     Ok(SessionUserRow { session: SESSION.read(row)?, user: USER.read(row)? })
 }
 
+/// A row of [`crate::sql::users_page::USER_SESSIONS`].
+pub(crate) fn session(row: &Row<'_>) -> rusqlite::Result<SessionRow> {
+    static AT: Layout = Layout::new(SessionRow::TABLE.names);
+    AT.read(row)
+}
+
+/// A row of [`crate::sql::users_page::list`]: a user and its device count.
+pub(crate) fn listed_user(row: &Row<'_>) -> rusqlite::Result<(UserRow, i64)> {
+    static AT: Layout = Layout::new(UserRow::TABLE.names);
+    Ok((AT.read(row)?, row.get("device_count")?))
+}
+
 /// A row of [`crate::sql::TAKE_SIGN_IN_FLOW`].
 pub(crate) fn sign_in_flow(row: &Row<'_>) -> rusqlite::Result<SignInFlowRow> {
     static AT: Layout = Layout::new(SignInFlowRow::TABLE.names);

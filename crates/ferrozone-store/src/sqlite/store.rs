@@ -29,6 +29,7 @@ use super::tx::SqliteTx;
 use super::writer::Writer;
 use super::{migrate, point_reads, prepare, rows};
 
+mod users_page;
 mod watch;
 use crate::columns::Columns;
 use crate::rows::{

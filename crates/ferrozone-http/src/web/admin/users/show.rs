@@ -1,0 +1,280 @@
+//! `GET /admin/users/{id}`: a user's facts, devices and sessions, and the actions on the
+//! user, each a form posting to its own URL that comes back here with a notice
+//! (POST-redirect-GET), or shows the domain's refusal on this page (422).
+
+use std::collections::HashMap;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use ferrozone_domain::input::{Patch, UserChanges};
+use ferrozone_domain::model::{Device, Session, User};
+use ferrozone_domain::store::DeviceQuery;
+use ferrozone_domain::{DomainError, Role, Timestamp};
+use uuid::Uuid;
+use zeroize::Zeroizing;
+
+use super::super::super::html;
+use super::super::super::page_error::PageError;
+use super::super::super::redirect;
+use super::super::super::viewer::{Nav, Section, Viewer};
+use super::new::FieldErrors;
+use super::{last_sign_in, refusal, when, LastSignIn, Status};
+use crate::error::ApiError;
+use crate::extract::FormFields;
+use crate::web::viewer::AdminViewer;
+use crate::AppState;
+
+/// How many of a user's devices the page lists.
+const DEVICES_SHOWN: u32 = 50;
+
+/// A device that completed a handshake this recently is online: WireGuard renews its
+/// session every two minutes while traffic flows, and a keepalive peer shakes hands at
+/// least that often.
+const ONLINE_SECS: i64 = 180;
+
+#[derive(askama::Template)]
+#[template(path = "admin/user.html")]
+struct UserPage<'a> {
+    nav: Nav<'a>,
+    user: &'a User,
+    admin: bool,
+    own: bool,
+    created: String,
+    status: Status,
+    last: Option<LastSignIn>,
+    devices: Vec<DeviceRow>,
+    device_count: u64,
+    sessions: Vec<SessionRow>,
+    notice: Option<&'static str>,
+    errors: Vec<String>,
+    password_errors: FieldErrors,
+}
+
+struct DeviceRow {
+    id: Uuid,
+    name: String,
+    addresses: String,
+    online: bool,
+    seen: Option<String>,
+}
+
+impl DeviceRow {
+    fn new(device: Device, now: Timestamp) -> Self {
+        let addresses = [device.ipv4.map(|a| a.to_string()), device.ipv6.map(|a| a.to_string())];
+        let addresses: Vec<String> = addresses.into_iter().flatten().collect();
+        let online =
+            device.stats.latest_handshake.is_some_and(|at| now.micros() - at.micros() <= ONLINE_SECS * 1_000_000);
+        Self {
+            id: device.id,
+            name: device.name,
+            addresses: if addresses.is_empty() { "none".to_owned() } else { addresses.join(", ") },
+            online,
+            seen: device.stats.latest_handshake.map(|at| when::ago(at, now)),
+        }
+    }
+}
+
+struct SessionRow {
+    created: String,
+    expires: String,
+}
+
+impl SessionRow {
+    fn new(session: &Session) -> Self {
+        Self { created: when::date(session.inserted_at), expires: when::date(session.expires_at) }
+    }
+}
+
+/// What the page says after an action, by the `done` the action's redirect carries.
+fn notice(query: Option<&str>) -> Option<&'static str> {
+    let done = form_urlencoded::parse(query.unwrap_or_default().as_bytes()).find(|(k, _)| k == "done")?.1;
+    Some(match done.as_ref() {
+        "created" => "The user was created.",
+        "promoted" => "The user is now an admin.",
+        "demoted" => "The user is no longer an admin.",
+        "disabled" => "The user was disabled: their sessions ended and their devices left the VPN.",
+        "enabled" => "The user was enabled: their devices are back on the VPN.",
+        "password" => "The password was changed and the user’s sessions ended.",
+        "signed_out" => "Every session of the user ended.",
+        _ => return None,
+    })
+}
+
+/// A path id that is not a UUID names no user: a 404 page.
+pub(super) fn user_id(id: &str) -> Result<Uuid, PageError> {
+    Uuid::parse_str(id).map_err(|_| ApiError::NotFound.into())
+}
+
+pub(super) async fn page(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, PageError> {
+    let shown = Shown { notice: notice(query.as_deref()), ..Shown::default() };
+    render(&app, &viewer, user_id(&id)?, StatusCode::OK, shown).await
+}
+
+/// What the page shows besides the user: a notice, or a refusal.
+#[derive(Default)]
+struct Shown {
+    notice: Option<&'static str>,
+    errors: Vec<String>,
+    password_errors: FieldErrors,
+}
+
+async fn render(
+    app: &AppState,
+    viewer: &Viewer,
+    id: Uuid,
+    status: StatusCode,
+    shown: Shown,
+) -> Result<Response, PageError> {
+    let actor = viewer.principal();
+    let (user, sessions) = app.domain.user_sessions(actor, &id.to_string()).await?;
+    let belongings = app.domain.user_belongings(actor, id).await?;
+    let query = DeviceQuery { user_id: Some(id), after: None, limit: Some(DEVICES_SHOWN) };
+    let devices = app.domain.list_devices(actor, query).await?;
+    let now = Timestamp::now();
+    let page = UserPage {
+        nav: viewer.nav(Section::AdminUsers),
+        admin: user.role == Role::Admin,
+        own: viewer.user().id == user.id,
+        created: when::date(user.inserted_at),
+        status: Status::of(&user),
+        last: last_sign_in(&user, now),
+        devices: devices.into_iter().map(|d| DeviceRow::new(d, now)).collect(),
+        device_count: belongings.devices,
+        sessions: sessions.iter().map(SessionRow::new).collect(),
+        notice: shown.notice,
+        errors: shown.errors,
+        password_errors: shown.password_errors,
+        user: &user,
+    };
+    Ok(html::response(status, page))
+}
+
+/// The fields of a form posted by `viewer`, if it carries the session's CSRF token; else
+/// the answer to give instead, having done nothing: the 403 page (or the page of a body
+/// that is not a form).
+#[allow(clippy::result_large_err)]
+pub(super) fn checked(
+    viewer: &Viewer,
+    sent: Result<FormFields, ApiError>,
+) -> Result<HashMap<String, String>, Response> {
+    let FormFields(fields) = sent.map_err(|e| PageError::from(e).into_response())?;
+    viewer.check_form(&fields).map(|()| fields)
+}
+
+/// `change` applied to the user; success goes back to the page with `done`, a refusal
+/// shows on the page.
+async fn act(
+    app: &AppState,
+    viewer: &Viewer,
+    id: &str,
+    change: UserChanges,
+    done: &str,
+) -> Result<Response, PageError> {
+    let id = user_id(id)?;
+    match app.domain.update_user(viewer.principal(), &id.to_string(), &change).await {
+        Ok(_) => Ok(redirect(&format!("/admin/users/{id}?done={done}"))),
+        Err(DomainError::Invalid(errors)) if errors.has("password") || errors.has("password_confirmation") => {
+            let shown = Shown { password_errors: FieldErrors::from(&errors), ..Shown::default() };
+            render(app, viewer, id, StatusCode::UNPROCESSABLE_ENTITY, shown).await
+        }
+        Err(e) => {
+            let errors = refusal(e, &["role", "disabled_at", "email"])?;
+            render(app, viewer, id, StatusCode::UNPROCESSABLE_ENTITY, Shown { errors, ..Shown::default() }).await
+        }
+    }
+}
+
+/// `POST /admin/users/{id}/role`: `role` is `admin` or `unprivileged`.
+pub(super) async fn set_role(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+    sent: Result<FormFields, ApiError>,
+) -> Result<Response, PageError> {
+    let fields = match checked(&viewer, sent) {
+        Ok(fields) => fields,
+        Err(refused) => return Ok(refused),
+    };
+    let role = match fields.get("role").map(String::as_str) {
+        Some("admin") => Role::Admin,
+        Some("unprivileged") => Role::Unprivileged,
+        _ => return Err(ApiError::BadRequest("`role` must be admin or unprivileged".into()).into()),
+    };
+    let done = if role == Role::Admin { "promoted" } else { "demoted" };
+    let change = UserChanges { role: Patch::Value(role), ..UserChanges::default() };
+    act(&app, &viewer, &id, change, done).await
+}
+
+/// `POST /admin/users/{id}/disable`: the user's sessions end, its devices leave the peers.
+pub(super) async fn disable(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+    sent: Result<FormFields, ApiError>,
+) -> Result<Response, PageError> {
+    if let Err(refused) = checked(&viewer, sent) {
+        return Ok(refused);
+    }
+    let change = UserChanges { disabled: Some(true), ..UserChanges::default() };
+    act(&app, &viewer, &id, change, "disabled").await
+}
+
+/// `POST /admin/users/{id}/enable`: its devices return to the peers.
+pub(super) async fn enable(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+    sent: Result<FormFields, ApiError>,
+) -> Result<Response, PageError> {
+    if let Err(refused) = checked(&viewer, sent) {
+        return Ok(refused);
+    }
+    let change = UserChanges { disabled: Some(false), ..UserChanges::default() };
+    act(&app, &viewer, &id, change, "enabled").await
+}
+
+/// `POST /admin/users/{id}/password`: a new password (and its confirmation); the store ends
+/// the user's sessions with it. An empty one is refused here: the API's update reads an
+/// empty password as "keep it".
+pub(super) async fn set_password(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+    sent: Result<FormFields, ApiError>,
+) -> Result<Response, PageError> {
+    let fields = match checked(&viewer, sent) {
+        Ok(fields) => fields,
+        Err(refused) => return Ok(refused),
+    };
+    let secret = |name: &str| fields.get(name).map(|v| Zeroizing::new(v.clone()));
+    let password = secret("password").filter(|p| !p.is_empty());
+    if password.is_none() {
+        let errors = ferrozone_domain::Errors::one("password", "can't be blank");
+        let shown = Shown { password_errors: FieldErrors::from(&errors), ..Shown::default() };
+        return render(&app, &viewer, user_id(&id)?, StatusCode::UNPROCESSABLE_ENTITY, shown).await;
+    }
+    let change =
+        UserChanges { password, password_confirmation: secret("password_confirmation"), ..UserChanges::default() };
+    act(&app, &viewer, &id, change, "password").await
+}
+
+/// `POST /admin/users/{id}/sign_out`: ends every session of the user.
+pub(super) async fn sign_out(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+    sent: Result<FormFields, ApiError>,
+) -> Result<Response, PageError> {
+    if let Err(refused) = checked(&viewer, sent) {
+        return Ok(refused);
+    }
+    let id = user_id(&id)?;
+    app.domain.sign_out_user(viewer.principal(), &id.to_string()).await?;
+    Ok(redirect(&format!("/admin/users/{id}?done=signed_out")))
+}
