@@ -12,6 +12,7 @@ pub mod providers;
 pub mod rules;
 pub mod sessions;
 pub mod tokens;
+pub mod totp;
 pub mod users;
 
 use std::sync::Arc;

@@ -35,6 +35,7 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "configuration_notify",
         sql: include_str!("../../migrations/sqlite/0009_configuration_notify.sql"),
     },
+    Migration { version: 10, name: "totp", sql: include_str!("../../migrations/sqlite/0010_totp.sql") },
 ];
 
 /// Applies every migration newer than the database.
