@@ -160,6 +160,11 @@ impl JsonObject {
         self.wrapped(T::KEY).map(T::parse)
     }
 
+    /// The body's object itself (`{"code": …}`).
+    pub(crate) fn object(self) -> Result<Map<String, Value>, ApiError> {
+        self.0
+    }
+
     /// The object under `key` (`{"device": {…}}`): missing or not an object is a 400.
     pub(crate) fn wrapped(self, key: &str) -> Result<Map<String, Value>, ApiError> {
         match self.0?.into_iter().find(|(k, _)| k == key) {

@@ -6,6 +6,7 @@ pub mod devices;
 pub mod health;
 pub mod rules;
 pub mod tokens;
+pub mod totp;
 pub mod users;
 
 use utoipa::OpenApi;
@@ -21,4 +22,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(rules::routes())
         .merge(tokens::routes())
         .merge(configuration::routes())
+        .merge(totp::routes())
 }

@@ -6,6 +6,8 @@ use axum::Router;
 
 use crate::AppState;
 
+mod two_factor;
+
 pub fn routes() -> Router<AppState> {
-    Router::new()
+    Router::new().merge(two_factor::routes())
 }

@@ -16,6 +16,7 @@ mod robustness;
 mod rules;
 mod signin;
 mod tokens;
+mod totp;
 mod users;
 mod web;
 mod wire;
