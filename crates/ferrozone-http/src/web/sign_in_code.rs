@@ -116,9 +116,11 @@ async fn submit_code(
 ) -> Result<Response, PageError> {
     let FormFields(fields) = sent?;
     let field = |name: &str| fields.get(name).map(String::as_str).unwrap_or_default();
+    let token_valid = super::form_token_is_valid(&app, &headers, field("csrf_token"));
     let Some((pending, user)) = pending(&app, &headers).await? else { return Ok(redirect("/sign_in")) };
     let Ok(setup) = setup_of(&app, &user).await? else { return Ok(redirect("/sign_in")) };
-    if !super::form_token_is_valid(&app, &headers, field("csrf_token")) {
+    if !token_valid {
+        // Nothing checked: the form again, with a fresh token.
         return Ok(page(&app, StatusCode::FORBIDDEN, setup, Some(EXPIRED)));
     }
     let (code, return_to) = (field("code"), super::local_path(&pending.return_to));
