@@ -40,10 +40,36 @@ pub struct Values {
     pub default_client_endpoint: String,
     pub default_client_dns: Vec<String>,
     pub default_client_allowed_ips: Vec<String>,
+    /// Who must sign in with an authenticator code after the password.
+    #[serde(default)]
+    pub require_totp: RequireTotp,
+}
+
+/// Who must use two-factor (TOTP) sign-in with a password: nobody (`off`), administrators,
+/// or everyone. A user it covers who has no authenticator sets one up while signing in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum RequireTotp {
+    #[default]
+    Off,
+    Admins,
+    Everyone,
+}
+
+impl RequireTotp {
+    /// Whether a user with `role` is covered.
+    pub fn covers(self, role: crate::model::Role) -> bool {
+        match self {
+            Self::Off => false,
+            Self::Admins => role == crate::model::Role::Admin,
+            Self::Everyone => true,
+        }
+    }
 }
 
 /// The keys of [`Values`], the ones a PATCH may change.
-pub const KEYS: [&str; 10] = [
+pub const KEYS: [&str; 11] = [
     "local_auth_enabled",
     "allow_unprivileged_device_management",
     "allow_unprivileged_device_configuration",
@@ -54,6 +80,7 @@ pub const KEYS: [&str; 10] = [
     "default_client_endpoint",
     "default_client_dns",
     "default_client_allowed_ips",
+    "require_totp",
 ];
 
 /// The keys the operator set at start-up, each with what set it.

@@ -256,3 +256,14 @@ pub struct StatsReport {
     pub rx_bytes: i64,
     pub tx_bytes: i64,
 }
+
+/// A user's authenticator (TOTP) as stored: the sealed secret, whether and when enrolment
+/// was confirmed (a pending one has made a secret but not yet seen a code from it), the
+/// last step whose code was accepted, and how many recovery codes are unused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TotpRecord {
+    pub sealed_secret: Sealed,
+    pub confirmed_at: Option<Timestamp>,
+    pub last_step: Option<i64>,
+    pub recovery_codes_left: u32,
+}

@@ -14,6 +14,7 @@ pub mod providers;
 pub mod rules;
 pub mod sessions;
 pub mod tokens;
+pub mod totp;
 pub mod user_directory;
 pub mod users;
 

@@ -92,6 +92,7 @@ impl Settings {
                 default_client_endpoint: "localhost:51820".into(),
                 default_client_dns: vec!["1.1.1.1".into(), "1.0.0.1".into()],
                 default_client_allowed_ips: vec!["0.0.0.0/0".into(), "::/0".into()],
+                require_totp: crate::configuration::RequireTotp::Off,
             },
             fixed: Fixed::default(),
             providers: ProviderLists::default(),

@@ -12,8 +12,8 @@ use crate::egress::{EgressPolicy, Rule};
 use crate::error::Result;
 use crate::ipam::Pools;
 use crate::model::{
-    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, User,
-    UserUpdate,
+    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
+    TotpRecord, User, UserUpdate,
 };
 use crate::time::Timestamp;
 use crate::vpn_session::VpnSession;
@@ -131,6 +131,28 @@ pub trait Store: UserDirectory {
     /// Deletes the flow with this state hash and returns it (expired or not): each flow is
     /// taken at most once, also when several processes race for it.
     async fn take_sign_in_flow(&self, state_hash: &[u8]) -> Result<Option<SignInFlow>>;
+
+    /// The user's authenticator, pending or confirmed, with its unused recovery codes counted.
+    async fn totp_of(&self, user_id: Uuid) -> Result<Option<TotpRecord>>;
+    /// Stores `secret` as the user's pending authenticator (replacing a pending one) unless
+    /// one is confirmed; returns whether it was stored.
+    async fn start_totp(&self, user_id: Uuid, secret: &Sealed, now: Timestamp) -> Result<bool>;
+    /// Confirms the pending authenticator with the code of `step`, and stores the hashes of
+    /// its first recovery codes, in one transaction; false, changing nothing, when no
+    /// enrolment is pending.
+    async fn confirm_totp(&self, user_id: Uuid, step: i64, now: Timestamp, recovery_codes: &[Vec<u8>]) -> Result<bool>;
+    /// Records that the code of `step` was used, if the authenticator is confirmed and
+    /// `step` is after the last one used: returns whether. One statement, so of two
+    /// requests racing with the same code only one gets `true`.
+    async fn accept_totp_step(&self, user_id: Uuid, step: i64) -> Result<bool>;
+    /// Replaces the recovery codes of a confirmed authenticator, in one transaction; false,
+    /// changing nothing, when there is none.
+    async fn replace_recovery_codes(&self, user_id: Uuid, recovery_codes: &[Vec<u8>]) -> Result<bool>;
+    /// Deletes the recovery code with this hash; returns whether it was there (each works once).
+    async fn use_recovery_code(&self, user_id: Uuid, code_hash: &[u8]) -> Result<bool>;
+    /// Deletes the user's authenticator, pending or confirmed, and its recovery codes;
+    /// returns whether there was one.
+    async fn delete_totp(&self, user_id: Uuid) -> Result<bool>;
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>>;
     /// The devices `query` selects, streamed (see [`DeviceBatches`]).

@@ -22,7 +22,8 @@ use crate::{reply, AppState};
         (name = "rules", description = "Egress rules (Firezone-compatible)"),
         (name = "tokens", description = "Personal API tokens (Ferrozone's own)"),
         (name = "configuration", description = "Server-wide settings (Firezone's singleton)"),
-        (name = "me", description = "The caller's own account (Ferrozone's own)"))
+        (name = "me", description = "The caller's own account (Ferrozone's own)"),
+        (name = "totp", description = "Two-factor sign-in with an authenticator app (Ferrozone's own)"))
 )]
 pub struct ApiDoc;
 

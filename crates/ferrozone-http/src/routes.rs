@@ -7,6 +7,7 @@ pub mod health;
 pub mod me;
 pub mod rules;
 pub mod tokens;
+pub mod totp;
 pub mod users;
 
 use utoipa::OpenApi;
@@ -23,4 +24,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(tokens::routes())
         .merge(configuration::routes())
         .merge(me::routes())
+        .merge(totp::routes())
 }

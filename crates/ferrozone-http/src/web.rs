@@ -12,6 +12,7 @@ mod page_error;
 pub mod portal;
 pub mod providers;
 pub mod saml;
+pub mod sign_in_code;
 pub mod throttle;
 pub mod viewer;
 
@@ -24,6 +25,7 @@ use axum::routing::{get, post};
 use axum::Router;
 use ferrozone_domain::model::email_key;
 use ferrozone_domain::service::sessions::{NewSession, LOCAL_AUTH_OFF};
+use ferrozone_domain::service::totp::PasswordChecked;
 use ferrozone_domain::DomainError;
 use subtle::ConstantTimeEq;
 
@@ -41,6 +43,7 @@ pub fn routes() -> Router<AppState> {
         .route("/sign_out", post(sign_out))
         .merge(oidc::routes())
         .merge(saml::routes())
+        .merge(sign_in_code::routes())
         .merge(portal::routes())
         .merge(admin::routes())
         .method_not_allowed_fallback(page_error::method_not_allowed)
@@ -68,6 +71,8 @@ async fn sign_in(
 /// What a password sign-in came to.
 enum PasswordSignIn {
     SignedIn(NewSession),
+    /// The password is right; a code (or setting up an authenticator) comes next.
+    SecondStep(uuid::Uuid),
     /// The form's token is missing, forged or expired: nothing else was checked.
     Expired,
     /// The account (from this network, or from all) used its attempts for now.
@@ -101,9 +106,14 @@ async fn check_password(
         return Ok(PasswordSignIn::Throttled(refused));
     }
     match app.domain.sign_in_with_password(email, password).await {
-        Ok(Some(session)) => {
+        Ok(Some(checked)) => {
             app.web.throttle.succeeded(&account, address);
-            Ok(PasswordSignIn::SignedIn(session))
+            Ok(match checked {
+                PasswordChecked::SignedIn(session) => PasswordSignIn::SignedIn(session),
+                PasswordChecked::CodeNeeded(user) | PasswordChecked::SetUpNeeded(user) => {
+                    PasswordSignIn::SecondStep(user.id)
+                }
+            })
         }
         Ok(None) => Ok(PasswordSignIn::Refused),
         Err(DomainError::Busy(_)) => {
@@ -133,6 +143,12 @@ async fn password_page(
             let mut response = session_started(app, headers, &session, return_to).await?;
             let form_cookie = cookies::clear(cookies::SIGN_IN_FORM, "/", app.web.secure_cookies);
             response.headers_mut().append(header::SET_COOKIE, form_cookie);
+            return Ok(response);
+        }
+        PasswordSignIn::SecondStep(user_id) => {
+            let mut response = redirect("/sign_in/code");
+            let cookie = sign_in_code::pending_cookie(app, user_id, return_to);
+            response.headers_mut().append(header::SET_COOKIE, cookie);
             return Ok(response);
         }
         PasswordSignIn::Expired => (StatusCode::FORBIDDEN, EXPIRED, None),

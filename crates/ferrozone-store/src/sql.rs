@@ -6,6 +6,7 @@
 //! built the same way.
 
 pub(crate) mod text;
+pub(crate) mod totp;
 
 use ferrozone_domain::store::DeviceQuery;
 

@@ -49,6 +49,10 @@ fn check_value(key: &str, value: &Value) -> Result<Value, String> {
         "default_client_mtu" => integer(value, 576, 1500),
         "vpn_session_duration" => integer(value, 0, 2_147_483_647),
         "default_client_endpoint" => endpoint(value),
+        "require_totp" => match value.as_str() {
+            Some(text @ ("off" | "admins" | "everyone")) => Ok(text.into()),
+            _ => Err("must be one of: off, admins, everyone".to_owned()),
+        },
         "default_client_dns" => list(value, |s| is_dns_server(s).then(|| s.to_ascii_lowercase())),
         "default_client_allowed_ips" => {
             list(value, |s| allowed_ip(s).map(|(ip, len)| format!("{ip}/{}", len.map_or(-1, i16::from))))

@@ -6,6 +6,7 @@ use uuid::Uuid;
 use zeroize::Zeroizing;
 
 use super::tokens::Refusal;
+use super::totp::PasswordChecked;
 use super::{Domain, Principal};
 use crate::crypto::{csrf_token, hash_session_secret, random_secret, verify_password_or_dummy};
 use crate::error::{DomainError, Result};
@@ -36,13 +37,14 @@ pub struct ActiveSession {
 }
 
 impl Domain {
-    /// Checks an email and password; on success creates a session and records the sign-in.
+    /// Checks an email and password; on success creates a session and records the sign-in,
+    /// unless a second step (an authenticator code, or setting one up) must come first.
     /// Every refusal (unknown email, no password, wrong password, disabled user) is the same
     /// `None`, and costs the same: one argon2 verification, against a dummy hash when there
     /// is no real one.
     ///
     /// With `local_auth_enabled` off (read per use) nothing is checked: `Disallowed`.
-    pub async fn sign_in_with_password(&self, email: &str, password: &str) -> Result<Option<NewSession>> {
+    pub async fn sign_in_with_password(&self, email: &str, password: &str) -> Result<Option<PasswordChecked>> {
         if !self.local_auth_enabled() {
             return Err(DomainError::Disallowed(LOCAL_AUTH_OFF));
         }
@@ -53,7 +55,7 @@ impl Domain {
         let Some(user) = user.filter(|u| verified && u.disabled_at.is_none()) else {
             return Ok(None);
         };
-        Ok(Some(self.start_session(user, PASSWORD_METHOD).await?))
+        Ok(Some(self.after_password(user).await?))
     }
 
     /// Whether people may sign in with a password now (`local_auth_enabled`). Sign-in

@@ -66,6 +66,8 @@ pub struct ConfigurationAttrs {
     default_client_endpoint: Option<String>,
     default_client_dns: Option<Vec<String>>,
     default_client_allowed_ips: Option<Vec<String>>,
+    /// Who must sign in with an authenticator code after the password.
+    require_totp: Option<ferrozone_domain::configuration::RequireTotp>,
     /// Replaces the whole list; each provider is checked as at start-up.
     #[schema(value_type = Option<Vec<Object>>)]
     openid_connect_providers: Option<Vec<serde_json::Value>>,

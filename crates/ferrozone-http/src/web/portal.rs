@@ -11,7 +11,13 @@ mod add_device;
 mod device;
 mod devices;
 pub mod format;
+mod two_factor;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().merge(devices::routes()).merge(device::routes()).merge(add_device::routes()).merge(account::routes())
+    Router::new()
+        .merge(devices::routes())
+        .merge(device::routes())
+        .merge(add_device::routes())
+        .merge(account::routes())
+        .merge(two_factor::routes())
 }

@@ -41,6 +41,7 @@ async fn a_fresh_install_shows_the_defaults_with_firezones_keys() {
             "default_client_endpoint": "localhost:51820",
             "default_client_dns": ["1.1.1.1", "1.0.0.1"],
             "default_client_allowed_ips": ["0.0.0.0/0", "::/0"],
+            "require_totp": "off",
             "openid_connect_providers": [],
             "saml_identity_providers": [],
             "logo": {},

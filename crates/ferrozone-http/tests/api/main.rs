@@ -20,6 +20,7 @@ mod robustness;
 mod rules;
 mod signin;
 mod tokens;
+mod totp;
 mod users;
 mod web;
 mod wire;

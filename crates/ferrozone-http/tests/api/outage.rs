@@ -10,7 +10,7 @@ use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, UserUpdate,
+    ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, TotpRecord, UserUpdate,
 };
 use ferrozone_domain::store::{Belongings, DeviceBatches, DeviceQuery, ListedUser, UserDirectory, UserQuery};
 use ferrozone_domain::vpn_session::VpnSession;
@@ -83,6 +83,13 @@ delegate! {
         delete_user_sessions(user_id: Uuid) -> u64;
         insert_sign_in_flow(flow: &SignInFlow, now: Timestamp) -> ();
         take_sign_in_flow(state_hash: &[u8]) -> Option<SignInFlow>;
+        totp_of(user_id: Uuid) -> Option<TotpRecord>;
+        start_totp(user_id: Uuid, secret: &Sealed, now: Timestamp) -> bool;
+        confirm_totp(user_id: Uuid, step: i64, now: Timestamp, recovery_codes: &[Vec<u8>]) -> bool;
+        accept_totp_step(user_id: Uuid, step: i64) -> bool;
+        replace_recovery_codes(user_id: Uuid, recovery_codes: &[Vec<u8>]) -> bool;
+        use_recovery_code(user_id: Uuid, code_hash: &[u8]) -> bool;
+        delete_totp(user_id: Uuid) -> bool;
         session_by_hash(hash: &[u8]) -> Option<(Session, User)>;
         delete_session(id: Uuid) -> bool;
         delete_expired_sessions(now: Timestamp) -> u64;

@@ -31,6 +31,8 @@ pub struct Browser {
     pub address: SocketAddr,
     pub form_cookie: Option<String>,
     pub session: Option<String>,
+    /// A password sign-in waiting for its code.
+    pub pending: Option<String>,
     pub host_prefix: bool,
     /// Accept a 5xx answer (for tests of failures).
     pub allow_5xx: bool,
@@ -47,6 +49,7 @@ impl Browser {
             address: address.parse().unwrap(),
             form_cookie: None,
             session: None,
+            pending: None,
             host_prefix: false,
             allow_5xx: false,
         }
@@ -61,6 +64,9 @@ impl Browser {
         }
         if let Some(secret) = &self.session {
             cookies.push(format!("{prefix}ferrozone_session={secret}"));
+        }
+        if let Some(token) = &self.pending {
+            cookies.push(format!("{prefix}ferrozone_pending_sign_in={token}"));
         }
         let mut req = req.extension(ConnectInfo(self.address));
         if !cookies.is_empty() {
@@ -78,6 +84,7 @@ impl Browser {
             match unprefixed.unwrap_or(&name) {
                 "ferrozone_sign_in" => self.form_cookie = Some(value).filter(|v| !v.is_empty()),
                 "ferrozone_session" => self.session = Some(value).filter(|v| !v.is_empty()),
+                "ferrozone_pending_sign_in" => self.pending = Some(value).filter(|v| !v.is_empty()),
                 _ => {}
             }
         }

@@ -10,8 +10,8 @@ use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, User,
-    UserUpdate,
+    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
+    TotpRecord, User, UserUpdate,
 };
 use ferrozone_domain::rules;
 use ferrozone_domain::rules::tx::{Begin, Commit};
@@ -47,6 +47,21 @@ async fn to_completion<T: Send + 'static>(work: impl Future<Output = Result<T>> 
     tokio::spawn(work)
         .await
         .map_err(|e| ferrozone_domain::DomainError::Internal(anyhow::anyhow!("write task failed: {e}")))?
+}
+
+/// Replaces the user's recovery codes with `codes` (hashes), inside `tx`.
+async fn insert_recovery_codes(tx: &mut sqlx::PgConnection, user_id: Uuid, codes: &[Vec<u8>]) -> Result<()> {
+    const CONTEXT: &str = "store recovery codes";
+    sqlx::query(sql::totp::DELETE_RECOVERY_CODES).bind(user_id).execute(&mut *tx).await.or_db(CONTEXT)?;
+    for code in codes {
+        sqlx::query(sql::totp::INSERT_RECOVERY_CODE)
+            .bind(user_id)
+            .bind(code.clone())
+            .execute(&mut *tx)
+            .await
+            .or_db(CONTEXT)?;
+    }
+    Ok(())
 }
 
 /// [`sql::list_devices`] with the arguments of `query` bound in its parameter order.
@@ -378,6 +393,94 @@ impl Store for PgStore {
             .execute(&self.pool)
             .await
             .or_db("delete an OIDC connection")?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn totp_of(&self, user_id: Uuid) -> Result<Option<TotpRecord>> {
+        let row: Option<(Vec<u8>, Option<i64>, Option<i64>, i64)> = sqlx::query_as(sql::totp::TOTP_OF)
+            .bind(user_id)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load an authenticator")?;
+        Ok(row.map(|(sealed, confirmed_at, last_step, left)| TotpRecord {
+            sealed_secret: Sealed(sealed),
+            confirmed_at: confirmed_at.map(Timestamp::from_micros),
+            last_step,
+            recovery_codes_left: u32::try_from(left).unwrap_or(u32::MAX),
+        }))
+    }
+
+    async fn start_totp(&self, user_id: Uuid, secret: &Sealed, now: Timestamp) -> Result<bool> {
+        let done = sqlx::query(sql::totp::START_TOTP)
+            .bind(user_id)
+            .bind(secret.0.clone())
+            .bind(now.micros())
+            .execute(&self.pool)
+            .await
+            .or_db("start an authenticator")?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn confirm_totp(&self, user_id: Uuid, step: i64, now: Timestamp, recovery_codes: &[Vec<u8>]) -> Result<bool> {
+        const CONTEXT: &str = "confirm an authenticator";
+        let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
+        let done = sqlx::query(sql::totp::CONFIRM_TOTP)
+            .bind(user_id)
+            .bind(now.micros())
+            .bind(step)
+            .execute(&mut *tx)
+            .await
+            .or_db(CONTEXT)?;
+        if done.rows_affected() == 0 {
+            return Ok(false);
+        }
+        insert_recovery_codes(&mut tx, user_id, recovery_codes).await?;
+        tx.commit().await.or_db(CONTEXT)?;
+        Ok(true)
+    }
+
+    async fn accept_totp_step(&self, user_id: Uuid, step: i64) -> Result<bool> {
+        let done = sqlx::query(sql::totp::ACCEPT_TOTP_STEP)
+            .bind(user_id)
+            .bind(step)
+            .execute(&self.pool)
+            .await
+            .or_db("use an authenticator code")?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn replace_recovery_codes(&self, user_id: Uuid, recovery_codes: &[Vec<u8>]) -> Result<bool> {
+        const CONTEXT: &str = "replace recovery codes";
+        let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
+        let confirmed = sqlx::query(&format!("{} FOR UPDATE", sql::totp::TOTP_CONFIRMED))
+            .bind(user_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .or_db(CONTEXT)?;
+        if confirmed.is_none() {
+            return Ok(false);
+        }
+        insert_recovery_codes(&mut tx, user_id, recovery_codes).await?;
+        tx.commit().await.or_db(CONTEXT)?;
+        Ok(true)
+    }
+
+    async fn use_recovery_code(&self, user_id: Uuid, code_hash: &[u8]) -> Result<bool> {
+        let done = sqlx::query(sql::totp::USE_RECOVERY_CODE)
+            .bind(user_id)
+            .bind(code_hash.to_vec())
+            .execute(&self.pool)
+            .await
+            .or_db("use a recovery code")?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn delete_totp(&self, user_id: Uuid) -> Result<bool> {
+        let done = sqlx::query(sql::totp::DELETE_TOTP)
+            .bind(user_id)
+            .execute(&self.pool)
+            .await
+            .or_db("delete an authenticator")?;
         Ok(done.rows_affected() > 0)
     }
 

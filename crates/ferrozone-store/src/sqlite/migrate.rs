@@ -40,6 +40,7 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "users_list_order",
         sql: include_str!("../../migrations/sqlite/0010_users_list_order.sql"),
     },
+    Migration { version: 11, name: "totp", sql: include_str!("../../migrations/sqlite/0011_totp.sql") },
 ];
 
 /// Applies every migration newer than the database.

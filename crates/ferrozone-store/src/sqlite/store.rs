@@ -12,8 +12,8 @@ use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, User,
-    UserUpdate,
+    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
+    TotpRecord, User, UserUpdate,
 };
 use ferrozone_domain::rules;
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
@@ -150,6 +150,28 @@ impl SqliteStore {
         })
         .await
     }
+}
+
+/// A row of [`sql::totp::TOTP_OF`].
+fn totp_record(row: &rusqlite::Row<'_>) -> rusqlite::Result<TotpRecord> {
+    Ok(TotpRecord {
+        sealed_secret: Sealed(row.get(0)?),
+        confirmed_at: row.get::<_, Option<i64>>(1)?.map(Timestamp::from_micros),
+        last_step: row.get(2)?,
+        recovery_codes_left: u32::try_from(row.get::<_, i64>(3)?).unwrap_or(u32::MAX),
+    })
+}
+
+/// Replaces the user's recovery codes with `codes` (hashes), inside the caller's transaction.
+fn insert_recovery_codes(conn: &Connection, user_id: Uuid, codes: &[Vec<u8>]) -> Result<()> {
+    prepare(conn, sql::totp::DELETE_RECOVERY_CODES)
+        .and_then(|mut stmt| stmt.execute([user_id]))
+        .or_db("replace recovery codes")?;
+    let mut insert = prepare(conn, sql::totp::INSERT_RECOVERY_CODE).or_db("store recovery codes")?;
+    for code in codes {
+        insert.execute(params![user_id, code]).or_db("store recovery codes")?;
+    }
+    Ok(())
 }
 
 /// Owned statement arguments, sent to the writer thread.
@@ -427,6 +449,63 @@ impl Store for SqliteStore {
             })
             .await?;
         Ok(row.map(SignInFlow::from))
+    }
+
+    async fn totp_of(&self, user_id: Uuid) -> Result<Option<TotpRecord>> {
+        self.read("load an authenticator", |conn| {
+            prepare(conn, sql::totp::TOTP_OF)?.query_row([user_id], totp_record).optional()
+        })
+    }
+
+    async fn start_totp(&self, user_id: Uuid, secret: &Sealed, now: Timestamp) -> Result<bool> {
+        let args: Args = vec![Box::new(user_id), Box::new(secret.0.clone()), Box::new(now.micros())];
+        Ok(self.execute("start an authenticator", sql::totp::START_TOTP, args).await? > 0)
+    }
+
+    async fn confirm_totp(&self, user_id: Uuid, step: i64, now: Timestamp, recovery_codes: &[Vec<u8>]) -> Result<bool> {
+        let codes = recovery_codes.to_vec();
+        self.write(move |tx| {
+            let conn = tx.conn();
+            let confirmed = prepare(conn, sql::totp::CONFIRM_TOTP)
+                .and_then(|mut stmt| stmt.execute(params![user_id, now.micros(), step]))
+                .or_db("confirm an authenticator")?;
+            if confirmed == 0 {
+                return Ok(false);
+            }
+            insert_recovery_codes(conn, user_id, &codes)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn accept_totp_step(&self, user_id: Uuid, step: i64) -> Result<bool> {
+        let args: Args = vec![Box::new(user_id), Box::new(step)];
+        Ok(self.execute("use an authenticator code", sql::totp::ACCEPT_TOTP_STEP, args).await? > 0)
+    }
+
+    async fn replace_recovery_codes(&self, user_id: Uuid, recovery_codes: &[Vec<u8>]) -> Result<bool> {
+        let codes = recovery_codes.to_vec();
+        self.write(move |tx| {
+            let conn = tx.conn();
+            let confirmed = prepare(conn, sql::totp::TOTP_CONFIRMED)
+                .and_then(|mut stmt| stmt.exists([user_id]))
+                .or_db("replace recovery codes")?;
+            if !confirmed {
+                return Ok(false);
+            }
+            insert_recovery_codes(conn, user_id, &codes)?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn use_recovery_code(&self, user_id: Uuid, code_hash: &[u8]) -> Result<bool> {
+        let args: Args = vec![Box::new(user_id), Box::new(code_hash.to_vec())];
+        Ok(self.execute("use a recovery code", sql::totp::USE_RECOVERY_CODE, args).await? > 0)
+    }
+
+    async fn delete_totp(&self, user_id: Uuid) -> Result<bool> {
+        Ok(self.execute("delete an authenticator", sql::totp::DELETE_TOTP, vec![Box::new(user_id)]).await? > 0)
     }
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {

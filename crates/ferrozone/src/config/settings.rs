@@ -362,6 +362,7 @@ impl Config {
             default_client_endpoint: defaults.endpoint.clone(),
             default_client_dns: defaults.dns.clone(),
             default_client_allowed_ips: defaults.allowed_ips.clone(),
+            require_totp: standard.require_totp,
         }
     }
 

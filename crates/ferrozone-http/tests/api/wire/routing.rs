@@ -123,6 +123,7 @@ async fn the_openapi_document_lists_every_v0_operation() {
         ("/v0/users", vec!["get", "post"]),
         ("/v0/users/{id}", vec!["get", "put", "delete", "patch"]),
         ("/v0/users/{id}/sessions", vec!["get", "delete"]),
+        ("/v0/users/{id}/totp", vec!["get", "delete"]),
     ]);
     assert_eq!(listed, expected);
     assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");

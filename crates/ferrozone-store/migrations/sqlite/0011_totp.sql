@@ -1,0 +1,18 @@
+-- Two-factor sign-in with an authenticator app (docs/api.md section 8, "Two-factor
+-- sign-in"). One authenticator per user: its secret sealed with the server's secret key,
+-- when its set-up was confirmed (NULL: pending, not yet in force) and the last step whose
+-- code was accepted (each code works once). Recovery codes are kept only as keyed hashes
+-- and go with the authenticator; both go with the user.
+CREATE TABLE user_totp (
+    user_id       BLOB    NOT NULL PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+    sealed_secret BLOB    NOT NULL,
+    confirmed_at  INTEGER,
+    last_step     INTEGER,
+    inserted_at   INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE totp_recovery_codes (
+    user_id   BLOB NOT NULL REFERENCES user_totp (user_id) ON DELETE CASCADE,
+    code_hash BLOB NOT NULL,
+    PRIMARY KEY (user_id, code_hash)
+) STRICT;
