@@ -1,5 +1,5 @@
 // The pages' foundation in a real browser: the sign-in page and the signed-in home page load
-// their hashed stylesheet and logo with no console error and no CSP violation, the
+// their hashed stylesheet with no console error and no CSP violation, the
 // stylesheet applies (light and dark), nothing overflows 360 px, the skip link comes first;
 // screenshots at 1280 px and 360 px wide. Run by scripts/browser-test.
 import { test, before, after } from 'node:test';
@@ -21,19 +21,19 @@ after(async () => {
 async function checkStyled(page, width, scheme) {
   const look = await page.evaluate(() => {
     const body = getComputedStyle(document.body);
-    const logo = document.querySelector('.brand img');
+    const logo = document.querySelector('.brand svg');
     return {
       font: body.fontFamily,
       background: body.backgroundColor,
       display: body.display,
-      logo: logo?.complete && logo.naturalWidth > 0,
+      logo: logo?.getBoundingClientRect().width === 28,
       overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
     };
   });
   assert.match(look.font, /system-ui/, 'the stylesheet set the system font');
   assert.equal(look.display, 'flex', 'the stylesheet laid out the body');
   assert.equal(look.background, scheme === 'dark' ? 'rgb(22, 23, 27)' : 'rgb(247, 247, 248)', `${scheme} colours`);
-  assert.ok(look.logo, 'the logo loaded');
+  assert.ok(look.logo, 'the logo is drawn');
   assert.ok(look.overflow <= 0, `nothing wider than ${width} px (overflow ${look.overflow})`);
 }
 
