@@ -32,6 +32,7 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/users/{id}/enable", post(show::enable))
         .route("/admin/users/{id}/password", post(show::set_password))
         .route("/admin/users/{id}/sign_out", post(show::sign_out))
+        .route("/admin/users/{id}/two_factor/reset", post(show::reset_two_factor))
         .route("/admin/users/{id}/delete", get(delete::confirm).post(delete::delete))
 }
 

@@ -46,6 +46,7 @@ struct UserPage<'a> {
     devices: Vec<DeviceRow>,
     device_count: u64,
     sessions: Vec<SessionRow>,
+    two_factor: TwoFactor,
     notice: Option<&'static str>,
     errors: Vec<String>,
     password_errors: FieldErrors,
@@ -75,6 +76,14 @@ impl DeviceRow {
     }
 }
 
+/// The user's two-factor sign-in, as the page says it.
+struct TwoFactor {
+    /// When the authenticator was confirmed, if there is one.
+    since: Option<String>,
+    recovery_codes_left: u32,
+    required: bool,
+}
+
 struct SessionRow {
     created: String,
     expires: String,
@@ -97,6 +106,7 @@ fn notice(query: Option<&str>) -> Option<&'static str> {
         "enabled" => "The user was enabled: their devices are back on the VPN.",
         "password" => "The password was changed and the user’s sessions ended.",
         "signed_out" => "Every session of the user ended.",
+        "two_factor_reset" => "The user's authenticator was removed: their next password sign-in asks for no code, or sets a new one up where the server requires it.",
         _ => return None,
     })
 }
@@ -134,6 +144,12 @@ async fn render(
     let actor = viewer.principal();
     let (user, sessions) = app.domain.user_sessions(actor, &id.to_string()).await?;
     let belongings = app.domain.user_belongings(actor, id).await?;
+    let totp = app.domain.totp_status_of(actor, id).await?;
+    let two_factor = TwoFactor {
+        since: totp.enrolled.then(|| totp.since.map(when::date).unwrap_or_default()),
+        recovery_codes_left: totp.recovery_codes_left,
+        required: totp.required,
+    };
     let query = DeviceQuery { user_id: Some(id), after: None, limit: Some(DEVICES_SHOWN) };
     let devices = app.domain.list_devices(actor, query).await?;
     let now = Timestamp::now();
@@ -147,6 +163,7 @@ async fn render(
         devices: devices.into_iter().map(|d| DeviceRow::new(d, now)).collect(),
         device_count: belongings.devices,
         sessions: sessions.iter().map(SessionRow::new).collect(),
+        two_factor,
         notice: shown.notice,
         errors: shown.errors,
         password_errors: shown.password_errors,
@@ -277,4 +294,20 @@ pub(super) async fn sign_out(
     let id = user_id(&id)?;
     app.domain.sign_out_user(viewer.principal(), &id.to_string()).await?;
     Ok(redirect(&format!("/admin/users/{id}?done=signed_out")))
+}
+
+/// `POST /admin/users/{id}/two_factor/reset`: removes the user's authenticator (they lost
+/// it); their sessions go on.
+pub(super) async fn reset_two_factor(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+    sent: Result<FormFields, ApiError>,
+) -> Result<Response, PageError> {
+    if let Err(refused) = checked(&viewer, sent) {
+        return Ok(refused);
+    }
+    let id = user_id(&id)?;
+    app.domain.reset_totp(viewer.principal(), id).await?;
+    Ok(redirect(&format!("/admin/users/{id}?done=two_factor_reset")))
 }
