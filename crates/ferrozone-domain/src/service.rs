@@ -2,6 +2,7 @@
 //! the same rules; handlers only translate.
 
 pub mod configuration;
+pub mod console;
 pub mod dataplane;
 pub mod device_rights;
 pub mod devices;

@@ -21,7 +21,8 @@ use crate::{reply, AppState};
     tags((name = "devices", description = "WireGuard devices of users"), (name = "users", description = "Accounts"),
         (name = "rules", description = "Egress rules (Firezone-compatible)"),
         (name = "tokens", description = "Personal API tokens (Ferrozone's own)"),
-        (name = "configuration", description = "Server-wide settings (Firezone's singleton)"))
+        (name = "configuration", description = "Server-wide settings (Firezone's singleton)"),
+        (name = "server", description = "This process: version, start-up settings, data plane (Ferrozone's own)"))
 )]
 pub struct ApiDoc;
 

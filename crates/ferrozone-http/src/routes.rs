@@ -5,6 +5,7 @@ pub mod configuration;
 pub mod devices;
 pub mod health;
 pub mod rules;
+pub mod server;
 pub mod tokens;
 pub mod users;
 
@@ -21,4 +22,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(rules::routes())
         .merge(tokens::routes())
         .merge(configuration::routes())
+        .merge(server::routes())
 }

@@ -35,6 +35,11 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "configuration_notify",
         sql: include_str!("../../migrations/sqlite/0009_configuration_notify.sql"),
     },
+    Migration {
+        version: 11,
+        name: "console_indexes",
+        sql: include_str!("../../migrations/sqlite/0011_console_indexes.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -80,7 +80,8 @@ async fn lists_are_ordered_filtered_and_paged() {
     let mut pages = Vec::new();
     let mut after = None;
     loop {
-        let page = db.store.list_devices(&DeviceQuery { user_id: None, after, limit: Some(2) }).await.unwrap();
+        let page =
+            db.store.list_devices(&DeviceQuery { user_id: None, after, limit: Some(2), presence: None }).await.unwrap();
         assert!(page.len() <= 2);
         let Some(last) = page.last() else { break };
         after = Some((last.inserted_at, last.id));
@@ -88,8 +89,12 @@ async fn lists_are_ordered_filtered_and_paged() {
     }
     assert_eq!(pages, expected);
 
-    let bobs_after_first =
-        DeviceQuery { user_id: Some(bob.id), after: Some((t0.plus_secs(2), Uuid::nil())), limit: Some(1) };
+    let bobs_after_first = DeviceQuery {
+        user_id: Some(bob.id),
+        after: Some((t0.plus_secs(2), Uuid::nil())),
+        limit: Some(1),
+        presence: None,
+    };
     let page = db.store.list_devices(&bobs_after_first).await.unwrap();
     assert_eq!(page, expected.iter().filter(|d| d.user_id == bob.id).take(1).cloned().collect::<Vec<_>>());
 }
