@@ -2,6 +2,12 @@
 //! settings. Each page takes an [`AdminViewer`](super::viewer::AdminViewer) (an
 //! unprivileged user gets a 403 page) and calls the domain's use cases, never `/v0`.
 
+mod devices;
+mod hints;
+mod settings;
+mod show;
+mod tokens;
+
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
@@ -11,7 +17,11 @@ use super::viewer::AdminViewer;
 use crate::AppState;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/admin", get(console))
+    Router::new()
+        .route("/admin", get(console))
+        .merge(devices::routes())
+        .merge(settings::routes())
+        .merge(tokens::routes())
 }
 
 /// The console's first page.

@@ -5,6 +5,7 @@
 
 mod helpers;
 
+mod admin_console;
 mod auth;
 mod configuration;
 mod dataplane;
