@@ -314,6 +314,9 @@ async fn hints_show_until_the_external_url_is_set_and_the_data_plane_runs() {
         assert!(html.contains("Set the external URL") && html.contains("http://localhost:13000"), "{path}: {html}");
         assert!(html.contains("WireGuard is not running"), "{path}: {html}");
     }
+    let settings = text(&browser.get("/admin/settings").await);
+    assert!(settings.contains("<span class=\"badge bad\">Not running</span>"), "{settings}");
+    assert!(settings.contains("This process did not report its start-up settings."), "{settings}");
     serving(&mut app, "https://vpn.example.com", Arc::new(Healthy));
     let mut browser = Browser::new(&app);
     browser.sign_in(ADMIN, PASSWORD, "/").await.expect_status(StatusCode::SEE_OTHER);

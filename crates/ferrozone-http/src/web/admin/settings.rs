@@ -44,6 +44,8 @@ struct SettingsPage<'a> {
 /// The data plane in words.
 struct DataPlane {
     backend: &'static str,
+    /// `Healthy`, `Degraded` (a pass failed) or `Not running` (no backend).
+    state: &'static str,
     healthy: bool,
     last_reconcile: Option<When>,
     routing: String,
@@ -104,9 +106,18 @@ fn data_plane(health: &DataPlaneHealth) -> DataPlane {
             )
         }
     };
+    let running = health.backend != "none";
+    let healthy = running && !health.last_reconcile_failed && !routing_failed;
     DataPlane {
         backend: health.backend,
-        healthy: !health.last_reconcile_failed && !routing_failed,
+        state: if !running {
+            "Not running"
+        } else if healthy {
+            "Healthy"
+        } else {
+            "Degraded"
+        },
+        healthy,
         last_reconcile: health.last_reconcile.map(at),
         routing,
     }
