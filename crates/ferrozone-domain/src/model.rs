@@ -156,6 +156,22 @@ pub struct PeerStats {
     pub tx_bytes: Option<i64>,
 }
 
+/// A device is online while its latest handshake is at most this old: WireGuard redoes
+/// the handshake every two minutes on a live tunnel, so three minutes leave a margin.
+pub const ONLINE_WINDOW_SECS: i64 = 180;
+
+/// The oldest handshake that still counts as online at `now`.
+pub fn online_cutoff(now: Timestamp) -> Timestamp {
+    now.plus_secs(-ONLINE_WINDOW_SECS)
+}
+
+impl PeerStats {
+    /// Whether the latest handshake is recent enough to call the device online at `now`.
+    pub fn is_online(&self, now: Timestamp) -> bool {
+        self.latest_handshake.is_some_and(|at| at >= online_cutoff(now))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
     pub id: Uuid,

@@ -4,6 +4,7 @@
 pub mod account;
 pub mod adding_devices;
 pub mod configuration;
+pub mod console;
 pub mod dataplane;
 pub mod device_rights;
 pub mod devices;

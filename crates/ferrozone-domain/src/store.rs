@@ -27,6 +27,43 @@ pub struct DeviceQuery {
     pub after: Option<(Timestamp, Uuid)>,
     /// At most this many rows; `None` returns all.
     pub limit: Option<u32>,
+    /// Only the devices online, or only those offline, as of a cutoff (see [`Presence`]).
+    pub presence: Option<Presence>,
+}
+
+/// Whether a device's latest handshake is at or after a cutoff (online) or not (offline:
+/// older, or never). The domain sets the cutoff ([`crate::model::online_cutoff`]), so the
+/// rule lives in one place and the backend filters in SQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Presence {
+    OnlineSince(Timestamp),
+    OfflineSince(Timestamp),
+}
+
+impl Presence {
+    /// Online (`true`) or offline devices, as of now.
+    pub fn now(online: bool) -> Self {
+        let cutoff = crate::model::online_cutoff(Timestamp::now());
+        if online {
+            Self::OnlineSince(cutoff)
+        } else {
+            Self::OfflineSince(cutoff)
+        }
+    }
+
+    pub fn cutoff(self) -> Timestamp {
+        match self {
+            Self::OnlineSince(t) | Self::OfflineSince(t) => t,
+        }
+    }
+}
+
+/// A page of every user's API tokens, each with its owner, in creation order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenPage {
+    /// Start after this `(inserted_at, id)` position.
+    pub after: Option<(Timestamp, Uuid)>,
+    pub limit: u32,
 }
 
 /// A list read as the backend reads it: batches of at most [`STREAM_BATCH`] devices, in
@@ -79,6 +116,8 @@ pub trait Store: UserDirectory {
     async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>>;
     /// Records a use of the token. Called rarely (see the auth service).
     async fn touch_token(&self, id: Uuid, now: Timestamp) -> Result<()>;
+    /// Every user's tokens with their owner, one page in `(inserted_at, id)` order.
+    async fn list_all_tokens(&self, page: TokenPage) -> Result<Vec<(ApiToken, User)>>;
     /// Returns whether a token was deleted.
     async fn delete_token(&self, id: Uuid) -> Result<bool>;
 

@@ -7,6 +7,7 @@ mod extract;
 mod openapi;
 mod qr;
 mod reply;
+mod report;
 mod responses;
 mod routes;
 pub mod server;
@@ -23,6 +24,7 @@ use ferrozone_domain::Domain;
 
 pub use error::ApiError;
 pub use openapi::openapi_json;
+pub use report::{ReportedSetting, ServerReport, SettingSource};
 pub use routes::health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
 pub use web::saml::{
     SamlLimits, SamlSp, DEFAULT_BODY_LIMIT as DEFAULT_SAML_CONSUMER_BODY_LIMIT,
@@ -36,6 +38,8 @@ pub struct AppState {
     pub web: Arc<WebState>,
     /// What `/healthz` reports of the WireGuard data plane.
     pub data_plane: Arc<dyn DataPlaneProbe>,
+    /// The version and start-up settings, for the settings page and `GET /v0/server`.
+    pub report: Arc<ServerReport>,
 }
 
 impl AppState {
@@ -60,13 +64,20 @@ impl AppState {
         let providers = web::current::CurrentSignIn::new(&external_url, providers, saml);
         let throttle = web::throttle::Throttle::new(&domain.settings().passwords);
         let web = WebState { external_url, secure_cookies, providers, throttle };
-        Self { domain, web: Arc::new(web), data_plane: Arc::new(routes::health::NoDataPlane) }
+        let (data_plane, report) = (Arc::new(routes::health::NoDataPlane), Arc::default());
+        Self { domain, web: Arc::new(web), data_plane, report }
     }
 
     /// Reports `probe`'s data plane on `/healthz`.
     #[must_use]
     pub fn with_data_plane(self, probe: Arc<dyn DataPlaneProbe>) -> Self {
         Self { data_plane: probe, ..self }
+    }
+
+    /// Shows `report` on the settings page and `GET /v0/server`.
+    #[must_use]
+    pub fn with_report(self, report: ServerReport) -> Self {
+        Self { report: Arc::new(report), ..self }
     }
 }
 

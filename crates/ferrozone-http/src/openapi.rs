@@ -23,7 +23,8 @@ use crate::{reply, AppState};
         (name = "tokens", description = "Personal API tokens (Ferrozone's own)"),
         (name = "configuration", description = "Server-wide settings (Firezone's singleton)"),
         (name = "me", description = "The caller's own account (Ferrozone's own)"),
-        (name = "totp", description = "Two-factor sign-in with an authenticator app (Ferrozone's own)"))
+        (name = "totp", description = "Two-factor sign-in with an authenticator app (Ferrozone's own)"),
+        (name = "server", description = "This process: version, start-up settings, data plane (Ferrozone's own)"))
 )]
 pub struct ApiDoc;
 

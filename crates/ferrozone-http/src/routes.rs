@@ -6,6 +6,7 @@ pub mod devices;
 pub mod health;
 pub mod me;
 pub mod rules;
+pub mod server;
 pub mod tokens;
 pub mod totp;
 pub mod users;
@@ -25,4 +26,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(configuration::routes())
         .merge(me::routes())
         .merge(totp::routes())
+        .merge(server::routes())
 }

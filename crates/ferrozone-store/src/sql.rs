@@ -8,7 +8,7 @@
 pub(crate) mod text;
 pub(crate) mod totp;
 
-use ferrozone_domain::store::DeviceQuery;
+use ferrozone_domain::store::{DeviceQuery, Presence};
 
 use crate::rows::{
     ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, RuleSourceRow, SessionRow, SignInFlowRow, TokenRow, UserRow,
@@ -56,6 +56,16 @@ pub(crate) const LIST_TOKENS: &str = sql![(select TokenRow), " WHERE user_id = $
 /// At most once a minute (the domain's `TOUCH_INTERVAL_SECS`), whichever process asks.
 pub(crate) const TOUCH_TOKEN: &str =
     "UPDATE api_tokens SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2 - 60000000)";
+/// Every user's tokens with their owner after the position `($1, $2)`, at most `$3`: a
+/// page of the admin console's token list (index `api_tokens_inserted_at_id`).
+pub(crate) const LIST_ALL_TOKENS: &str = sql![
+    "SELECT ",
+    (aliased TokenRow),
+    ", ",
+    (aliased UserRow),
+    " FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE (t.inserted_at, t.id) > ($1, $2) \
+     ORDER BY t.inserted_at, t.id LIMIT $3"
+];
 pub(crate) const DELETE_TOKEN: &str = "DELETE FROM api_tokens WHERE id = $1";
 
 /// Signing in is not an edit: `updated_at` stays.
@@ -206,7 +216,7 @@ pub(crate) mod users_page {
 }
 
 /// The device list statement for `query`. Parameters, in order and only when present:
-/// `user_id`, the cursor's `inserted_at` and `id`, the limit.
+/// `user_id`, the presence's cutoff, the cursor's `inserted_at` and `id`, the limit.
 pub(crate) fn list_devices(query: &DeviceQuery) -> String {
     let mut sql = String::from(SELECT_DEVICES);
     let mut conditions = Vec::new();
@@ -214,6 +224,17 @@ pub(crate) fn list_devices(query: &DeviceQuery) -> String {
     if query.user_id.is_some() {
         n += 1;
         conditions.push(format!("user_id = ${n}"));
+    }
+    match query.presence {
+        Some(Presence::OnlineSince(_)) => {
+            n += 1;
+            conditions.push(format!("latest_handshake >= ${n}"));
+        }
+        Some(Presence::OfflineSince(_)) => {
+            n += 1;
+            conditions.push(format!("(latest_handshake IS NULL OR latest_handshake < ${n})"));
+        }
+        None => {}
     }
     if query.after.is_some() {
         conditions.push(format!("(inserted_at, id) > (${}, ${})", n + 1, n + 2));
@@ -244,6 +265,7 @@ mod tests {
             user_id: Some(Uuid::nil()),
             after: Some((Timestamp::from_micros(1), Uuid::nil())),
             limit: Some(5),
+            presence: None,
         };
         let sql = list_devices(&q);
         assert!(
@@ -252,6 +274,20 @@ mod tests {
         );
         let q = DeviceQuery { limit: Some(5), ..DeviceQuery::default() };
         assert!(list_devices(&q).ends_with("ORDER BY inserted_at, id LIMIT $1"));
+        let q = DeviceQuery {
+            user_id: Some(Uuid::nil()),
+            presence: Some(Presence::OfflineSince(Timestamp::from_micros(1))),
+            limit: Some(5),
+            ..DeviceQuery::default()
+        };
+        let sql = list_devices(&q);
+        assert!(
+            sql.ends_with(
+                "WHERE user_id = $1 AND (latest_handshake IS NULL OR latest_handshake < $2) \
+                 ORDER BY inserted_at, id LIMIT $3"
+            ),
+            "{sql}"
+        );
     }
 
     #[test]

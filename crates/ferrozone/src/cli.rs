@@ -25,6 +25,7 @@ impl Cli {
         let matches = Self::command().try_get_matches_from(args)?;
         let mut cli = Self::from_arg_matches(&matches)?;
         cli.config.flags = crate::config::flags(&matches);
+        cli.config.report = crate::config::report(&matches);
         Ok(cli)
     }
 }

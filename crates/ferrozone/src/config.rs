@@ -8,8 +8,10 @@
 mod env;
 mod fixed;
 mod http;
+mod report;
 mod settings;
 
 pub use env::prepare_environment;
 pub use fixed::flags;
+pub use report::report;
 pub use settings::{Config, EgressDefaultAction, LogFormat, WireguardBackend};

@@ -6,7 +6,7 @@ use axum::response::Response;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use ferrozone_domain::input::{DeviceChanges, NewDevice};
-use ferrozone_domain::store::DeviceQuery;
+use ferrozone_domain::store::{DeviceQuery, Presence};
 use ferrozone_domain::{Device, Timestamp};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -35,6 +35,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         ("user_id" = Option<Uuid>, Query, description = "Only this user's devices"),
         ("limit" = Option<u32>, Query, description = "Page size, 1 to 1000", minimum = 1, maximum = 1000),
         ("page_cursor" = Option<String>, Query, description = "`next_page_cursor` of the previous page"),
+        ("online" = Option<bool>, Query,
+            description = "Only devices online (`true`: a handshake within the last 3 minutes) or offline (`false`)"),
     ),
     responses(
         (status = 200, body = DeviceList),
@@ -195,6 +197,11 @@ fn parse_list_query(raw: &str) -> Result<DeviceQuery, ApiError> {
                 _ => return Err(bad("`limit` must be an integer from 1 to 1000")),
             },
             "page_cursor" => query.after = Some(parse_cursor(&value).ok_or_else(|| bad("`page_cursor` is invalid"))?),
+            "online" => match value.as_ref() {
+                "true" => query.presence = Some(Presence::now(true)),
+                "false" => query.presence = Some(Presence::now(false)),
+                _ => return Err(bad("`online` must be true or false")),
+            },
             _ => {}
         }
     }

@@ -81,7 +81,7 @@ async fn healthz(State(app): State<AppState>) -> Response {
     reply::json(StatusCode::OK, &report(&app.data_plane.health()))
 }
 
-fn report(data_plane: &DataPlaneHealth) -> Value {
+pub(crate) fn report(data_plane: &DataPlaneHealth) -> Value {
     let routing_failed = matches!(data_plane.routing, RoutingHealth::Applied { last_pass_failed: true, .. });
     let status = if data_plane.last_reconcile_failed || routing_failed { "degraded" } else { "ok" };
     json!({

@@ -4,15 +4,19 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
 use ferrozone_domain::input::NewToken;
 use ferrozone_domain::model::ApiToken;
+use ferrozone_domain::store::TokenPage;
+use ferrozone_domain::Principal;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::dto::Time;
+use crate::dto::{PageMetadata, Time};
 use crate::error::ApiError;
 use crate::extract::{Auth, JsonObject, PathId};
 use crate::{reply, AppState};
@@ -32,6 +36,9 @@ pub struct TokenDto {
     pub expires_at: Time,
     /// Recorded at most once a minute; `null`: never used.
     pub last_used_at: Option<Time>,
+    /// The owner's email: only in the list of every user's tokens (`all=true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_email: Option<String>,
 }
 
 impl From<ApiToken> for TokenDto {
@@ -43,6 +50,7 @@ impl From<ApiToken> for TokenDto {
             inserted_at: Time(t.inserted_at),
             expires_at: Time(t.expires_at),
             last_used_at: t.last_used_at.map(Time),
+            user_email: None,
         }
     }
 }
@@ -63,20 +71,30 @@ pub struct CreatedTokenData {
     pub data: CreatedTokenDto,
 }
 
-/// `{"data": [tokens…]}`
+/// `{"data": [tokens…]}`, with `metadata` when paged (`all=true`).
 #[derive(Serialize, ToSchema)]
 pub struct TokenList {
     pub data: Vec<TokenDto>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<PageMetadata>,
 }
 
 /// List API tokens
 ///
-/// The caller's own tokens, oldest first; `user_id` (admins only) another user's.
+/// The caller's own tokens, oldest first; `user_id` (admins only) another user's. With
+/// `all=true` (admins only) every user's tokens with their owner's email, one page at a
+/// time (`limit`, default 100, and `page_cursor`), oldest first.
 #[utoipa::path(get, path = "/v0/tokens", tag = "tokens",
-    params(("user_id" = Option<Uuid>, Query, description = "Another user's tokens (admins only)")),
+    params(
+        ("user_id" = Option<Uuid>, Query, description = "Another user's tokens (admins only)"),
+        ("all" = Option<bool>, Query, description = "Every user's tokens, paged (admins only)"),
+        ("limit" = Option<u32>, Query, description = "With `all=true`: page size, 1 to 1000 (default 100)",
+            minimum = 1, maximum = 1000),
+        ("page_cursor" = Option<String>, Query, description = "With `all=true`: `next_page_cursor` of the previous page"),
+    ),
     responses(
         (status = 200, body = TokenList),
-        (status = 400, description = "`user_id` is not a UUID", body = crate::dto::ErrorBody),
+        (status = 400, description = "A malformed parameter", body = crate::dto::ErrorBody),
         crate::responses::ItemErrors,
     ))]
 async fn list_tokens(
@@ -84,10 +102,61 @@ async fn list_tokens(
     Auth(actor): Auth,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
-    let user_id = user_id_query(raw.as_deref().unwrap_or(""))?;
+    let raw = raw.as_deref().unwrap_or("");
+    if let Some(page) = all_tokens_query(raw)? {
+        return list_all_tokens(&app, &actor, page).await;
+    }
+    let user_id = user_id_query(raw)?;
     let tokens = app.domain.list_tokens_as(&actor, user_id).await?;
-    Ok(reply::json(StatusCode::OK, &TokenList { data: tokens.into_iter().map(TokenDto::from).collect() }))
+    let data = tokens.into_iter().map(TokenDto::from).collect();
+    Ok(reply::json(StatusCode::OK, &TokenList { data, metadata: None }))
 }
+
+/// One page of every user's tokens, each with its owner's email.
+async fn list_all_tokens(app: &AppState, actor: &Principal, page: TokenPage) -> Result<Response, ApiError> {
+    let tokens = app.domain.list_all_tokens(actor, page).await?;
+    let full = tokens.len() == page.limit as usize;
+    let next_page_cursor = tokens.last().filter(|_| full).map(|(t, _)| token_cursor(t));
+    let data = tokens
+        .into_iter()
+        .map(|(token, owner)| TokenDto { user_email: Some(owner.email), ..TokenDto::from(token) })
+        .collect();
+    let metadata = Some(PageMetadata { limit: page.limit, next_page_cursor });
+    Ok(reply::json(StatusCode::OK, &TokenList { data, metadata }))
+}
+
+/// The position after `token` in the list of every token, as a `page_cursor`.
+pub(crate) fn token_cursor(token: &ApiToken) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{}:{}", token.inserted_at.micros(), token.id))
+}
+
+/// The page `all=true` asks for, or `None` without it; malformed values are a 400.
+fn all_tokens_query(raw: &str) -> Result<Option<TokenPage>, ApiError> {
+    let bad = |message: &str| ApiError::BadRequest(message.to_owned());
+    let (mut all, mut page) = (false, TokenPage { after: None, limit: DEFAULT_TOKEN_PAGE });
+    for (key, value) in form_urlencoded::parse(raw.as_bytes()) {
+        match key.as_ref() {
+            "all" => match value.as_ref() {
+                "true" => all = true,
+                "false" => all = false,
+                _ => return Err(bad("`all` must be true or false")),
+            },
+            "limit" => match value.parse::<u32>() {
+                Ok(n @ 1..=1000) => page.limit = n,
+                _ => return Err(bad("`limit` must be an integer from 1 to 1000")),
+            },
+            "page_cursor" => {
+                let cursor = crate::routes::devices::parse_cursor(&value);
+                page.after = Some(cursor.ok_or_else(|| bad("`page_cursor` is invalid"))?);
+            }
+            _ => {}
+        }
+    }
+    Ok(all.then_some(page))
+}
+
+/// The page size of `all=true` without a `limit`.
+const DEFAULT_TOKEN_PAGE: u32 = 100;
 
 /// Create an API token
 ///

@@ -2,6 +2,12 @@
 //! settings. Each page takes an [`AdminViewer`](super::viewer::AdminViewer) (an
 //! unprivileged user gets a 403 page) and calls the domain's use cases, never `/v0`.
 
+mod devices;
+mod hints;
+mod settings;
+mod show;
+mod tokens;
+
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
@@ -13,7 +19,12 @@ use crate::AppState;
 mod users;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/admin", get(console)).merge(users::routes())
+    Router::new()
+        .route("/admin", get(console))
+        .merge(users::routes())
+        .merge(devices::routes())
+        .merge(settings::routes())
+        .merge(tokens::routes())
 }
 
 /// The console's first page.

@@ -7,6 +7,7 @@ mod helpers;
 
 mod account;
 mod add_device;
+mod admin_console;
 mod admin_users;
 mod auth;
 mod configuration;

@@ -12,7 +12,9 @@ use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, TotpRecord, UserUpdate,
 };
-use ferrozone_domain::store::{Belongings, DeviceBatches, DeviceQuery, ListedUser, UserDirectory, UserQuery};
+use ferrozone_domain::store::{
+    Belongings, DeviceBatches, DeviceQuery, ListedUser, TokenPage, UserDirectory, UserQuery,
+};
 use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
 use serde_json::json;
@@ -76,6 +78,7 @@ delegate! {
         insert_token(token: &ApiToken) -> ();
         token_by_hash(hash: &[u8]) -> Option<(ApiToken, User)>;
         list_tokens(user_id: Uuid) -> Vec<ApiToken>;
+        list_all_tokens(page: TokenPage) -> Vec<(ApiToken, User)>;
         touch_token(id: Uuid, now: Timestamp) -> ();
         delete_token(id: Uuid) -> bool;
         record_sign_in(user_id: Uuid, method: &str, at: Timestamp) -> ();

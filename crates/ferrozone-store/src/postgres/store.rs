@@ -15,7 +15,7 @@ use ferrozone_domain::model::{
 };
 use ferrozone_domain::rules;
 use ferrozone_domain::rules::tx::{Begin, Commit};
-use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
+use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, TokenPage, STREAM_DEPTH};
 use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::Timestamp;
 use futures_util::StreamExt;
@@ -72,6 +72,9 @@ fn list_query<'q>(
     let mut q = sqlx::query(sql);
     if let Some(user_id) = query.user_id {
         q = q.bind(user_id);
+    }
+    if let Some(presence) = query.presence {
+        q = q.bind(presence.cutoff().micros());
     }
     if let Some((inserted_at, id)) = query.after {
         q = q.bind(inserted_at.micros()).bind(id);
@@ -243,6 +246,19 @@ impl Store for PgStore {
             .await
             .or_db("list tokens")?;
         Ok(rows.into_iter().map(ApiToken::from).collect())
+    }
+
+    async fn list_all_tokens(&self, page: TokenPage) -> Result<Vec<(ApiToken, User)>> {
+        let (inserted_at, id) = page.after.unwrap_or((Timestamp::from_micros(i64::MIN), Uuid::nil()));
+        let rows = sqlx::query(sql::LIST_ALL_TOKENS)
+            .bind(inserted_at.micros())
+            .bind(id)
+            .bind(i64::from(page.limit))
+            .try_map(token_with_user)
+            .fetch_all(&self.pool)
+            .await
+            .or_db("list every token")?;
+        rows.into_iter().map(<(ApiToken, User)>::try_from).collect()
     }
 
     async fn touch_token(&self, id: Uuid, now: Timestamp) -> Result<()> {

@@ -41,6 +41,11 @@ pub static MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0010_users_list_order.sql"),
     },
     Migration { version: 11, name: "totp", sql: include_str!("../../migrations/sqlite/0011_totp.sql") },
+    Migration {
+        version: 12,
+        name: "console_indexes",
+        sql: include_str!("../../migrations/sqlite/0012_console_indexes.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

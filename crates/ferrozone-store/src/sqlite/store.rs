@@ -16,7 +16,7 @@ use ferrozone_domain::model::{
     TotpRecord, User, UserUpdate,
 };
 use ferrozone_domain::rules;
-use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, STREAM_DEPTH};
+use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, TokenPage, STREAM_DEPTH};
 use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::{DomainError, Timestamp};
 use rusqlite::{params, Connection, OptionalExtension, ToSql};
@@ -183,6 +183,9 @@ fn list_args(query: &DeviceQuery) -> Args {
     if let Some(user_id) = query.user_id {
         args.push(Box::new(user_id));
     }
+    if let Some(presence) = query.presence {
+        args.push(Box::new(presence.cutoff().micros()));
+    }
     if let Some((inserted_at, id)) = query.after {
         args.push(Box::new(inserted_at.micros()));
         args.push(Box::new(id));
@@ -330,6 +333,16 @@ impl Store for SqliteStore {
             prepare(conn, sql::LIST_TOKENS)?.query_map([user_id], rows::token)?.collect::<rusqlite::Result<Vec<_>>>()
         })?;
         Ok(rows.into_iter().map(ApiToken::from).collect())
+    }
+
+    async fn list_all_tokens(&self, page: TokenPage) -> Result<Vec<(ApiToken, User)>> {
+        let (inserted_at, id) = page.after.unwrap_or((Timestamp::from_micros(i64::MIN), Uuid::nil()));
+        let rows = self.read("list every token", |conn| {
+            prepare(conn, sql::LIST_ALL_TOKENS)?
+                .query_map(params![inserted_at.micros(), id, i64::from(page.limit)], rows::token_with_user)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        rows.into_iter().map(<(ApiToken, User)>::try_from).collect()
     }
 
     async fn touch_token(&self, id: Uuid, now: Timestamp) -> Result<()> {

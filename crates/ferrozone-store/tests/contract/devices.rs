@@ -80,7 +80,8 @@ async fn lists_are_ordered_filtered_and_paged() {
     let mut pages = Vec::new();
     let mut after = None;
     loop {
-        let page = db.store.list_devices(&DeviceQuery { user_id: None, after, limit: Some(2) }).await.unwrap();
+        let page =
+            db.store.list_devices(&DeviceQuery { user_id: None, after, limit: Some(2), presence: None }).await.unwrap();
         assert!(page.len() <= 2);
         let Some(last) = page.last() else { break };
         after = Some((last.inserted_at, last.id));
@@ -88,8 +89,12 @@ async fn lists_are_ordered_filtered_and_paged() {
     }
     assert_eq!(pages, expected);
 
-    let bobs_after_first =
-        DeviceQuery { user_id: Some(bob.id), after: Some((t0.plus_secs(2), Uuid::nil())), limit: Some(1) };
+    let bobs_after_first = DeviceQuery {
+        user_id: Some(bob.id),
+        after: Some((t0.plus_secs(2), Uuid::nil())),
+        limit: Some(1),
+        presence: None,
+    };
     let page = db.store.list_devices(&bobs_after_first).await.unwrap();
     assert_eq!(page, expected.iter().filter(|d| d.user_id == bob.id).take(1).cloned().collect::<Vec<_>>());
 }
@@ -214,4 +219,40 @@ async fn deleting_a_user_deletes_its_devices() {
     let device = db.store.insert_device(&new_device(bob.id), &pools(), 10).await.unwrap();
     db.store.delete_user(bob.id).await.unwrap();
     assert_eq!(db.store.device_by_id(device.id).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn lists_filter_by_presence_as_of_a_cutoff() {
+    use ferrozone_domain::model::StatsReport;
+    use ferrozone_domain::store::Presence;
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let mut devices = Vec::new();
+    for _ in 0..3 {
+        devices.push(db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap());
+    }
+    let cutoff = Timestamp::now();
+    let report = |i: usize, at: Timestamp| StatsReport {
+        public_key: devices[i].public_key.clone(),
+        latest_handshake: at,
+        remote_ip: None,
+        rx_bytes: 1,
+        tx_bytes: 1,
+    };
+    // One at the cutoff (online), one a second before it (offline), one never (offline).
+    db.store.record_stats(&[report(0, cutoff), report(1, cutoff.plus_secs(-1))]).await.unwrap();
+    let ids = |list: Vec<Device>| list.into_iter().map(|d| d.id).collect::<Vec<_>>();
+    let query = |presence| DeviceQuery { presence: Some(presence), ..DeviceQuery::default() };
+
+    let online = db.store.list_devices(&query(Presence::OnlineSince(cutoff))).await.unwrap();
+    assert_eq!(ids(online), [devices[0].id]);
+    let offline = db.store.list_devices(&query(Presence::OfflineSince(cutoff))).await.unwrap();
+    assert_eq!(ids(offline), [devices[1].id, devices[2].id]);
+    let paged = DeviceQuery {
+        user_id: Some(alice.id),
+        presence: Some(Presence::OfflineSince(cutoff)),
+        after: Some((devices[1].inserted_at, devices[1].id)),
+        limit: Some(5),
+    };
+    assert_eq!(ids(db.store.list_devices(&paged).await.unwrap()), [devices[2].id]);
 }

@@ -115,3 +115,30 @@ async fn many_token_and_device_reads_at_once_each_get_their_own_answer() {
         assert_eq!(answer.unwrap(), (token, device), "token {:?}, device {id}", hash[0]);
     }
 }
+
+#[tokio::test]
+async fn every_users_tokens_are_paged_in_creation_order_with_their_owners() {
+    use ferrozone_domain::store::TokenPage;
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    let now = Timestamp::now();
+    let tokens = [
+        token(bob.id, "b1", &[1; 32], now),
+        token(alice.id, "a1", &[2; 32], now.plus_secs(1)),
+        token(bob.id, "b2", &[3; 32], now.plus_secs(2)),
+    ];
+    for t in tokens.iter().rev() {
+        db.store.insert_token(t).await.unwrap();
+    }
+    let owner = |t: &ApiToken| if t.user_id == alice.id { alice.clone() } else { bob.clone() };
+    let expected: Vec<_> = tokens.iter().map(|t| (t.clone(), owner(t))).collect();
+
+    let all = db.store.list_all_tokens(TokenPage { after: None, limit: 10 }).await.unwrap();
+    assert_eq!(all, expected);
+    let first = db.store.list_all_tokens(TokenPage { after: None, limit: 2 }).await.unwrap();
+    assert_eq!(first, expected[..2]);
+    let last = &first[1].0;
+    let rest = db.store.list_all_tokens(TokenPage { after: Some((last.inserted_at, last.id)), limit: 2 }).await;
+    assert_eq!(rest.unwrap(), expected[2..]);
+}

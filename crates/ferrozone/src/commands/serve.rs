@@ -43,7 +43,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         providers,
         saml,
     };
-    let state = AppState::with_web(domain.clone(), web).with_data_plane(data_plane);
+    let state = AppState::with_web(domain.clone(), web).with_data_plane(data_plane).with_report(report(config));
     tasks.spawn("OpenID Connect refresh job", oidc_refresh(config, &state, domain.clone()));
     let app = ferrozone_http::app(state);
     // The server hands the peer address to handlers (sign-in throttling keys on it, never on a header).
@@ -55,6 +55,16 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let outcome = tasks.run(signal, Duration::from_secs(config.shutdown_timeout)).await;
     tracing::info!("stopped");
     outcome
+}
+
+/// This binary's version (and commit, when the build was given `FERROZONE_COMMIT`) and the
+/// start-up settings with their sources.
+fn report(config: &Config) -> ferrozone_http::ServerReport {
+    ferrozone_http::ServerReport {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        commit: option_env!("FERROZONE_COMMIT").map(str::to_owned),
+        settings: config.report.clone(),
+    }
 }
 
 /// The OpenID Connect refresh job, with the providers in effect at each pass (they may

@@ -1,7 +1,8 @@
 //! Folding the config file and the Firezone aliases into `FERROZONE_*` variables.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Mutex;
 
 use anyhow::{bail, Context};
 
@@ -40,6 +41,28 @@ const ALIASES: &[(&str, &str)] = &[
     ("VPN_SESSION_DURATION", "FERROZONE_VPN_SESSION_DURATION"),
 ];
 
+/// Where a `FERROZONE_*` variable that [`prepare_environment`] set came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Folded {
+    /// The Firezone alias of this name.
+    Alias(&'static str),
+    /// A key of the config file.
+    File,
+}
+
+/// The variables [`prepare_environment`] set, for the settings report: once folded in,
+/// the environment alone no longer tells a file's value from an operator's variable.
+static FOLDED: Mutex<BTreeMap<String, Folded>> = Mutex::new(BTreeMap::new());
+
+/// Where [`prepare_environment`] took variable `name` from, if it set it.
+pub fn folded(name: &str) -> Option<Folded> {
+    FOLDED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).get(name).cloned()
+}
+
+fn record(name: &str, from: Folded) {
+    FOLDED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(name.to_owned(), from);
+}
+
 /// Sets `FERROZONE_*` variables from the Firezone aliases and then from the config file,
 /// never overriding a variable that is already set. Returns warnings to log once logging
 /// is up (unknown variables, unknown file keys).
@@ -50,6 +73,7 @@ pub fn prepare_environment(args: &[String], known: &BTreeSet<String>) -> anyhow:
         if std::env::var_os(name).is_none() {
             if let Some(value) = std::env::var_os(alias) {
                 std::env::set_var(name, value);
+                record(name, Folded::Alias(alias));
             }
         }
     }
@@ -106,6 +130,7 @@ fn apply_file(path: &Path, known: &BTreeSet<String>) -> anyhow::Result<Vec<Strin
         };
         if std::env::var_os(&name).is_none() {
             std::env::set_var(&name, value);
+            record(&name, Folded::File);
         }
     }
     Ok(warnings)

@@ -54,6 +54,10 @@ pub struct Config {
     /// [`crate::cli::Cli::parse_args`], since only the parse knows where a value came from.
     #[arg(skip)]
     pub flags: Vec<(String, String)>,
+    /// The settings as the console shows them, each with its source (secrets left out):
+    /// filled by [`crate::cli::Cli::parse_args`] too.
+    #[arg(skip)]
+    pub report: Vec<ferrozone_http::ReportedSetting>,
     /// Address the HTTP API listens on.
     #[arg(long, global = true, env = "FERROZONE_LISTEN", default_value = "127.0.0.1:13000")]
     pub listen: String,

@@ -1,6 +1,7 @@
 //! The console's users (docs/web.md, "Users"): the list with its search and paging here,
 //! creating a user (`new`), a user's page with its actions (`show`), deleting (`delete`).
 
+use super::hints::{hints, Hint};
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -121,6 +122,7 @@ struct ListPage<'a> {
     /// On a later page, the link back to the first.
     first: Option<String>,
     deleted: bool,
+    hints: Vec<Hint>,
 }
 
 /// `GET /admin/users`: 50 users a page in creation order, optionally only those whose
@@ -148,7 +150,8 @@ async fn list(
         "" => "/admin/users".to_owned(),
         q => format!("/admin/users?{}", form_urlencoded::Serializer::new(String::new()).append_pair("q", q).finish()),
     });
-    let page = ListPage { nav: viewer.nav(Section::AdminUsers), q, rows, next, first, deleted: params.deleted };
+    let nav = viewer.nav(Section::AdminUsers);
+    let page = ListPage { nav, q, rows, next, first, deleted: params.deleted, hints: hints(&app) };
     Ok(html::response(StatusCode::OK, page))
 }
 

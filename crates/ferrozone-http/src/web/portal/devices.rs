@@ -73,7 +73,7 @@ async fn my_devices(
     let user_id = viewer.user().id;
     let after_text = query_value(query.as_deref(), "after");
     let after = parse_cursor(&after_text);
-    let query = DeviceQuery { user_id: Some(user_id), after, limit: Some(PAGE_SIZE) };
+    let query = DeviceQuery { user_id: Some(user_id), after, limit: Some(PAGE_SIZE), presence: None };
     let devices = app.domain.list_devices(viewer.principal(), query).await?;
     let allowance = app.domain.device_allowance(viewer.principal()).await?;
     let next =

@@ -150,7 +150,7 @@ async fn render(
         recovery_codes_left: totp.recovery_codes_left,
         required: totp.required,
     };
-    let query = DeviceQuery { user_id: Some(id), after: None, limit: Some(DEVICES_SHOWN) };
+    let query = DeviceQuery { user_id: Some(id), after: None, limit: Some(DEVICES_SHOWN), presence: None };
     let devices = app.domain.list_devices(actor, query).await?;
     let now = Timestamp::now();
     let page = UserPage {

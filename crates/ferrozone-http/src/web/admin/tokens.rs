@@ -1,0 +1,113 @@
+//! `GET /admin/tokens`: every user's API tokens, 50 a page in creation order, each with a
+//! Revoke button (`POST /admin/tokens/{id}/revoke`, then back to the list).
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use ferrozone_domain::store::TokenPage;
+use ferrozone_domain::{DomainError, Timestamp};
+use uuid::Uuid;
+
+use super::hints::{hints, Hint};
+use super::show::When;
+use crate::error::ApiError;
+use crate::extract::FormFields;
+use crate::routes::devices::parse_cursor;
+use crate::routes::tokens::token_cursor;
+use crate::web::page_error::PageError;
+use crate::web::viewer::{AdminViewer, Nav, Section};
+use crate::web::{html, query_value, redirect};
+use crate::AppState;
+
+/// Tokens a page shows.
+const PAGE: u32 = 50;
+
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/admin/tokens", get(page)).route("/admin/tokens/{id}/revoke", post(revoke))
+}
+
+#[derive(askama::Template)]
+#[template(path = "admin_tokens.html")]
+struct TokensPage<'a> {
+    nav: Nav<'a>,
+    hints: Vec<Hint>,
+    rows: Vec<Row>,
+    /// What the page says first: a revoke that was done, or a bad page link.
+    notice: Option<&'static str>,
+    error: Option<&'static str>,
+    next: Option<String>,
+    later: bool,
+}
+
+struct Row {
+    id: String,
+    name: String,
+    owner_id: String,
+    owner_email: String,
+    created: When,
+    expires: When,
+    expired: bool,
+    last_used: Option<When>,
+}
+
+async fn page(
+    AdminViewer(viewer): AdminViewer,
+    State(app): State<AppState>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, PageError> {
+    let after = query_value(raw.as_deref(), "after");
+    let mut page = TokensPage {
+        nav: viewer.nav(Section::AdminTokens),
+        hints: hints(&app),
+        rows: Vec::new(),
+        notice: (query_value(raw.as_deref(), "revoked") == "1").then_some("The token was revoked."),
+        error: None,
+        next: None,
+        later: !after.is_empty(),
+    };
+    let cursor = if after.is_empty() { None } else { parse_cursor(&after) };
+    if page.later && cursor.is_none() {
+        page.error = Some("This page link is not valid.");
+        return Ok(html::response(StatusCode::BAD_REQUEST, page));
+    }
+    let tokens = app.domain.list_all_tokens(viewer.principal(), TokenPage { after: cursor, limit: PAGE }).await?;
+    if tokens.len() == PAGE as usize {
+        page.next = tokens.last().map(|(token, _)| token_cursor(token));
+    }
+    let now = Timestamp::now();
+    page.rows = tokens
+        .into_iter()
+        .map(|(token, owner)| Row {
+            id: token.id.to_string(),
+            name: token.name,
+            owner_id: owner.id.to_string(),
+            owner_email: owner.email,
+            created: When::new(token.inserted_at, now),
+            expires: When::new(token.expires_at, now),
+            expired: token.expires_at <= now,
+            last_used: token.last_used_at.map(|at| When::new(at, now)),
+        })
+        .collect();
+    Ok(html::response(StatusCode::OK, page))
+}
+
+/// Revokes the token (the form's CSRF token checked first), then back to the list.
+async fn revoke(
+    AdminViewer(viewer): AdminViewer,
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    sent: Result<FormFields, ApiError>,
+) -> Result<Response, PageError> {
+    let FormFields(fields) = sent?;
+    if let Err(refused) = viewer.check_form(&fields) {
+        return Ok(refused);
+    }
+    let id = Uuid::parse_str(&id).map_err(|_| PageError::from(ApiError::NotFound))?;
+    match app.domain.revoke_token_as(viewer.principal(), id).await {
+        Ok(()) | Err(DomainError::NotFound) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(redirect("/admin/tokens?revoked=1"))
+}
