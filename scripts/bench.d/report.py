@@ -179,6 +179,18 @@ def main():
                 ratio <= limit,
                 f"{ratio_text(ratio, limit)} ({ms(b['p50'])} / {ms(a['p50'])})",
             )
+    reference = find(rows, "page50", large, conns)
+    for name, what in (("admin-devices-page", "the console's devices page"), ("my-devices-page", "a user's device list")):
+        page = find(rows, name, large, conns)
+        if reference and page:
+            ratio = page["p50"] / reference["p50"]
+            target(
+                f"{what} p50 / GET /v0/devices?limit=50 p50, at {page['at']:,} devices",
+                ratio,
+                "≤ 2",
+                ratio <= 2,
+                f"{ratio_text(ratio, 2)} ({ms(page['p50'])} / {ms(reference['p50'])})",
+            )
     idle = int(one["idle_rss_kb"])
     target("idle RSS, fresh start", idle, "≤ 25 MB", idle <= 25 * MB, mb(idle))
     idle = int(one["restart_idle_rss_kb"])
