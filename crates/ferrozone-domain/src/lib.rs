@@ -13,6 +13,7 @@ pub mod configuration;
 pub mod crypto;
 pub mod egress;
 pub mod error;
+pub mod import;
 pub mod input;
 pub mod ipam;
 pub mod model;

@@ -34,7 +34,7 @@ use crate::store::Store;
 
 const KEY_CHECK_SETTING: &str = "secret_key_check";
 const KEY_CHECK_PLAINTEXT: &[u8] = b"ferrozone secret key check v1";
-const SERVER_KEY_SETTING: &str = "wireguard_private_key";
+pub const SERVER_KEY_SETTING: &str = "wireguard_private_key";
 
 /// Who is acting: a token's (or session's) user, or the local operator using the CLI,
 /// who has direct access to the database and so acts as an admin.

@@ -10,6 +10,7 @@ use uuid::Uuid;
 use crate::crypto::Sealed;
 use crate::egress::{EgressPolicy, Rule};
 use crate::error::Result;
+use crate::import::{ImportBatch, ImportMode, ImportOutcome};
 use crate::ipam::Pools;
 use crate::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
@@ -249,6 +250,14 @@ pub trait Store: UserDirectory {
     /// configuration (the `configuration.` settings rows) that any process commits. It may
     /// notify more often than needed, never less.
     async fn watch_configuration_changes(&self, changed: std::sync::Arc<tokio::sync::Notify>) -> Result<()>;
+
+    /// Writes a whole imported installation in one transaction: all of it, or (on any
+    /// error) nothing. With [`ImportMode::Fresh`] it refuses a database that holds users or
+    /// devices ([`crate::error::DomainError::Invalid`] on `database`).
+    async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
+        let _ = (batch, mode);
+        Err(crate::error::DomainError::Internal(anyhow::anyhow!("this store cannot import")))
+    }
 }
 
 /// Which users a paged list returns (the console's user list, `GET /v0/users?limit=`).
