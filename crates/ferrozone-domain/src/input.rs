@@ -173,7 +173,7 @@ pub struct NewToken {
 
 /// A change to an egress rule: absent attributes keep their stored value, `null` (and
 /// `""`) clears them.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RuleChanges {
     pub destination: Patch<String>,
     pub action: Patch<String>,

@@ -11,6 +11,7 @@ use crate::crypto::Sealed;
 use crate::egress::{EgressPolicy, Rule};
 use crate::error::Result;
 use crate::import::{ImportBatch, ImportMode, ImportOutcome};
+use crate::input::RuleChanges;
 use crate::ipam::Pools;
 use crate::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
@@ -221,9 +222,10 @@ pub trait Store: UserDirectory {
     /// not exist }`) and a rule overlapping another of the same action and scope (`Invalid {
     /// destination: ... }`), also against concurrent writers ([`crate::rules::egress`]).
     async fn insert_rule(&self, rule: &Rule) -> Result<()>;
-    /// Replaces the stored rule (all but `id` and `inserted_at`) with the checks of
-    /// [`Store::insert_rule`]; false, writing nothing, when the rule does not exist.
-    async fn update_rule(&self, rule: &Rule) -> Result<bool>;
+    /// Applies `changes` to the stored rule (validated as `PATCH /v0/rules` validates them,
+    /// then with the checks of [`Store::insert_rule`]), reading and writing it in one
+    /// transaction; `None`, writing nothing, when the rule does not exist.
+    async fn update_rule(&self, id: Uuid, changes: &RuleChanges, now: Timestamp) -> Result<Option<Rule>>;
     /// Returns whether a rule was deleted.
     async fn delete_rule(&self, id: Uuid) -> Result<bool>;
 

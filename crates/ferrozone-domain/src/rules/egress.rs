@@ -3,8 +3,13 @@
 //! table is locked against other rule writers for the transaction, see
 //! [`WriteTx::lock_rules`]).
 
+use uuid::Uuid;
+
 use crate::egress::{Rule, OVERLAPS};
 use crate::error::Result;
+use crate::input::RuleChanges;
+use crate::time::Timestamp;
+use crate::validate::rule::check_update;
 use crate::DomainError;
 
 use super::tx::{finish, Begin, WriteTx};
@@ -21,10 +26,12 @@ pub async fn insert_rule(db: &dyn Begin, rule: &Rule) -> Result<()> {
     finish(tx, result).await
 }
 
-/// Replaces the stored rule with `rule` in its own transaction; false when it is gone.
-pub async fn update_rule(db: &dyn Begin, rule: &Rule) -> Result<bool> {
+/// Applies `changes` to the stored rule in its own transaction; `None` when it is gone.
+/// The stored rule is read with the rules locked, so two edits of one rule at once each
+/// build on the other's committed result: neither loses the other's change.
+pub async fn update_rule(db: &dyn Begin, id: Uuid, changes: &RuleChanges, now: Timestamp) -> Result<Option<Rule>> {
     let mut tx = db.begin().await?;
-    let result = update_rule_in(tx.as_mut(), rule).await;
+    let result = update_rule_in(tx.as_mut(), id, changes, now).await;
     finish(tx, result).await
 }
 
@@ -35,9 +42,17 @@ pub async fn insert_rule_in(tx: &mut dyn WriteTx, rule: &Rule) -> Result<()> {
 }
 
 /// The body of [`update_rule`].
-pub async fn update_rule_in(tx: &mut dyn WriteTx, rule: &Rule) -> Result<bool> {
-    check(tx, rule).await?;
-    tx.update_rule(rule).await
+pub async fn update_rule_in(
+    tx: &mut dyn WriteTx,
+    id: Uuid,
+    changes: &RuleChanges,
+    now: Timestamp,
+) -> Result<Option<Rule>> {
+    let Some(stored) = tx.lock_rule(id).await? else { return Ok(None) };
+    let rule = check_update(&stored, changes)?.into_rule(id, stored.inserted_at, now);
+    check(tx, &rule).await?;
+    tx.update_rule(&rule).await?;
+    Ok(Some(rule))
 }
 
 /// The user exists; then, with the rules locked, none overlaps `rule` (itself excepted).
@@ -61,8 +76,8 @@ mod tests {
     use super::super::fake::FakeDb;
     use super::*;
     use crate::egress::RuleAction;
+    use crate::input::Patch;
     use crate::model::Role;
-    use crate::Timestamp;
 
     fn rule(destination: &str, user_id: Option<Uuid>) -> Rule {
         let at = Timestamp::from_micros(0);
@@ -95,9 +110,12 @@ mod tests {
         let err = insert_rule(&db, &rule("1.1.1.1", Some(Uuid::now_v7()))).await.unwrap_err();
         assert_eq!(messages(&err, "user"), ["does not exist"]);
 
-        let moved = Rule { destination: "10.2.0.0/16".to_owned(), ..first.clone() };
-        assert!(update_rule(&db, &moved).await.unwrap(), "a rule does not overlap its old self");
-        assert!(!update_rule(&db, &rule("9.9.9.9", None)).await.unwrap(), "an unknown rule is not written");
+        let moved = RuleChanges { destination: Patch::Value("10.2.0.0/16".to_owned()), ..Default::default() };
+        let now = Timestamp::now();
+        let updated = update_rule(&db, first.id, &moved, now).await.unwrap();
+        assert_eq!(updated.map(|r| r.destination), Some("10.2.0.0/16".to_owned()), "not an overlap with its old self");
+        let unknown = update_rule(&db, Uuid::now_v7(), &moved, now).await.unwrap();
+        assert_eq!(unknown, None, "an unknown rule is not written");
         assert_eq!(db.state().rules.len(), 2);
     }
 }

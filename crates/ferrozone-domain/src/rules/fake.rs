@@ -241,6 +241,10 @@ impl WriteTx for FakeTx {
         Ok(self.state.rules.values().filter(|r| r.action == action && r.user_id == user_id).cloned().collect())
     }
 
+    async fn lock_rule(&mut self, id: Uuid) -> Result<Option<Rule>> {
+        Ok(self.state.rules.get(&id).cloned())
+    }
+
     async fn insert_rule(&mut self, rule: &Rule) -> Result<()> {
         self.state.rules.insert(rule.id, rule.clone());
         Ok(())

@@ -94,6 +94,8 @@ pub trait WriteTx: Send {
     /// locked against other rule writers until the end of the transaction (PostgreSQL locks
     /// the table in a mode that conflicts with itself, not with readers).
     async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>>;
+    /// One rule, with the rules locked as [`WriteTx::lock_rules`] locks them.
+    async fn lock_rule(&mut self, id: Uuid) -> Result<Option<Rule>>;
     async fn insert_rule(&mut self, rule: &Rule) -> Result<()>;
     /// Writes every column but `id` and `inserted_at`; whether the rule was there.
     async fn update_rule(&mut self, rule: &Rule) -> Result<bool>;

@@ -8,7 +8,7 @@ use crate::egress::Rule;
 use crate::error::{DomainError, Result};
 use crate::input::{NewRule, RuleChanges};
 use crate::time::Timestamp;
-use crate::validate::rule::{check_create, check_update, CheckedRule};
+use crate::validate::rule::check_create;
 
 impl Domain {
     pub async fn list_rules(&self, actor: &Principal) -> Result<Vec<Rule>> {
@@ -25,7 +25,7 @@ impl Domain {
         actor.require_admin()?;
         let checked = check_create(input)?;
         let now = Timestamp::now();
-        let rule = built(Uuid::now_v7(), checked, now, now);
+        let rule = checked.into_rule(Uuid::now_v7(), now, now);
         self.store().insert_rule(&rule).await?;
         self.peers_changed();
         tracing::info!(rule.id = %rule.id, "rule created");
@@ -34,12 +34,8 @@ impl Domain {
 
     /// PATCH and PUT alike: omitted attributes keep their stored value.
     pub async fn update_rule(&self, actor: &Principal, id: Uuid, changes: &RuleChanges) -> Result<Rule> {
-        let stored = self.get_rule(actor, id).await?;
-        let checked = check_update(&stored, changes)?;
-        let rule = built(id, checked, stored.inserted_at, Timestamp::now());
-        if !self.store().update_rule(&rule).await? {
-            return Err(DomainError::NotFound);
-        }
+        actor.require_admin()?;
+        let rule = self.store().update_rule(id, changes, Timestamp::now()).await?.ok_or(DomainError::NotFound)?;
         self.peers_changed();
         tracing::info!(rule.id = %rule.id, "rule updated");
         Ok(rule)
@@ -54,9 +50,4 @@ impl Domain {
         tracing::info!(rule.id = %id, "rule deleted");
         Ok(())
     }
-}
-
-fn built(id: Uuid, checked: CheckedRule, inserted_at: Timestamp, updated_at: Timestamp) -> Rule {
-    let CheckedRule { user_id, destination, action, ports } = checked;
-    Rule { id, user_id, destination, action, ports, inserted_at, updated_at }
 }

@@ -9,6 +9,7 @@ use super::{CANT_BE_BLANK, IS_INVALID};
 use crate::egress::{parse_destination, parse_port_range, PortType, Ports, Rule, RuleAction};
 use crate::error::{DomainError, Errors, Result};
 use crate::input::{NewRule, Patch, RuleChanges, WrongTypes};
+use crate::time::Timestamp;
 
 /// A rule's attributes as text, before they are checked.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +28,13 @@ pub struct CheckedRule {
     pub destination: String,
     pub action: RuleAction,
     pub ports: Option<Ports>,
+}
+
+impl CheckedRule {
+    pub fn into_rule(self, id: Uuid, inserted_at: Timestamp, updated_at: Timestamp) -> Rule {
+        let CheckedRule { user_id, destination, action, ports } = self;
+        Rule { id, user_id, destination, action, ports, inserted_at, updated_at }
+    }
 }
 
 /// A new rule's attributes; `action` defaults to `drop`.

@@ -8,6 +8,7 @@ use axum::http::{Method, StatusCode};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
+use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, TotpRecord, UserUpdate,
@@ -112,7 +113,7 @@ delegate! {
         list_rules() -> Vec<Rule>;
         rule_by_id(id: Uuid) -> Option<Rule>;
         insert_rule(rule: &Rule) -> ();
-        update_rule(rule: &Rule) -> bool;
+        update_rule(id: Uuid, changes: &RuleChanges, now: Timestamp) -> Option<Rule>;
         delete_rule(id: Uuid) -> bool;
         egress_policy(session: VpnSession) -> EgressPolicy;
         active_peers(session: VpnSession) -> Vec<ActivePeer>;

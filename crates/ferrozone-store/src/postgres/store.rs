@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
+use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
@@ -579,9 +580,9 @@ impl Store for PgStore {
         to_completion(async move { rules::egress::insert_rule(&db, &rule).await }).await
     }
 
-    async fn update_rule(&self, rule: &Rule) -> Result<bool> {
-        let (db, rule) = (self.clone(), rule.clone());
-        to_completion(async move { rules::egress::update_rule(&db, &rule).await }).await
+    async fn update_rule(&self, id: Uuid, changes: &RuleChanges, now: Timestamp) -> Result<Option<Rule>> {
+        let (db, changes) = (self.clone(), changes.clone());
+        to_completion(async move { rules::egress::update_rule(&db, id, &changes, now).await }).await
     }
 
     async fn delete_rule(&self, id: Uuid) -> Result<bool> {

@@ -225,6 +225,17 @@ impl WriteTx for PgTx {
         rows.into_iter().map(Rule::try_from).collect()
     }
 
+    async fn lock_rule(&mut self, id: Uuid) -> Result<Option<Rule>> {
+        sqlx::query(LOCK_RULES).execute(&mut *self.tx).await.or_db("lock the rules")?;
+        let row = sqlx::query(sql::RULE_BY_ID)
+            .bind(id)
+            .try_map(from_row::<RuleRow>)
+            .fetch_optional(&mut *self.tx)
+            .await
+            .or_db("read a rule")?;
+        row.map(Rule::try_from).transpose()
+    }
+
     async fn insert_rule(&mut self, rule: &Rule) -> Result<()> {
         let row = RuleRow::from(rule);
         row.bind_insert(sqlx::query(sql::INSERT_RULE)).execute(&mut *self.tx).await.or_db("insert a rule")?;

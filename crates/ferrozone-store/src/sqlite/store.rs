@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
+use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
@@ -609,9 +610,9 @@ impl Store for SqliteStore {
         self.write(move |tx| run_now(rules::egress::insert_rule_in(tx, &rule))).await
     }
 
-    async fn update_rule(&self, rule: &Rule) -> Result<bool> {
-        let rule = rule.clone();
-        self.write(move |tx| run_now(rules::egress::update_rule_in(tx, &rule))).await
+    async fn update_rule(&self, id: Uuid, changes: &RuleChanges, now: Timestamp) -> Result<Option<Rule>> {
+        let changes = changes.clone();
+        self.write(move |tx| run_now(rules::egress::update_rule_in(tx, id, &changes, now))).await
     }
 
     async fn delete_rule(&self, id: Uuid) -> Result<bool> {

@@ -166,6 +166,13 @@ impl WriteTx for SqliteTx<'_> {
         rows.into_iter().map(Rule::try_from).collect()
     }
 
+    async fn lock_rule(&mut self, id: Uuid) -> Result<Option<Rule>> {
+        let row = prepare(self.conn, sql::RULE_BY_ID)
+            .and_then(|mut stmt| stmt.query_row([id], rows::rule).optional())
+            .or_db("read a rule")?;
+        row.map(Rule::try_from).transpose()
+    }
+
     async fn insert_rule(&mut self, rule: &Rule) -> Result<()> {
         let row = RuleRow::from(rule);
         let args = rows::insert_args(&row);

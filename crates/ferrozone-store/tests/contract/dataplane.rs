@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferrozone_domain::egress::{Rule, RuleAction, RuleSource};
+use ferrozone_domain::input::{Patch, RuleChanges};
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{ActivePeer, Role, StatsReport, UserUpdate};
 use ferrozone_domain::vpn_session::{VpnSession, ONCE};
@@ -217,10 +218,10 @@ async fn another_process_updating_a_rule_is_noticed() {
         r
     };
     heard_from_another_process(stored, |other, r| {
-        r.updated_at = Timestamp::now();
         r.action = if r.action == RuleAction::Drop { RuleAction::Accept } else { RuleAction::Drop };
-        let r = r.clone();
-        async move { assert!(other.update_rule(&r).await.unwrap()) }
+        let flip = RuleChanges { action: Patch::Value(r.action.as_str().to_owned()), ..Default::default() };
+        let id = r.id;
+        async move { assert!(other.update_rule(id, &flip, Timestamp::now()).await.unwrap().is_some()) }
     })
     .await;
 }

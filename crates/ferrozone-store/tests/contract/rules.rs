@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use ferrozone_domain::egress::{PortType, Ports, Rule, RuleAction, OVERLAPS};
+use ferrozone_domain::input::{Patch, RuleChanges};
 use ferrozone_domain::model::Role;
 use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
@@ -25,6 +26,11 @@ pub fn rule(destination: &str, user_id: Option<Uuid>) -> Rule {
     }
 }
 
+/// A change of the destination alone.
+fn to(destination: &str) -> RuleChanges {
+    RuleChanges { destination: Patch::Value(destination.to_owned()), ..Default::default() }
+}
+
 fn messages(err: &DomainError, key: &str) -> Vec<String> {
     let DomainError::Invalid(errors) = err else { panic!("not Invalid: {err:?}") };
     errors.get(key).unwrap_or_default().to_vec()
@@ -43,11 +49,14 @@ async fn a_rule_round_trips_as_sent_and_goes_with_its_user() {
     assert_eq!(db.store.list_rules().await.unwrap().len(), 2);
 
     let later = stored.updated_at.plus_secs(5);
-    let moved = Rule { user_id: None, ports: None, updated_at: later, inserted_at: later, ..stored.clone() };
-    assert!(db.store.update_rule(&moved).await.unwrap());
-    let expected = Rule { inserted_at: stored.inserted_at, ..moved };
-    assert_eq!(db.store.rule_by_id(stored.id).await.unwrap(), Some(expected), "inserted_at stays");
-    assert!(!db.store.update_rule(&rule("2.2.2.2", None)).await.unwrap(), "an unknown rule");
+    let global_any_port =
+        RuleChanges { user_id: Patch::Null, port_type: Patch::Null, port_range: Patch::Null, ..Default::default() };
+    let moved = db.store.update_rule(stored.id, &global_any_port, later).await.unwrap();
+    let expected = Rule { user_id: None, ports: None, updated_at: later, ..stored.clone() };
+    assert_eq!(moved.as_ref(), Some(&expected), "inserted_at stays");
+    assert_eq!(db.store.rule_by_id(stored.id).await.unwrap(), Some(expected));
+    let unknown = db.store.update_rule(Uuid::now_v7(), &global_any_port, later).await.unwrap();
+    assert_eq!(unknown, None, "an unknown rule");
 
     let owned = rule("3.3.3.3", Some(alice.id));
     db.store.insert_rule(&owned).await.unwrap();
@@ -70,7 +79,7 @@ async fn unknown_users_and_overlaps_are_refused() {
     assert_eq!(messages(&err, "destination"), [OVERLAPS]);
     let other = rule("11.0.0.0/8", None);
     db.store.insert_rule(&other).await.unwrap();
-    let err = db.store.update_rule(&Rule { destination: "10.0.0.1".to_owned(), ..other.clone() }).await.unwrap_err();
+    let err = db.store.update_rule(other.id, &to("10.0.0.1"), Timestamp::now()).await.unwrap_err();
     assert_eq!(messages(&err, "destination"), [OVERLAPS]);
     assert_eq!(db.store.rule_by_id(other.id).await.unwrap(), Some(other), "unchanged");
 
@@ -104,5 +113,24 @@ async fn of_overlapping_rules_created_at_once_one_is_stored() {
     let stored = db.store.list_rules().await.unwrap();
     for (i, a) in stored.iter().enumerate() {
         assert!(stored[i + 1..].iter().all(|b| !a.overlaps(b)), "{a:?} overlaps another");
+    }
+}
+
+#[tokio::test]
+async fn edits_of_one_rule_at_once_both_land() {
+    let db = db().await;
+    for round in 0..10 {
+        let stored = rule(&format!("192.0.2.{round}"), None);
+        db.store.insert_rule(&stored).await.unwrap();
+        let accept = RuleChanges { action: Patch::Value("accept".to_owned()), ..Default::default() };
+        let elsewhere = to(&format!("198.51.100.{round}"));
+        let (a, b) = tokio::join!(
+            db.store.update_rule(stored.id, &accept, Timestamp::now()),
+            db.store.update_rule(stored.id, &elsewhere, Timestamp::now()),
+        );
+        assert!(a.unwrap().is_some() && b.unwrap().is_some());
+        let now = db.store.rule_by_id(stored.id).await.unwrap().unwrap();
+        assert_eq!(now.action, RuleAction::Accept, "round {round}: the action change was lost");
+        assert_eq!(now.destination, format!("198.51.100.{round}"), "round {round}: the destination change was lost");
     }
 }
