@@ -46,6 +46,11 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "console_indexes",
         sql: include_str!("../../migrations/sqlite/0012_console_indexes.sql"),
     },
+    Migration {
+        version: 15,
+        name: "change_counters",
+        sql: include_str!("../../migrations/sqlite/0015_change_counters.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

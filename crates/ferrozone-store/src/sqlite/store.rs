@@ -648,12 +648,11 @@ impl Store for SqliteStore {
 
     /// Any commit counts as a possible peer change (see `store/watch.rs`).
     async fn watch_peer_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        self.watch_commits(changed, false).await
+        self.watch_topic(watch::Topic::Peers, changed, false).await
     }
 
-    /// Any commit counts as a possible configuration change: reading it again is cheap.
     async fn watch_configuration_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        self.watch_commits(changed, true).await
+        self.watch_topic(watch::Topic::Configuration, changed, true).await
     }
 
     async fn record_stats(&self, reports: &[StatsReport]) -> Result<()> {

@@ -148,6 +148,40 @@ async fn the_egress_policy_is_every_rule_and_the_active_devices_of_their_users()
     assert_eq!(db.store.egress_policy(daily).await.unwrap().sources.len(), 1, "still active for a day");
 }
 
+/// The watch on SQLite polls `change_counters` (PostgreSQL's triggers send NOTIFY instead,
+/// for the same changes): a statistics cycle must move no counter, or every cycle would
+/// wake the reconciler, the nftables keeper and the configuration reload of every process.
+#[tokio::test]
+async fn on_sqlite_statistics_move_no_change_counter_and_edits_do() {
+    let db = db().await;
+    let Some(path) = db.url.strip_prefix("sqlite://") else { return };
+    let counters = rusqlite::Connection::open(path).unwrap();
+    let generation = |topic: &str| -> i64 {
+        counters.query_row("SELECT generation FROM change_counters WHERE topic = ?1", [topic], |r| r.get(0)).unwrap()
+    };
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let device = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
+    let (peers, configuration) = (generation("peers"), generation("configuration"));
+    let report = StatsReport {
+        public_key: device.public_key.clone(),
+        latest_handshake: Timestamp::now(),
+        remote_ip: Some("192.0.2.7".into()),
+        rx_bytes: 1,
+        tx_bytes: 2,
+    };
+    db.store.record_stats(&[report]).await.unwrap();
+    db.store.record_sign_in(alice.id, "email", Timestamp::now()).await.unwrap();
+    assert_eq!(generation("peers"), peers, "statistics and sign-ins change no peer");
+
+    db.store.insert_rule(&fresh_rule()).await.unwrap();
+    assert_eq!(generation("peers"), peers + 1, "a rule changes the data plane");
+    db.store.delete_device(device.id).await.unwrap();
+    assert_eq!(generation("peers"), peers + 2, "so does a device");
+    db.store.put_settings(&[("configuration.default_client_mtu".to_owned(), b"1400".to_vec())]).await.unwrap();
+    db.store.put_settings(&[("unrelated".to_owned(), b"x".to_vec())]).await.unwrap();
+    assert_eq!(generation("configuration"), configuration + 1, "only configuration rows count");
+}
+
 /// Commits `change` through a second store on the same database (another process) until
 /// the first store's watch hears one: the watch may start listening after the first
 /// commit (a deadline, not a timing assertion). `setup` commits before the watch starts,
