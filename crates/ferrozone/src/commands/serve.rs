@@ -21,9 +21,6 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
     let saml = std::sync::Arc::new(config.saml(&providers)?);
     let domain = open_domain(config).await?;
-    if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
-        announce_admin(config, &token);
-    }
     let signal = shutdown_signal()?;
     let mut tasks = Supervisor::default();
     let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
@@ -36,6 +33,11 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
+    // Last of what can fail at start: a start that fails (a port in use, say) must not
+    // create the first admin and show its one-time token, which the next start would not.
+    if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
+        announce_admin(config, &token);
+    }
     tracing::info!(%address, "serving the API");
     let web = WebSettings {
         external_url: config.external_url.clone(),

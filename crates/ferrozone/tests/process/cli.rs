@@ -30,6 +30,22 @@ async fn first_start_prints_a_working_admin_token_once() {
 }
 
 #[tokio::test]
+async fn a_start_that_cannot_listen_creates_no_admin_and_the_next_start_prints_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let listen = taken.local_addr().unwrap().to_string();
+    let out = command(dir.path(), &[("FERROZONE_LISTEN", &listen)]).arg("serve").stdin(Stdio::null()).output().unwrap();
+    assert!(!out.status.success(), "serve must fail on a port in use");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!stdout.contains("fz_"), "no token may be shown by a failed start: {stdout}");
+    assert!(stderr.contains(&listen), "the error names the address: {stderr}");
+    drop(taken);
+    let server = Server::start(dir.path(), &[]).await;
+    let token = server.printed_token().expect("the first start that serves shows the token");
+    assert_eq!(Api::new(&server.base, &token).get("/v0/users").await.0, 200);
+}
+
+#[tokio::test]
 async fn a_configuration_key_given_by_a_flag_cannot_be_patched() {
     let dir = tempfile::tempdir().unwrap();
     let env = [("FERROZONE_DEFAULT_CLIENT_MTU", "1300")];

@@ -30,7 +30,7 @@ pub struct Server {
     pub child: Child,
     pub base: String,
     /// Where the server's standard output goes. A file, not a pipe: `serve` writes the
-    /// one-time token before it listens, so once `/healthz` answers the file holds it,
+    /// one-time token before it serves, so once `/healthz` answers the file holds it,
     /// with no reader thread to race.
     stdout: tempfile::NamedTempFile,
 }
