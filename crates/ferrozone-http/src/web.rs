@@ -6,6 +6,7 @@ pub mod admin;
 pub mod assets;
 pub mod cookies;
 pub mod current;
+pub mod format;
 pub(crate) mod html;
 mod oidc;
 mod page_error;

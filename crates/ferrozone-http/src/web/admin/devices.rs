@@ -11,8 +11,8 @@ use ferrozone_domain::store::{DeviceQuery, Presence};
 use ferrozone_domain::{Device, DomainError, Timestamp};
 
 use super::hints::{hints, Hint};
-use super::show::{bytes, When};
 use crate::routes::devices::{cursor_of, parse_cursor};
+use crate::web::format::{bytes, When};
 use crate::web::page_error::PageError;
 use crate::web::viewer::{AdminViewer, Nav, Section};
 use crate::web::{html, query_value};

@@ -11,11 +11,11 @@ use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
 
 use super::hints::{hints, Hint};
-use super::show::When;
 use crate::error::ApiError;
 use crate::extract::FormFields;
 use crate::routes::devices::parse_cursor;
 use crate::routes::tokens::token_cursor;
+use crate::web::format::When;
 use crate::web::page_error::PageError;
 use crate::web::viewer::{AdminViewer, Nav, Section};
 use crate::web::{html, query_value, redirect};

@@ -12,16 +12,15 @@ use ferrozone_domain::store::{ListedUser, UserQuery};
 use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
 
-use super::super::html;
 use super::super::page_error::PageError;
 use super::super::viewer::{AdminViewer, Nav, Section};
+use super::super::{format, html};
 use crate::routes::users::page::{next_cursor, parse_cursor, DEFAULT_LIMIT};
 use crate::AppState;
 
 mod delete;
 mod new;
 mod show;
-mod when;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -78,7 +77,7 @@ pub(super) struct Status {
 
 impl Status {
     pub fn of(user: &User) -> Self {
-        Self { disabled_since: user.disabled_at.map(when::date) }
+        Self { disabled_since: user.disabled_at.map(format::date) }
     }
 }
 
@@ -94,7 +93,7 @@ pub(super) struct LastSignIn {
 pub(super) fn last_sign_in(user: &User, now: Timestamp) -> Option<LastSignIn> {
     let at = user.last_signed_in_at?;
     let method = user.last_signed_in_method.clone().unwrap_or_else(|| "unknown".to_owned());
-    Some(LastSignIn { ago: when::ago(at, now), date: when::date(at), method })
+    Some(LastSignIn { ago: format::ago(at, now), date: format::date(at), method })
 }
 
 impl Row {

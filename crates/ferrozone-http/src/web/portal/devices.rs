@@ -13,7 +13,7 @@ use ferrozone_domain::service::device_rights::Allowance;
 use ferrozone_domain::store::DeviceQuery;
 use ferrozone_domain::Timestamp;
 
-use super::format::DeviceRow;
+use super::row::DeviceRow;
 use crate::routes::devices::{cursor_of, parse_cursor};
 use crate::web::page_error::PageError;
 use crate::web::viewer::{Nav, Section, Viewer};

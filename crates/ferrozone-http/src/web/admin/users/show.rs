@@ -19,9 +19,10 @@ use super::super::super::page_error::PageError;
 use super::super::super::redirect;
 use super::super::super::viewer::{Nav, Section, Viewer};
 use super::new::FieldErrors;
-use super::{last_sign_in, refusal, when, LastSignIn, Status};
+use super::{last_sign_in, refusal, LastSignIn, Status};
 use crate::error::ApiError;
 use crate::extract::FormFields;
+use crate::web::format;
 use crate::web::viewer::AdminViewer;
 use crate::AppState;
 
@@ -71,7 +72,7 @@ impl DeviceRow {
             name: device.name,
             addresses: if addresses.is_empty() { "none".to_owned() } else { addresses.join(", ") },
             online,
-            seen: device.stats.latest_handshake.map(|at| when::ago(at, now)),
+            seen: device.stats.latest_handshake.map(|at| format::ago(at, now)),
         }
     }
 }
@@ -91,7 +92,7 @@ struct SessionRow {
 
 impl SessionRow {
     fn new(session: &Session) -> Self {
-        Self { created: when::date(session.inserted_at), expires: when::date(session.expires_at) }
+        Self { created: format::date(session.inserted_at), expires: format::date(session.expires_at) }
     }
 }
 
@@ -146,7 +147,7 @@ async fn render(
     let belongings = app.domain.user_belongings(actor, id).await?;
     let totp = app.domain.totp_status_of(actor, id).await?;
     let two_factor = TwoFactor {
-        since: totp.enrolled.then(|| totp.since.map(when::date).unwrap_or_default()),
+        since: totp.enrolled.then(|| totp.since.map(format::date).unwrap_or_default()),
         recovery_codes_left: totp.recovery_codes_left,
         required: totp.required,
     };
@@ -157,7 +158,7 @@ async fn render(
         nav: viewer.nav(Section::AdminUsers),
         admin: user.role == Role::Admin,
         own: viewer.user().id == user.id,
-        created: when::date(user.inserted_at),
+        created: format::date(user.inserted_at),
         status: Status::of(&user),
         last: last_sign_in(&user, now),
         devices: devices.into_iter().map(|d| DeviceRow::new(d, now)).collect(),
