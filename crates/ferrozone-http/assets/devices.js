@@ -5,6 +5,8 @@
 // server's (src/web/format.rs and src/web/portal/row.rs): change both together.
 
 const EVERY_MS = 10_000;
+// The domain's ONLINE_WINDOW_SECS (ferrozone-domain model.rs): online means a handshake
+// at most this old.
 const ONLINE_SECS = 180;
 const NONE = '—';
 

@@ -29,11 +29,6 @@ use crate::AppState;
 /// How many of a user's devices the page lists.
 const DEVICES_SHOWN: u32 = 50;
 
-/// A device that completed a handshake this recently is online: WireGuard renews its
-/// session every two minutes while traffic flows, and a keepalive peer shakes hands at
-/// least that often.
-const ONLINE_SECS: i64 = 180;
-
 #[derive(askama::Template)]
 #[template(path = "admin/user.html")]
 struct UserPage<'a> {
@@ -65,13 +60,11 @@ impl DeviceRow {
     fn new(device: Device, now: Timestamp) -> Self {
         let addresses = [device.ipv4.map(|a| a.to_string()), device.ipv6.map(|a| a.to_string())];
         let addresses: Vec<String> = addresses.into_iter().flatten().collect();
-        let online =
-            device.stats.latest_handshake.is_some_and(|at| now.micros() - at.micros() <= ONLINE_SECS * 1_000_000);
         Self {
             id: device.id,
             name: device.name,
             addresses: if addresses.is_empty() { "none".to_owned() } else { addresses.join(", ") },
-            online,
+            online: device.stats.is_online(now),
             seen: device.stats.latest_handshake.map(|at| format::ago(at, now)),
         }
     }
