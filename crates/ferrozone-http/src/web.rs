@@ -10,6 +10,7 @@ pub mod format;
 pub(crate) mod html;
 mod oidc;
 mod page_error;
+mod pager;
 pub mod portal;
 pub mod providers;
 pub mod saml;

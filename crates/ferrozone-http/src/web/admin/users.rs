@@ -13,6 +13,7 @@ use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
 
 use super::super::page_error::PageError;
+use super::super::pager::Pager;
 use super::super::viewer::{AdminViewer, Nav, Section};
 use super::super::{format, html};
 use crate::routes::users::page::{next_cursor, parse_cursor, DEFAULT_LIMIT};
@@ -116,10 +117,7 @@ struct ListPage<'a> {
     nav: Nav<'a>,
     q: &'a str,
     rows: Vec<Row>,
-    /// The query string of the next page's link, if there is a next page.
-    next: Option<String>,
-    /// On a later page, the link back to the first.
-    first: Option<String>,
+    pager: Pager,
     deleted: bool,
     hints: Vec<Hint>,
 }
@@ -141,7 +139,7 @@ async fn list(
         if !q.is_empty() {
             link.append_pair("q", q);
         }
-        link.append_pair("page_cursor", &cursor).finish()
+        format!("/admin/users?{}", link.append_pair("page_cursor", &cursor).finish())
     });
     let now = Timestamp::now();
     let rows = users.into_iter().map(|listed| Row::new(listed, now)).collect();
@@ -150,7 +148,7 @@ async fn list(
         q => format!("/admin/users?{}", form_urlencoded::Serializer::new(String::new()).append_pair("q", q).finish()),
     });
     let nav = viewer.nav(Section::AdminUsers);
-    let page = ListPage { nav, q, rows, next, first, deleted: params.deleted, hints: hints(&app) };
+    let page = ListPage { nav, q, rows, pager: Pager::pages(first, next), deleted: params.deleted, hints: hints(&app) };
     Ok(html::response(StatusCode::OK, page))
 }
 

@@ -16,6 +16,7 @@ use ferrozone_domain::Timestamp;
 use super::row::DeviceRow;
 use crate::routes::devices::{cursor_of, parse_cursor};
 use crate::web::page_error::PageError;
+use crate::web::pager::Pager;
 use crate::web::viewer::{Nav, Section, Viewer};
 use crate::web::{html, query_value};
 use crate::AppState;
@@ -38,8 +39,7 @@ struct DevicesPage<'a> {
     allowance: Allowance,
     /// The cursor this page starts after (`?after=`), `""` on the first page.
     after: String,
-    /// The link to the next page, when this one is full.
-    next: Option<String>,
+    pager: Pager,
     page_size: u32,
 }
 
@@ -85,7 +85,7 @@ async fn my_devices(
         rows: devices.iter().map(|d| DeviceRow::new(d, now)).collect(),
         allowance,
         after: if after.is_some() { after_text } else { String::new() },
-        next: next.flatten(),
+        pager: Pager { label: "Pages of devices", first: after.map(|_| "/".to_owned()), next: next.flatten() },
         page_size: PAGE_SIZE,
     };
     Ok(html::response(StatusCode::OK, page))
