@@ -11,7 +11,7 @@ use ferrozone_domain::store::{DeviceQuery, Presence};
 use ferrozone_domain::{Device, DomainError, Timestamp};
 
 use super::hints::{hints, Hint};
-use crate::routes::devices::{cursor_of, parse_cursor};
+use crate::routes::cursor;
 use crate::web::format::{bytes, When};
 use crate::web::page_error::PageError;
 use crate::web::pager::Pager;
@@ -113,7 +113,7 @@ async fn list(
         _ => return Err(Refused(StatusCode::BAD_REQUEST, "Choose Online, Offline or All.")),
     };
     if !filter.after.is_empty() {
-        let cursor = parse_cursor(&filter.after);
+        let cursor = cursor::decode(&filter.after);
         query.after = Some(cursor.ok_or(Refused(StatusCode::BAD_REQUEST, "This page link is not valid."))?);
     }
     if !filter.user.is_empty() {
@@ -127,7 +127,8 @@ async fn list(
     let devices = app.domain.list_devices(viewer.principal(), query).await?;
     let owners = app.domain.device_owners(viewer.principal(), &devices).await?;
     if devices.len() == PAGE as usize {
-        page.pager.next = devices.last().map(|last| page_link(filter, Some(&cursor_of(last))));
+        page.pager.next =
+            devices.last().map(|last| page_link(filter, Some(&cursor::encode(last.inserted_at, last.id))));
     }
     let now = Timestamp::now();
     page.rows = devices

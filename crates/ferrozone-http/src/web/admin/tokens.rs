@@ -13,8 +13,7 @@ use uuid::Uuid;
 use super::hints::{hints, Hint};
 use crate::error::ApiError;
 use crate::extract::FormFields;
-use crate::routes::devices::parse_cursor;
-use crate::routes::tokens::token_cursor;
+use crate::routes::cursor;
 use crate::web::format::When;
 use crate::web::page_error::PageError;
 use crate::web::pager::Pager;
@@ -66,14 +65,16 @@ async fn page(
         error: None,
         pager: Pager::pages((!after.is_empty()).then(|| "/admin/tokens".to_owned()), None),
     };
-    let cursor = if after.is_empty() { None } else { parse_cursor(&after) };
+    let cursor = if after.is_empty() { None } else { cursor::decode(&after) };
     if !after.is_empty() && cursor.is_none() {
         page.error = Some("This page link is not valid.");
         return Ok(html::response(StatusCode::BAD_REQUEST, page));
     }
     let tokens = app.domain.list_all_tokens(viewer.principal(), TokenPage { after: cursor, limit: PAGE }).await?;
     if tokens.len() == PAGE as usize {
-        page.pager.next = tokens.last().map(|(token, _)| format!("/admin/tokens?after={}", token_cursor(token)));
+        page.pager.next = tokens
+            .last()
+            .map(|(token, _)| format!("/admin/tokens?after={}", cursor::encode(token.inserted_at, token.id)));
     }
     let now = Timestamp::now();
     page.rows = tokens

@@ -16,7 +16,8 @@ use super::super::page_error::PageError;
 use super::super::pager::Pager;
 use super::super::viewer::{AdminViewer, Nav, Section};
 use super::super::{format, html};
-use crate::routes::users::page::{next_cursor, parse_cursor, DEFAULT_LIMIT};
+use crate::routes::cursor;
+use crate::routes::users::page::{next_cursor, DEFAULT_LIMIT};
 use crate::AppState;
 
 mod delete;
@@ -130,7 +131,7 @@ async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, PageError> {
     let params = ListParams::parse(raw.as_deref());
-    let after = params.page_cursor.as_deref().and_then(parse_cursor);
+    let after = params.page_cursor.as_deref().and_then(cursor::decode);
     let q = params.q.trim();
     let query = UserQuery { email_contains: Some(q.to_owned()), after, limit: DEFAULT_LIMIT };
     let users = app.domain.list_users_page(viewer.principal(), query).await?;

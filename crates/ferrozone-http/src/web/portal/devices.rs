@@ -14,7 +14,7 @@ use ferrozone_domain::store::DeviceQuery;
 use ferrozone_domain::Timestamp;
 
 use super::row::DeviceRow;
-use crate::routes::devices::{cursor_of, parse_cursor};
+use crate::routes::cursor;
 use crate::web::page_error::PageError;
 use crate::web::pager::Pager;
 use crate::web::viewer::{Nav, Section, Viewer};
@@ -72,12 +72,12 @@ async fn my_devices(
 ) -> Result<Response, PageError> {
     let user_id = viewer.user().id;
     let after_text = query_value(query.as_deref(), "after");
-    let after = parse_cursor(&after_text);
+    let after = cursor::decode(&after_text);
     let query = DeviceQuery { user_id: Some(user_id), after, limit: Some(PAGE_SIZE), presence: None };
     let devices = app.domain.list_devices(viewer.principal(), query).await?;
     let allowance = app.domain.device_allowance(viewer.principal()).await?;
-    let next =
-        (devices.len() == PAGE_SIZE as usize).then(|| devices.last().map(|d| format!("/?after={}", cursor_of(d))));
+    let next = (devices.len() == PAGE_SIZE as usize)
+        .then(|| devices.last().map(|d| format!("/?after={}", cursor::encode(d.inserted_at, d.id))));
     let now = Timestamp::now();
     let page = DevicesPage {
         nav: viewer.nav(Section::Devices),
