@@ -283,3 +283,18 @@ pub struct TotpRecord {
     pub last_step: Option<i64>,
     pub recovery_codes_left: u32,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn online_means_a_handshake_at_most_three_minutes_old() {
+        let now = Timestamp::from_secs(1_800_000_000);
+        let seen = |at: Option<Timestamp>| PeerStats { latest_handshake: at, ..PeerStats::default() }.is_online(now);
+        assert!(seen(Some(now)) && seen(Some(now.plus_secs(-180))) && seen(Some(online_cutoff(now))));
+        assert!(seen(Some(now.plus_secs(5))), "a clock a little ahead is still online");
+        assert!(!seen(Some(Timestamp::from_micros(online_cutoff(now).micros() - 1))));
+        assert!(!seen(Some(now.plus_secs(-181))) && !seen(None));
+    }
+}

@@ -2,9 +2,11 @@
 // from /v0/devices (the session cookie authenticates a read) every 10 seconds and updates
 // the rows in place: status, last handshake, traffic, remote address; new devices appear,
 // deleted ones go. Relative times are recomputed on every tick. The words match the
-// server's (src/web/portal/format.rs): change both together.
+// server's (src/web/format.rs and src/web/portal/row.rs): change both together.
 
 const EVERY_MS = 10_000;
+// The domain's ONLINE_WINDOW_SECS (ferrozone-domain model.rs): online means a handshake
+// at most this old.
 const ONLINE_SECS = 180;
 const NONE = '—';
 
@@ -14,13 +16,17 @@ const used = document.getElementById('devices-used');
 const blank = document.getElementById('device-row');
 let timer = null;
 
-/** "never", "just now", "2 minutes ago", ... as the server says it. */
+/** "never", "just now", "2 minutes ago", "3 months ago", ... as the server says it. */
 function relative(iso, now) {
   if (!iso) return 'never';
   const secs = Math.floor((now - Date.parse(iso)) / 1000);
   if (secs < 60) return 'just now';
+  const days = (n) => n * 86400;
   const [count, unit] = secs < 3600 ? [Math.floor(secs / 60), 'minute']
-    : secs < 86400 ? [Math.floor(secs / 3600), 'hour'] : [Math.floor(secs / 86400), 'day'];
+    : secs < days(1) ? [Math.floor(secs / 3600), 'hour']
+    : secs < days(60) ? [Math.floor(secs / days(1)), 'day']
+    : secs < days(730) ? [Math.floor(secs / days(30)), 'month']
+    : [Math.floor(secs / days(365)), 'year'];
   return `${count} ${unit}${count === 1 ? '' : 's'} ago`;
 }
 

@@ -2,6 +2,7 @@
 //! without its entry in the OpenAPI document.
 
 pub mod configuration;
+pub mod cursor;
 pub mod devices;
 pub mod health;
 pub mod me;

@@ -3,15 +3,14 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use ferrozone_domain::input::{DeviceChanges, NewDevice};
 use ferrozone_domain::store::{DeviceQuery, Presence};
-use ferrozone_domain::{Device, Timestamp};
+use ferrozone_domain::Device;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use super::cursor;
 use crate::dto::{DeviceData, DeviceDto, DeviceList, PageMetadata};
 use crate::error::ApiError;
 use crate::extract::{Auth, DeviceReader, JsonObject, PathId};
@@ -55,7 +54,9 @@ async fn list_devices(
     let devices = app.domain.list_devices(&actor, query).await?;
     let metadata = Some(PageMetadata {
         limit,
-        next_page_cursor: (devices.len() == limit as usize).then(|| devices.last().map(cursor_of)).flatten(),
+        next_page_cursor: (devices.len() == limit as usize)
+            .then(|| devices.last().map(|d| cursor::encode(d.inserted_at, d.id)))
+            .flatten(),
     });
     let data = devices.into_iter().map(|d| DeviceDto::new(&app.domain, d)).collect::<Result<_, _>>()?;
     Ok(reply::json(StatusCode::OK, &DeviceList { data, metadata }))
@@ -173,17 +174,6 @@ fn device_id(id: PathId) -> Result<Uuid, ApiError> {
     id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)
 }
 
-/// The `page_cursor` that continues a list after `d` (also the portal's paging).
-pub(crate) fn cursor_of(d: &Device) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{}:{}", d.inserted_at.micros(), d.id))
-}
-
-pub(crate) fn parse_cursor(text: &str) -> Option<(Timestamp, Uuid)> {
-    let decoded = String::from_utf8(URL_SAFE_NO_PAD.decode(text).ok()?).ok()?;
-    let (micros, id) = decoded.split_once(':')?;
-    Some((Timestamp::from_micros(micros.parse().ok()?), Uuid::parse_str(id).ok()?))
-}
-
 fn parse_list_query(raw: &str) -> Result<DeviceQuery, ApiError> {
     let mut query = DeviceQuery::default();
     for (key, value) in form_urlencoded::parse(raw.as_bytes()) {
@@ -196,7 +186,7 @@ fn parse_list_query(raw: &str) -> Result<DeviceQuery, ApiError> {
                 Ok(n @ 1..=1000) => query.limit = Some(n),
                 _ => return Err(bad("`limit` must be an integer from 1 to 1000")),
             },
-            "page_cursor" => query.after = Some(parse_cursor(&value).ok_or_else(|| bad("`page_cursor` is invalid"))?),
+            "page_cursor" => query.after = Some(cursor::from_query(&value)?),
             "online" => match value.as_ref() {
                 "true" => query.presence = Some(Presence::now(true)),
                 "false" => query.presence = Some(Presence::now(false)),

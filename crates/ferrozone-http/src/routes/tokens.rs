@@ -4,8 +4,6 @@
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use ferrozone_domain::input::NewToken;
 use ferrozone_domain::model::ApiToken;
 use ferrozone_domain::store::TokenPage;
@@ -16,6 +14,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use super::cursor;
 use crate::dto::{PageMetadata, Time};
 use crate::error::ApiError;
 use crate::extract::{Auth, JsonObject, PathId};
@@ -116,18 +115,13 @@ async fn list_tokens(
 async fn list_all_tokens(app: &AppState, actor: &Principal, page: TokenPage) -> Result<Response, ApiError> {
     let tokens = app.domain.list_all_tokens(actor, page).await?;
     let full = tokens.len() == page.limit as usize;
-    let next_page_cursor = tokens.last().filter(|_| full).map(|(t, _)| token_cursor(t));
+    let next_page_cursor = tokens.last().filter(|_| full).map(|(t, _)| cursor::encode(t.inserted_at, t.id));
     let data = tokens
         .into_iter()
         .map(|(token, owner)| TokenDto { user_email: Some(owner.email), ..TokenDto::from(token) })
         .collect();
     let metadata = Some(PageMetadata { limit: page.limit, next_page_cursor });
     Ok(reply::json(StatusCode::OK, &TokenList { data, metadata }))
-}
-
-/// The position after `token` in the list of every token, as a `page_cursor`.
-pub(crate) fn token_cursor(token: &ApiToken) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{}:{}", token.inserted_at.micros(), token.id))
 }
 
 /// The page `all=true` asks for, or `None` without it; malformed values are a 400.
@@ -145,10 +139,7 @@ fn all_tokens_query(raw: &str) -> Result<Option<TokenPage>, ApiError> {
                 Ok(n @ 1..=1000) => page.limit = n,
                 _ => return Err(bad("`limit` must be an integer from 1 to 1000")),
             },
-            "page_cursor" => {
-                let cursor = crate::routes::devices::parse_cursor(&value);
-                page.after = Some(cursor.ok_or_else(|| bad("`page_cursor` is invalid"))?);
-            }
+            "page_cursor" => page.after = Some(cursor::from_query(&value)?),
             _ => {}
         }
     }

@@ -5,7 +5,6 @@
 mod devices;
 mod hints;
 mod settings;
-mod show;
 mod tokens;
 
 use axum::response::Response;

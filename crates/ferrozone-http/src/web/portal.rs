@@ -10,7 +10,7 @@ mod account;
 mod add_device;
 mod device;
 mod devices;
-pub mod format;
+pub mod row;
 mod two_factor;
 
 pub fn routes() -> Router<AppState> {

@@ -1,13 +1,10 @@
 //! Paging `GET /v0/users` (and the console's user list): its query and its cursors, of the
 //! same form as `/v0/devices`' (the position `(inserted_at, id)` of the last user shown).
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
 use ferrozone_domain::store::{ListedUser, UserQuery};
-use ferrozone_domain::Timestamp;
-use uuid::Uuid;
 
 use crate::error::ApiError;
+use crate::routes::cursor;
 
 /// The page size when `limit` is not given.
 pub const DEFAULT_LIMIT: u32 = 50;
@@ -23,7 +20,7 @@ pub fn parse_query(raw: &str) -> Result<Option<UserQuery>, ApiError> {
                 Ok(n @ 1..=1000) => query.limit = n,
                 _ => return Err(bad("`limit` must be an integer from 1 to 1000")),
             },
-            "page_cursor" => query.after = Some(parse_cursor(&value).ok_or_else(|| bad("`page_cursor` is invalid"))?),
+            "page_cursor" => query.after = Some(cursor::from_query(&value)?),
             "q" => query.email_contains = Some(value.into_owned()),
             _ => continue,
         }
@@ -36,17 +33,7 @@ pub fn parse_query(raw: &str) -> Result<Option<UserQuery>, ApiError> {
 /// `limit`).
 pub fn next_cursor(users: &[ListedUser], limit: u32) -> Option<String> {
     let last = users.last().filter(|_| users.len() == limit as usize)?;
-    Some(cursor_of(last.user.inserted_at, last.user.id))
-}
-
-pub fn cursor_of(inserted_at: Timestamp, id: Uuid) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{}:{}", inserted_at.micros(), id))
-}
-
-pub fn parse_cursor(text: &str) -> Option<(Timestamp, Uuid)> {
-    let decoded = String::from_utf8(URL_SAFE_NO_PAD.decode(text).ok()?).ok()?;
-    let (micros, id) = decoded.split_once(':')?;
-    Some((Timestamp::from_micros(micros.parse().ok()?), Uuid::parse_str(id).ok()?))
+    Some(cursor::encode(last.user.inserted_at, last.user.id))
 }
 
 fn bad(message: &str) -> ApiError {

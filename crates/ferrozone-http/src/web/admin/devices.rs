@@ -11,9 +11,10 @@ use ferrozone_domain::store::{DeviceQuery, Presence};
 use ferrozone_domain::{Device, DomainError, Timestamp};
 
 use super::hints::{hints, Hint};
-use super::show::{bytes, When};
-use crate::routes::devices::{cursor_of, parse_cursor};
+use crate::routes::cursor;
+use crate::web::format::{bytes, When};
 use crate::web::page_error::PageError;
+use crate::web::pager::Pager;
 use crate::web::viewer::{AdminViewer, Nav, Section};
 use crate::web::{html, query_value};
 use crate::AppState;
@@ -44,10 +45,7 @@ struct DevicesPage<'a> {
     rows: Vec<Row>,
     /// The owner filtered by, when one is: "Add a device for this user" links to them.
     owner_id: Option<String>,
-    /// The query of the next page, when there may be one.
-    next: Option<String>,
-    /// On a later page, the query of the first one (with the same filter).
-    first: Option<String>,
+    pager: Pager,
 }
 
 /// One device as the table shows it.
@@ -78,8 +76,7 @@ async fn page(AdminViewer(viewer): AdminViewer, State(app): State<AppState>, Raw
         error: None,
         rows: Vec::new(),
         owner_id: None,
-        next: None,
-        first: (!filter.after.is_empty()).then(|| page_query(&filter, None)),
+        pager: Pager::pages((!filter.after.is_empty()).then(|| page_link(&filter, None)), None),
     };
     let status = match list(&app, &viewer, &filter, &mut page).await {
         Ok(()) => StatusCode::OK,
@@ -116,7 +113,7 @@ async fn list(
         _ => return Err(Refused(StatusCode::BAD_REQUEST, "Choose Online, Offline or All.")),
     };
     if !filter.after.is_empty() {
-        let cursor = parse_cursor(&filter.after);
+        let cursor = cursor::decode(&filter.after);
         query.after = Some(cursor.ok_or(Refused(StatusCode::BAD_REQUEST, "This page link is not valid."))?);
     }
     if !filter.user.is_empty() {
@@ -130,7 +127,8 @@ async fn list(
     let devices = app.domain.list_devices(viewer.principal(), query).await?;
     let owners = app.domain.device_owners(viewer.principal(), &devices).await?;
     if devices.len() == PAGE as usize {
-        page.next = devices.last().map(|last| page_query(filter, Some(&cursor_of(last))));
+        page.pager.next =
+            devices.last().map(|last| page_link(filter, Some(&cursor::encode(last.inserted_at, last.id))));
     }
     let now = Timestamp::now();
     page.rows = devices
@@ -160,8 +158,8 @@ fn row(device: Device, owner_email: String, now: Timestamp) -> Row {
     }
 }
 
-/// The query of the page after `cursor` (the first page without one), keeping the filter.
-fn page_query(filter: &Filter, cursor: Option<&str>) -> String {
+/// The link to the page after `cursor` (the first page without one), keeping the filter.
+fn page_link(filter: &Filter, cursor: Option<&str>) -> String {
     let mut query = form_urlencoded::Serializer::new(String::new());
     if !filter.user.is_empty() {
         query.append_pair("user", &filter.user);
@@ -172,5 +170,5 @@ fn page_query(filter: &Filter, cursor: Option<&str>) -> String {
     if let Some(cursor) = cursor {
         query.append_pair("after", cursor);
     }
-    query.finish()
+    format!("/admin/devices?{}", query.finish())
 }

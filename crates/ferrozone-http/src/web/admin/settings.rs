@@ -16,9 +16,9 @@ use ferrozone_domain::configuration::{Source, KEYS};
 use ferrozone_domain::Timestamp;
 
 use super::hints::{hints, Hint};
-use super::show::When;
 use crate::report::ReportedSetting;
 use crate::routes::health::{DataPlaneHealth, RoutingHealth};
+use crate::web::format::When;
 use crate::web::html;
 use crate::web::viewer::{AdminViewer, Nav, Section};
 use crate::AppState;

@@ -11,12 +11,12 @@ use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
 
 use super::hints::{hints, Hint};
-use super::show::When;
 use crate::error::ApiError;
 use crate::extract::FormFields;
-use crate::routes::devices::parse_cursor;
-use crate::routes::tokens::token_cursor;
+use crate::routes::cursor;
+use crate::web::format::When;
 use crate::web::page_error::PageError;
+use crate::web::pager::Pager;
 use crate::web::viewer::{AdminViewer, Nav, Section};
 use crate::web::{html, query_value, redirect};
 use crate::AppState;
@@ -37,8 +37,7 @@ struct TokensPage<'a> {
     /// What the page says first: a revoke that was done, or a bad page link.
     notice: Option<&'static str>,
     error: Option<&'static str>,
-    next: Option<String>,
-    later: bool,
+    pager: Pager,
 }
 
 struct Row {
@@ -64,17 +63,18 @@ async fn page(
         rows: Vec::new(),
         notice: (query_value(raw.as_deref(), "revoked") == "1").then_some("The token was revoked."),
         error: None,
-        next: None,
-        later: !after.is_empty(),
+        pager: Pager::pages((!after.is_empty()).then(|| "/admin/tokens".to_owned()), None),
     };
-    let cursor = if after.is_empty() { None } else { parse_cursor(&after) };
-    if page.later && cursor.is_none() {
+    let cursor = if after.is_empty() { None } else { cursor::decode(&after) };
+    if !after.is_empty() && cursor.is_none() {
         page.error = Some("This page link is not valid.");
         return Ok(html::response(StatusCode::BAD_REQUEST, page));
     }
     let tokens = app.domain.list_all_tokens(viewer.principal(), TokenPage { after: cursor, limit: PAGE }).await?;
     if tokens.len() == PAGE as usize {
-        page.next = tokens.last().map(|(token, _)| token_cursor(token));
+        page.pager.next = tokens
+            .last()
+            .map(|(token, _)| format!("/admin/tokens?after={}", cursor::encode(token.inserted_at, token.id)));
     }
     let now = Timestamp::now();
     page.rows = tokens

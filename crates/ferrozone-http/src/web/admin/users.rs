@@ -12,16 +12,17 @@ use ferrozone_domain::store::{ListedUser, UserQuery};
 use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
 
-use super::super::html;
 use super::super::page_error::PageError;
+use super::super::pager::Pager;
 use super::super::viewer::{AdminViewer, Nav, Section};
-use crate::routes::users::page::{next_cursor, parse_cursor, DEFAULT_LIMIT};
+use super::super::{format, html};
+use crate::routes::cursor;
+use crate::routes::users::page::{next_cursor, DEFAULT_LIMIT};
 use crate::AppState;
 
 mod delete;
 mod new;
 mod show;
-mod when;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -78,7 +79,7 @@ pub(super) struct Status {
 
 impl Status {
     pub fn of(user: &User) -> Self {
-        Self { disabled_since: user.disabled_at.map(when::date) }
+        Self { disabled_since: user.disabled_at.map(format::date) }
     }
 }
 
@@ -94,7 +95,7 @@ pub(super) struct LastSignIn {
 pub(super) fn last_sign_in(user: &User, now: Timestamp) -> Option<LastSignIn> {
     let at = user.last_signed_in_at?;
     let method = user.last_signed_in_method.clone().unwrap_or_else(|| "unknown".to_owned());
-    Some(LastSignIn { ago: when::ago(at, now), date: when::date(at), method })
+    Some(LastSignIn { ago: format::ago(at, now), date: format::date(at), method })
 }
 
 impl Row {
@@ -117,10 +118,7 @@ struct ListPage<'a> {
     nav: Nav<'a>,
     q: &'a str,
     rows: Vec<Row>,
-    /// The query string of the next page's link, if there is a next page.
-    next: Option<String>,
-    /// On a later page, the link back to the first.
-    first: Option<String>,
+    pager: Pager,
     deleted: bool,
     hints: Vec<Hint>,
 }
@@ -133,7 +131,7 @@ async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, PageError> {
     let params = ListParams::parse(raw.as_deref());
-    let after = params.page_cursor.as_deref().and_then(parse_cursor);
+    let after = params.page_cursor.as_deref().and_then(cursor::decode);
     let q = params.q.trim();
     let query = UserQuery { email_contains: Some(q.to_owned()), after, limit: DEFAULT_LIMIT };
     let users = app.domain.list_users_page(viewer.principal(), query).await?;
@@ -142,7 +140,7 @@ async fn list(
         if !q.is_empty() {
             link.append_pair("q", q);
         }
-        link.append_pair("page_cursor", &cursor).finish()
+        format!("/admin/users?{}", link.append_pair("page_cursor", &cursor).finish())
     });
     let now = Timestamp::now();
     let rows = users.into_iter().map(|listed| Row::new(listed, now)).collect();
@@ -151,7 +149,7 @@ async fn list(
         q => format!("/admin/users?{}", form_urlencoded::Serializer::new(String::new()).append_pair("q", q).finish()),
     });
     let nav = viewer.nav(Section::AdminUsers);
-    let page = ListPage { nav, q, rows, next, first, deleted: params.deleted, hints: hints(&app) };
+    let page = ListPage { nav, q, rows, pager: Pager::pages(first, next), deleted: params.deleted, hints: hints(&app) };
     Ok(html::response(StatusCode::OK, page))
 }
 

@@ -16,7 +16,7 @@ use ferrozone_domain::service::device_rights;
 use ferrozone_domain::{DomainError, Errors, Timestamp};
 use uuid::Uuid;
 
-use super::format::{self, DeviceRow, NONE};
+use super::row::{DeviceRow, NONE};
 use crate::error::ApiError;
 use crate::extract::FormFields;
 use crate::web::page_error::PageError;
@@ -72,7 +72,7 @@ impl DevicePage<'_> {
     }
 
     fn updated(&self) -> String {
-        format::day(self.device.updated_at)
+        crate::web::format::day(self.device.updated_at)
     }
 }
 

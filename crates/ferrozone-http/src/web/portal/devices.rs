@@ -13,9 +13,10 @@ use ferrozone_domain::service::device_rights::Allowance;
 use ferrozone_domain::store::DeviceQuery;
 use ferrozone_domain::Timestamp;
 
-use super::format::DeviceRow;
-use crate::routes::devices::{cursor_of, parse_cursor};
+use super::row::DeviceRow;
+use crate::routes::cursor;
 use crate::web::page_error::PageError;
+use crate::web::pager::Pager;
 use crate::web::viewer::{Nav, Section, Viewer};
 use crate::web::{html, query_value};
 use crate::AppState;
@@ -38,8 +39,7 @@ struct DevicesPage<'a> {
     allowance: Allowance,
     /// The cursor this page starts after (`?after=`), `""` on the first page.
     after: String,
-    /// The link to the next page, when this one is full.
-    next: Option<String>,
+    pager: Pager,
     page_size: u32,
 }
 
@@ -72,12 +72,12 @@ async fn my_devices(
 ) -> Result<Response, PageError> {
     let user_id = viewer.user().id;
     let after_text = query_value(query.as_deref(), "after");
-    let after = parse_cursor(&after_text);
+    let after = cursor::decode(&after_text);
     let query = DeviceQuery { user_id: Some(user_id), after, limit: Some(PAGE_SIZE), presence: None };
     let devices = app.domain.list_devices(viewer.principal(), query).await?;
     let allowance = app.domain.device_allowance(viewer.principal()).await?;
-    let next =
-        (devices.len() == PAGE_SIZE as usize).then(|| devices.last().map(|d| format!("/?after={}", cursor_of(d))));
+    let next = (devices.len() == PAGE_SIZE as usize)
+        .then(|| devices.last().map(|d| format!("/?after={}", cursor::encode(d.inserted_at, d.id))));
     let now = Timestamp::now();
     let page = DevicesPage {
         nav: viewer.nav(Section::Devices),
@@ -85,7 +85,7 @@ async fn my_devices(
         rows: devices.iter().map(|d| DeviceRow::new(d, now)).collect(),
         allowance,
         after: if after.is_some() { after_text } else { String::new() },
-        next: next.flatten(),
+        pager: Pager { label: "Pages of devices", first: after.map(|_| "/".to_owned()), next: next.flatten() },
         page_size: PAGE_SIZE,
     };
     Ok(html::response(StatusCode::OK, page))

@@ -19,19 +19,15 @@ use super::super::super::page_error::PageError;
 use super::super::super::redirect;
 use super::super::super::viewer::{Nav, Section, Viewer};
 use super::new::FieldErrors;
-use super::{last_sign_in, refusal, when, LastSignIn, Status};
+use super::{last_sign_in, refusal, LastSignIn, Status};
 use crate::error::ApiError;
 use crate::extract::FormFields;
+use crate::web::format;
 use crate::web::viewer::AdminViewer;
 use crate::AppState;
 
 /// How many of a user's devices the page lists.
 const DEVICES_SHOWN: u32 = 50;
-
-/// A device that completed a handshake this recently is online: WireGuard renews its
-/// session every two minutes while traffic flows, and a keepalive peer shakes hands at
-/// least that often.
-const ONLINE_SECS: i64 = 180;
 
 #[derive(askama::Template)]
 #[template(path = "admin/user.html")]
@@ -64,14 +60,12 @@ impl DeviceRow {
     fn new(device: Device, now: Timestamp) -> Self {
         let addresses = [device.ipv4.map(|a| a.to_string()), device.ipv6.map(|a| a.to_string())];
         let addresses: Vec<String> = addresses.into_iter().flatten().collect();
-        let online =
-            device.stats.latest_handshake.is_some_and(|at| now.micros() - at.micros() <= ONLINE_SECS * 1_000_000);
         Self {
             id: device.id,
             name: device.name,
             addresses: if addresses.is_empty() { "none".to_owned() } else { addresses.join(", ") },
-            online,
-            seen: device.stats.latest_handshake.map(|at| when::ago(at, now)),
+            online: device.stats.is_online(now),
+            seen: device.stats.latest_handshake.map(|at| format::ago(at, now)),
         }
     }
 }
@@ -91,7 +85,7 @@ struct SessionRow {
 
 impl SessionRow {
     fn new(session: &Session) -> Self {
-        Self { created: when::date(session.inserted_at), expires: when::date(session.expires_at) }
+        Self { created: format::date(session.inserted_at), expires: format::date(session.expires_at) }
     }
 }
 
@@ -146,7 +140,7 @@ async fn render(
     let belongings = app.domain.user_belongings(actor, id).await?;
     let totp = app.domain.totp_status_of(actor, id).await?;
     let two_factor = TwoFactor {
-        since: totp.enrolled.then(|| totp.since.map(when::date).unwrap_or_default()),
+        since: totp.enrolled.then(|| totp.since.map(format::date).unwrap_or_default()),
         recovery_codes_left: totp.recovery_codes_left,
         required: totp.required,
     };
@@ -157,7 +151,7 @@ async fn render(
         nav: viewer.nav(Section::AdminUsers),
         admin: user.role == Role::Admin,
         own: viewer.user().id == user.id,
-        created: when::date(user.inserted_at),
+        created: format::date(user.inserted_at),
         status: Status::of(&user),
         last: last_sign_in(&user, now),
         devices: devices.into_iter().map(|d| DeviceRow::new(d, now)).collect(),

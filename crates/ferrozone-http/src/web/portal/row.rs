@@ -1,0 +1,47 @@
+//! A device as a row of the portal's lists (`My devices`, and the device page's summary):
+//! every value as the page shows it, in the words of [`crate::web::format`].
+
+use ferrozone_domain::model::Device;
+use ferrozone_domain::Timestamp;
+
+use crate::web::format::{ago, bytes, day};
+
+/// A device as a row of the portal's lists: every value as the page shows it.
+pub struct DeviceRow {
+    pub id: String,
+    pub name: String,
+    pub ipv4: String,
+    pub ipv6: String,
+    pub online: bool,
+    /// The last handshake as RFC 3339, if there was one.
+    pub handshake_at: String,
+    pub handshake: String,
+    pub received: String,
+    pub sent: String,
+    pub remote: String,
+    pub created_at: String,
+    pub created: String,
+}
+
+/// What an absent address or value shows.
+pub const NONE: &str = "—";
+
+impl DeviceRow {
+    pub fn new(device: &Device, now: Timestamp) -> Self {
+        let stats = &device.stats;
+        Self {
+            id: device.id.to_string(),
+            name: device.name.clone(),
+            ipv4: device.ipv4.map_or(NONE.to_owned(), |a| a.to_string()),
+            ipv6: device.ipv6.map_or(NONE.to_owned(), |a| a.to_string()),
+            online: stats.is_online(now),
+            handshake_at: stats.latest_handshake.map(|t| t.to_string()).unwrap_or_default(),
+            handshake: stats.latest_handshake.map_or_else(|| "never".to_owned(), |at| ago(at, now)),
+            received: bytes(stats.rx_bytes.unwrap_or(0)),
+            sent: bytes(stats.tx_bytes.unwrap_or(0)),
+            remote: stats.remote_ip.clone().unwrap_or_else(|| NONE.to_owned()),
+            created_at: device.inserted_at.to_string(),
+            created: day(device.inserted_at),
+        }
+    }
+}
