@@ -13,9 +13,9 @@ use uuid::Uuid;
 use super::hints::{hints, Hint};
 use super::show::When;
 use crate::error::ApiError;
-use crate::extract::FormFields;
 use crate::routes::devices::parse_cursor;
 use crate::routes::tokens::token_cursor;
+use crate::web::checked_form::CheckedForm;
 use crate::web::page_error::PageError;
 use crate::web::viewer::{AdminViewer, Nav, Section};
 use crate::web::{html, query_value, redirect};
@@ -98,12 +98,8 @@ async fn revoke(
     AdminViewer(viewer): AdminViewer,
     State(app): State<AppState>,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     let id = Uuid::parse_str(&id).map_err(|_| PageError::from(ApiError::NotFound))?;
     match app.domain.revoke_token_as(viewer.principal(), id).await {
         Ok(()) | Err(DomainError::NotFound) => {}
