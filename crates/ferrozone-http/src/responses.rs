@@ -2,6 +2,9 @@
 //! route, written once instead of in every route's annotation. The bodies are those of
 //! docs/api.md section 4 (401), section 7 (400, 403, 404, 413, 415) and section 5 (422).
 
+use std::collections::BTreeMap;
+
+use utoipa::openapi::{RefOr, Response};
 use utoipa::IntoResponses;
 
 use crate::dto::{AuthErrors, ErrorBody, ValidationErrors};
@@ -58,29 +61,38 @@ pub enum BodyErrors {
     Invalid(ValidationErrors),
 }
 
-/// A route naming one item by its id and taking a JSON body: updates and replaces.
-#[allow(dead_code)]
-#[derive(IntoResponses)]
-pub enum ItemBodyErrors {
-    /// A body that is not a JSON object of the expected envelope.
-    #[response(status = 400)]
-    BadRequest(ErrorBody),
-    /// No token, an unknown or expired one, or its user is disabled.
-    #[response(status = 401)]
-    Unauthenticated(AuthErrors),
-    /// The token's user may not do this.
-    #[response(status = 403)]
-    Forbidden(ErrorBody),
-    /// No such item, or one the token's user may not see.
-    #[response(status = 404)]
-    NotFound(ErrorBody),
-    /// A body above the size limit.
-    #[response(status = 413)]
-    TooLarge(ErrorBody),
-    /// A body that is not `application/json`.
-    #[response(status = 415)]
-    UnsupportedMediaType(ErrorBody),
-    /// Invalid fields, each with its messages.
-    #[response(status = 422)]
-    Invalid(ValidationErrors),
+/// A route naming one item by its id and taking a JSON body: updates and replaces. Its
+/// answers are those of [`BodyErrors`] and [`ItemErrors`] together, written once there.
+pub struct ItemBodyErrors;
+
+impl IntoResponses for ItemBodyErrors {
+    fn responses() -> BTreeMap<String, RefOr<Response>> {
+        let mut all = BodyErrors::responses();
+        all.extend(ItemErrors::responses());
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn statuses<T: IntoResponses>() -> Vec<String> {
+        T::responses().into_keys().collect()
+    }
+
+    #[test]
+    fn an_item_with_a_body_answers_as_both() {
+        assert_eq!(statuses::<ItemBodyErrors>(), ["400", "401", "403", "404", "413", "415", "422"]);
+        let (body, item, both) = (BodyErrors::responses(), ItemErrors::responses(), ItemBodyErrors::responses());
+        let json = |r: Option<&RefOr<Response>>| serde_json::to_value(r.unwrap()).unwrap();
+        for (status, response) in &both {
+            let from = if status == "404" { &item } else { &body };
+            assert_eq!(json(Some(response)), json(from.get(status)), "{status}");
+        }
+        // Where both sets answer, they say the same.
+        for status in ["401", "403"] {
+            assert_eq!(json(body.get(status)), json(item.get(status)), "{status}");
+        }
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod assets;
+mod checked_form;
 pub mod cookies;
 pub mod current;
 pub mod format;

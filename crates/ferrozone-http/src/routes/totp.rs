@@ -3,11 +3,13 @@
 //! view and reset. The same use cases as the account page; codes sent here count against
 //! the account's sign-in throttle, as on the page.
 
+use std::net::IpAddr;
+
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use ferrozone_domain::service::totp::{RecoveryCodes, TotpStatus, WRONG_CODE};
-use ferrozone_domain::{DomainError, Errors};
+use ferrozone_domain::{DomainError, Errors, Principal};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use utoipa::ToSchema;
@@ -148,13 +150,7 @@ async fn confirm_totp(
     ClientAddr(address): ClientAddr,
     body: JsonObject,
 ) -> Result<Response, ApiError> {
-    let code = text(&body.object()?, "code");
-    let user = app.domain.acting_user(&actor).await?;
-    match throttled(&app, &user, address, app.domain.confirm_totp(user.id, &code)).await? {
-        Ok(Some(codes)) => Ok(codes_reply(codes)),
-        Ok(None) => Err(wrong_code()),
-        Err(refused) => Ok(too_many(refused.retry_after_secs())),
-    }
+    with_code(&app, &actor, address, body, CodeStep::Confirm).await
 }
 
 /// Make new recovery codes
@@ -173,9 +169,37 @@ async fn new_recovery_codes(
     ClientAddr(address): ClientAddr,
     body: JsonObject,
 ) -> Result<Response, ApiError> {
+    with_code(&app, &actor, address, body, CodeStep::NewRecoveryCodes).await
+}
+
+/// What a current `code` proves on the caller's own authenticator; either way the answer
+/// is a fresh set of recovery codes.
+#[derive(Clone, Copy)]
+enum CodeStep {
+    /// The authenticator being set up is the caller's: it now counts.
+    Confirm,
+    /// The old recovery codes are replaced.
+    NewRecoveryCodes,
+}
+
+/// `step` proven by the `code` in `body`, counted against the account's sign-in throttle:
+/// the new recovery codes, a wrong code 422, too many wrong codes 429.
+async fn with_code(
+    app: &AppState,
+    actor: &Principal,
+    address: IpAddr,
+    body: JsonObject,
+    step: CodeStep,
+) -> Result<Response, ApiError> {
     let code = text(&body.object()?, "code");
-    let user = app.domain.acting_user(&actor).await?;
-    match throttled(&app, &user, address, app.domain.new_recovery_codes(user.id, &code)).await? {
+    let user = app.domain.acting_user(actor).await?;
+    let check = async {
+        match step {
+            CodeStep::Confirm => app.domain.confirm_totp(user.id, &code).await,
+            CodeStep::NewRecoveryCodes => app.domain.new_recovery_codes(user.id, &code).await,
+        }
+    };
+    match throttled(app, &user, address, check).await? {
         Ok(Some(codes)) => Ok(codes_reply(codes)),
         Ok(None) => Err(wrong_code()),
         Err(refused) => Ok(too_many(refused.retry_after_secs())),

@@ -2,9 +2,7 @@
 //! ([`Viewer`]), or an administrator ([`AdminViewer`]). Pages that need one take it as an
 //! extractor; a browser without a session is sent to the sign-in page and back, an
 //! unprivileged user opening a console page gets a 403 page. Forms posted by a viewer carry
-//! the session's CSRF token ([`Viewer::check_form`]).
-
-use std::collections::HashMap;
+//! the session's CSRF token ([`super::checked_form::CheckedForm`]).
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
@@ -15,13 +13,18 @@ use ferrozone_domain::service::sessions::ActiveSession;
 use ferrozone_domain::service::Principal;
 
 use super::page_error::PageError;
-use super::{cookies, html, redirect, same_secret};
+use super::{cookies, html, redirect};
 use crate::AppState;
 
 /// A signed-in user, with the session's CSRF token.
 pub struct Viewer {
     pub session: ActiveSession,
 }
+
+/// The CSRF token of the session that authenticated this request's [`Viewer`], kept in the
+/// request's extensions so that the form it posted is checked without authenticating again.
+#[derive(Clone)]
+pub struct SessionCsrf(pub String);
 
 /// A signed-in administrator.
 #[allow(dead_code)]
@@ -81,28 +84,6 @@ impl Viewer {
     pub fn nav(&self, current: Section) -> Nav<'_> {
         Nav { email: &self.session.user.email, admin: self.is_admin(), current, csrf_token: self.csrf_token() }
     }
-
-    /// Whether a posted form carries this session's CSRF token in its `csrf_token` field;
-    /// if not, the 403 page to answer instead of doing anything.
-    #[allow(clippy::result_large_err)]
-    pub fn check_form(&self, fields: &HashMap<String, String>) -> Result<(), Response> {
-        let sent = fields.get("csrf_token").map(String::as_str);
-        if same_secret(sent, self.csrf_token()) {
-            Ok(())
-        } else {
-            Err(csrf_refused())
-        }
-    }
-}
-
-#[allow(dead_code)]
-/// The page answering a form posted without the session's CSRF token: nothing was done.
-pub fn csrf_refused() -> Response {
-    let page = html::message(
-        "Not done",
-        "The form did not carry this session's security token, so nothing was changed. Reload the page and try again.",
-    );
-    html::response(StatusCode::FORBIDDEN, page)
 }
 
 /// Why a page has no viewer: no valid session (to the sign-in page, coming back to the
@@ -145,7 +126,10 @@ impl FromRequestParts<AppState> for Viewer {
             return Err(NoViewer::SignIn(here));
         };
         match app.domain.authenticate_session(secret).await {
-            Ok(Ok(session)) => Ok(Viewer { session }),
+            Ok(Ok(session)) => {
+                parts.extensions.insert(SessionCsrf(session.csrf_token.clone()));
+                Ok(Viewer { session })
+            }
             Ok(Err(_)) => Err(NoViewer::SignIn(here)),
             Err(e) => Err(NoViewer::Failed(e.into())),
         }

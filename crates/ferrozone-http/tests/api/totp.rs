@@ -283,6 +283,8 @@ async fn the_api_sets_up_confirms_and_turns_off() {
         .await
         .expect_errors(json!({"totp": ["is already set up; turn it off first"]}));
 
+    let wrong = app.post("/v0/me/totp/recovery_codes", &token, json!({"code": code(&first, step + 1)})).await;
+    wrong.expect_errors(json!({"code": ["is incorrect or was already used"]}));
     let renewed = app.post("/v0/me/totp/recovery_codes", &token, json!({"code": code(&secret, step + 1)})).await;
     renewed.expect_status(StatusCode::OK);
     let recovery: Vec<Value> = renewed.data()["recovery_codes"].as_array().unwrap().clone();

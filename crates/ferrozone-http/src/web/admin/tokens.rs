@@ -12,8 +12,8 @@ use uuid::Uuid;
 
 use super::hints::{hints, Hint};
 use crate::error::ApiError;
-use crate::extract::FormFields;
 use crate::routes::cursor;
+use crate::web::checked_form::CheckedForm;
 use crate::web::format::When;
 use crate::web::page_error::PageError;
 use crate::web::pager::Pager;
@@ -98,12 +98,8 @@ async fn revoke(
     AdminViewer(viewer): AdminViewer,
     State(app): State<AppState>,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     let id = Uuid::parse_str(&id).map_err(|_| PageError::from(ApiError::NotFound))?;
     match app.domain.revoke_token_as(viewer.principal(), id).await {
         Ok(()) | Err(DomainError::NotFound) => {}

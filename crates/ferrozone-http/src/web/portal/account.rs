@@ -20,8 +20,9 @@ use super::super::page_error::PageError;
 use super::super::viewer::Viewer;
 use super::super::{cookies, html, query_value, redirect};
 use crate::error::ApiError;
-use crate::extract::{ClientAddr, FormFields, PathId};
+use crate::extract::{ClientAddr, PathId};
 use crate::routes::me::{change_own_password, THROTTLED};
+use crate::web::checked_form::CheckedForm;
 use crate::AppState;
 use view::{AccountPage, PasswordForm, TokenCreatedPage, TokenForm};
 
@@ -54,12 +55,8 @@ async fn change_password(
     State(app): State<AppState>,
     viewer: Viewer,
     ClientAddr(address): ClientAddr,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(fields): CheckedForm,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     let secret = |name: &str| fields.get(name).map(|v| Zeroizing::new(v.clone()));
     let input = PasswordChange {
         current_password: secret("current_password"),
@@ -100,12 +97,8 @@ fn with_retry_after(mut response: Response, secs: Option<u64>) -> Response {
 async fn create_token(
     State(app): State<AppState>,
     viewer: Viewer,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(fields): CheckedForm,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     let name = fields.get("name").cloned().unwrap_or_default();
     let days = fields.get("expires_in_days").map(|d| d.trim().to_owned()).unwrap_or_default();
     let input = new_token(&name, &days);
@@ -140,12 +133,8 @@ async fn revoke_token(
     State(app): State<AppState>,
     viewer: Viewer,
     id: PathId,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     let id = id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)?;
     let own = app.domain.list_tokens_as(viewer.principal(), None).await?;
     if !own.iter().any(|t| t.id == id) {
@@ -160,12 +149,8 @@ async fn revoke_token(
 async fn sign_out_everywhere(
     State(app): State<AppState>,
     viewer: Viewer,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     app.domain.sign_out_everywhere_as(viewer.principal()).await?;
     let mut response = redirect("/sign_in");
     let cleared = cookies::clear(cookies::SESSION, "/", app.web.secure_cookies);

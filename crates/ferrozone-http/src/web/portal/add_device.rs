@@ -21,8 +21,7 @@ use ferrozone_domain::service::devices::CreatedDevice;
 use ferrozone_domain::{names, DomainError, Errors};
 use uuid::Uuid;
 
-use crate::error::ApiError;
-use crate::extract::FormFields;
+use crate::web::checked_form::CheckedForm;
 use crate::web::page_error::PageError;
 use crate::web::viewer::{Nav, Section, Viewer};
 use crate::web::{html, query_value};
@@ -197,12 +196,8 @@ async fn form_page(
 async fn add(
     State(app): State<AppState>,
     viewer: Viewer,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(fields): CheckedForm,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     let entered = Entered::from_fields(&fields);
     let owner = owner_id(&viewer, &entered.user_id)?;
     let user = match app.domain.may_add_device_for(viewer.principal(), owner).await {

@@ -14,11 +14,12 @@ use ferrozone_domain::input::{DeviceChanges, Patch};
 use ferrozone_domain::model::{Device, User};
 use ferrozone_domain::service::device_rights;
 use ferrozone_domain::{DomainError, Errors, Timestamp};
+use serde::Deserialize;
 use uuid::Uuid;
 
 use super::row::{DeviceRow, NONE};
 use crate::error::ApiError;
-use crate::extract::FormFields;
+use crate::web::checked_form::CheckedForm;
 use crate::web::page_error::PageError;
 use crate::web::viewer::{Nav, Section, Viewer};
 use crate::web::{html, query_value, redirect};
@@ -144,21 +145,23 @@ async fn page(
     Ok(html::response(status, page))
 }
 
+/// The rename form: the device's new name and description (blank when not sent).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Rename {
+    name: String,
+    description: String,
+}
+
 /// Renames the device and sets its description, then back to its page; refused, the page
 /// again with the messages next to the fields and the values sent.
 async fn rename(
     State(app): State<AppState>,
     viewer: Viewer,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(Rename { name, description }): CheckedForm<Rename>,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     let device = visible(&app, &viewer, &id).await?;
-    let field = |name: &str| fields.get(name).cloned().unwrap_or_default();
-    let (name, description) = (field("name"), field("description"));
     let changes = DeviceChanges {
         name: Patch::Value(name.clone()),
         description: Patch::Value(description.clone()),
@@ -190,12 +193,8 @@ async fn delete(
     State(app): State<AppState>,
     viewer: Viewer,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     let device = visible(&app, &viewer, &id).await?;
     match app.domain.delete_device(viewer.principal(), device.id).await {
         Ok(()) => Ok(redirect("/")),

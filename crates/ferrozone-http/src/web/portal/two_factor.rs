@@ -12,9 +12,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use ferrozone_domain::service::totp::{RecoveryCodes, TotpStatus, REQUIRED};
 use ferrozone_domain::DomainError;
+use serde::Deserialize;
 
-use crate::error::ApiError;
-use crate::extract::{ClientAddr, FormFields};
+use crate::extract::ClientAddr;
+use crate::web::checked_form::CheckedForm;
 use crate::web::page_error::PageError;
 use crate::web::sign_in_code::{throttled, SetupView};
 use crate::web::viewer::{Nav, Section, Viewer};
@@ -33,6 +34,15 @@ pub fn routes() -> Router<AppState> {
         .route("/account/two_factor/confirm", post(confirm))
         .route("/account/two_factor/recovery_codes", post(new_codes))
         .route("/account/two_factor/turn_off", post(turn_off))
+}
+
+/// What a form proves a change with: an authenticator's (or a recovery) code, and to turn
+/// two-factor sign-in off the password instead; a field not sent is blank.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Proof {
+    code: String,
+    password: String,
 }
 
 /// The status as the page shows it.
@@ -86,15 +96,7 @@ async fn show(State(app): State<AppState>, viewer: Viewer) -> Result<Response, P
 }
 
 /// Makes a new secret and shows it (the one time it is shown, with its QR code).
-async fn start(
-    State(app): State<AppState>,
-    viewer: Viewer,
-    sent: Result<FormFields, ApiError>,
-) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
+async fn start(State(app): State<AppState>, viewer: Viewer, _: CheckedForm) -> Result<Response, PageError> {
     match app.domain.start_totp(viewer.user()).await {
         Ok(enrolment) => {
             let shown = Shown { setup: Some(SetupView::new(&enrolment)?), ..Shown::default() };
@@ -110,16 +112,11 @@ async fn confirm(
     State(app): State<AppState>,
     ClientAddr(address): ClientAddr,
     viewer: Viewer,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(Proof { code, .. }): CheckedForm<Proof>,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
-    let code = fields.get("code").map(String::as_str).unwrap_or_default();
     let user = viewer.user();
     let (status, error, retry_after) =
-        match throttled(&app, user, address, app.domain.confirm_totp(user.id, code)).await? {
+        match throttled(&app, user, address, app.domain.confirm_totp(user.id, &code)).await? {
             Ok(Some(codes)) => {
                 return render(&app, &viewer, StatusCode::OK, Shown { codes: Some(codes), ..Shown::default() }).await;
             }
@@ -139,15 +136,10 @@ async fn new_codes(
     State(app): State<AppState>,
     ClientAddr(address): ClientAddr,
     viewer: Viewer,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(Proof { code, .. }): CheckedForm<Proof>,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
-    let code = fields.get("code").map(String::as_str).unwrap_or_default();
     let user = viewer.user();
-    match throttled(&app, user, address, app.domain.new_recovery_codes(user.id, code)).await? {
+    match throttled(&app, user, address, app.domain.new_recovery_codes(user.id, &code)).await? {
         Ok(Some(codes)) => {
             render(&app, &viewer, StatusCode::OK, Shown { codes: Some(codes), ..Shown::default() }).await
         }
@@ -163,15 +155,10 @@ async fn turn_off(
     State(app): State<AppState>,
     ClientAddr(address): ClientAddr,
     viewer: Viewer,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(Proof { code, password }): CheckedForm<Proof>,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
-    let field = |name: &str| fields.get(name).map(String::as_str).filter(|v| !v.is_empty());
     let user = viewer.user();
-    let proof = async { Ok(app.domain.turn_off_totp(user, field("code"), field("password")).await?.then_some(())) };
+    let proof = async { Ok(app.domain.turn_off_totp(user, given(&code), given(&password)).await?.then_some(())) };
     match throttled(&app, user, address, proof).await {
         Ok(Ok(Some(()))) => Ok(redirect(PATH)),
         Ok(Ok(None)) => render(&app, &viewer, StatusCode::UNPROCESSABLE_ENTITY, error(WRONG_PROOF)).await,
@@ -182,6 +169,11 @@ async fn turn_off(
         Err(DomainError::Disallowed(_)) => render(&app, &viewer, StatusCode::FORBIDDEN, error(REQUIRED)).await,
         Err(e) => Err(e.into()),
     }
+}
+
+/// A field of a [`Proof`] as the domain takes it: a blank one was not given.
+fn given(value: &str) -> Option<&str> {
+    Some(value).filter(|v| !v.is_empty())
 }
 
 fn error(message: &str) -> Shown<'_> {

@@ -12,9 +12,8 @@ use super::super::super::page_error::PageError;
 use super::super::super::redirect;
 use super::super::super::viewer::{AdminViewer, Nav, Section, Viewer};
 use super::refusal;
-use super::show::{checked, user_id};
-use crate::error::ApiError;
-use crate::extract::FormFields;
+use super::show::user_id;
+use crate::web::checked_form::CheckedForm;
 use crate::AppState;
 
 #[derive(askama::Template)]
@@ -55,11 +54,8 @@ pub(super) async fn delete(
     State(app): State<AppState>,
     AdminViewer(viewer): AdminViewer,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    if let Err(refused) = checked(&viewer, sent) {
-        return Ok(refused);
-    }
     let uuid = user_id(&id)?;
     if viewer.user().id == uuid {
         let errors = vec!["You cannot delete yourself.".to_owned()];

@@ -16,8 +16,7 @@ use super::super::super::page_error::PageError;
 use super::super::super::redirect;
 use super::super::super::viewer::{AdminViewer, Nav, Section};
 use super::sentence;
-use crate::error::ApiError;
-use crate::extract::FormFields;
+use crate::web::checked_form::CheckedForm;
 use crate::AppState;
 
 #[derive(askama::Template)]
@@ -64,12 +63,8 @@ pub(super) async fn form(AdminViewer(viewer): AdminViewer) -> Response {
 pub(super) async fn create(
     State(app): State<AppState>,
     AdminViewer(viewer): AdminViewer,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(fields): CheckedForm,
 ) -> Result<Response, PageError> {
-    let FormFields(fields) = sent?;
-    if let Err(refused) = viewer.check_form(&fields) {
-        return Ok(refused);
-    }
     let field = |name: &str| fields.get(name).cloned().unwrap_or_default();
     let admin = field("role") == "admin";
     let input = new_user(&fields, admin);

@@ -2,11 +2,9 @@
 //! user, each a form posting to its own URL that comes back here with a notice
 //! (POST-redirect-GET), or shows the domain's refusal on this page (422).
 
-use std::collections::HashMap;
-
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use ferrozone_domain::input::{Patch, UserChanges};
 use ferrozone_domain::model::{Device, Session, User};
 use ferrozone_domain::store::DeviceQuery;
@@ -21,7 +19,7 @@ use super::super::super::viewer::{Nav, Section, Viewer};
 use super::new::FieldErrors;
 use super::{last_sign_in, refusal, LastSignIn, Status};
 use crate::error::ApiError;
-use crate::extract::FormFields;
+use crate::web::checked_form::CheckedForm;
 use crate::web::format;
 use crate::web::viewer::AdminViewer;
 use crate::AppState;
@@ -166,18 +164,6 @@ async fn render(
     Ok(html::response(status, page))
 }
 
-/// The fields of a form posted by `viewer`, if it carries the session's CSRF token; else
-/// the answer to give instead, having done nothing: the 403 page (or the page of a body
-/// that is not a form).
-#[allow(clippy::result_large_err)]
-pub(super) fn checked(
-    viewer: &Viewer,
-    sent: Result<FormFields, ApiError>,
-) -> Result<HashMap<String, String>, Response> {
-    let FormFields(fields) = sent.map_err(|e| PageError::from(e).into_response())?;
-    viewer.check_form(&fields).map(|()| fields)
-}
-
 /// `change` applied to the user; success goes back to the page with `done`, a refusal
 /// shows on the page.
 async fn act(
@@ -206,12 +192,8 @@ pub(super) async fn set_role(
     State(app): State<AppState>,
     AdminViewer(viewer): AdminViewer,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(fields): CheckedForm,
 ) -> Result<Response, PageError> {
-    let fields = match checked(&viewer, sent) {
-        Ok(fields) => fields,
-        Err(refused) => return Ok(refused),
-    };
     let role = match fields.get("role").map(String::as_str) {
         Some("admin") => Role::Admin,
         Some("unprivileged") => Role::Unprivileged,
@@ -227,11 +209,8 @@ pub(super) async fn disable(
     State(app): State<AppState>,
     AdminViewer(viewer): AdminViewer,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    if let Err(refused) = checked(&viewer, sent) {
-        return Ok(refused);
-    }
     let change = UserChanges { disabled: Some(true), ..UserChanges::default() };
     act(&app, &viewer, &id, change, "disabled").await
 }
@@ -241,11 +220,8 @@ pub(super) async fn enable(
     State(app): State<AppState>,
     AdminViewer(viewer): AdminViewer,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    if let Err(refused) = checked(&viewer, sent) {
-        return Ok(refused);
-    }
     let change = UserChanges { disabled: Some(false), ..UserChanges::default() };
     act(&app, &viewer, &id, change, "enabled").await
 }
@@ -257,12 +233,8 @@ pub(super) async fn set_password(
     State(app): State<AppState>,
     AdminViewer(viewer): AdminViewer,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    CheckedForm(fields): CheckedForm,
 ) -> Result<Response, PageError> {
-    let fields = match checked(&viewer, sent) {
-        Ok(fields) => fields,
-        Err(refused) => return Ok(refused),
-    };
     let secret = |name: &str| fields.get(name).map(|v| Zeroizing::new(v.clone()));
     let password = secret("password").filter(|p| !p.is_empty());
     if password.is_none() {
@@ -280,11 +252,8 @@ pub(super) async fn sign_out(
     State(app): State<AppState>,
     AdminViewer(viewer): AdminViewer,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    if let Err(refused) = checked(&viewer, sent) {
-        return Ok(refused);
-    }
     let id = user_id(&id)?;
     app.domain.sign_out_user(viewer.principal(), &id.to_string()).await?;
     Ok(redirect(&format!("/admin/users/{id}?done=signed_out")))
@@ -296,11 +265,8 @@ pub(super) async fn reset_two_factor(
     State(app): State<AppState>,
     AdminViewer(viewer): AdminViewer,
     Path(id): Path<String>,
-    sent: Result<FormFields, ApiError>,
+    _: CheckedForm,
 ) -> Result<Response, PageError> {
-    if let Err(refused) = checked(&viewer, sent) {
-        return Ok(refused);
-    }
     let id = user_id(&id)?;
     app.domain.reset_totp(viewer.principal(), id).await?;
     Ok(redirect(&format!("/admin/users/{id}?done=two_factor_reset")))
