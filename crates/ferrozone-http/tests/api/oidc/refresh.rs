@@ -8,6 +8,7 @@ use ferrozone_oidc::PassReport;
 use serde_json::json;
 
 use super::Env;
+use crate::admin_users::{admin_browser, page};
 
 /// The public keys of the peers the data plane should carry.
 async fn peer_keys(env: &Env) -> Vec<String> {
@@ -56,6 +57,13 @@ async fn a_revoked_grant_disables_the_user_and_its_peers_leave() {
     assert!(alice.disabled_at.is_some());
     let shown = env.app.show_user(&alice_id).await;
     assert_eq!((&shown["disabled_by"], &shown["disabled_by_provider"]), (&json!("identity_provider"), &json!("idp")));
+    let (mut admin, _, _) = admin_browser(&env.app).await;
+    let user_page = page(&admin.get(&format!("/admin/users/{alice_id}")).await);
+    assert!(user_page.contains("Disabled by the identity provider (idp)"), "{user_page}");
+    assert!(user_page.contains("The provider refused to renew the user's sign-in"), "{user_page}");
+    let list = page(&admin.get("/admin/users").await);
+    let row = list.split(">alice@example.com</a>").nth(1).unwrap().split("</tr>").next().unwrap();
+    assert!(row.contains("Disabled by the identity provider (idp)"), "{row}");
     assert!(!peer_keys(&env).await.contains(&key), "alice's device left the interface");
     env.app.get("/v0/devices", &alice_token).await.expect_auth_error("user_disabled");
     let left = env.app.domain.oidc_connections().await.unwrap();
