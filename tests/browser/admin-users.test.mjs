@@ -1,8 +1,9 @@
 // The console's users in a real browser: an admin creates a user with a password, that
 // user signs in elsewhere; disabling them sends their next page load to the sign-in page,
-// enabling lets them back; deleting goes through its confirmation. An unprivileged user
-// gets no console page, and a form posted without the CSRF token changes nothing. axe-core
-// on each page, screenshots at 1280 and 360 px. Run by scripts/browser-test.
+// and their status says an administrator did it; enabling lets them back; deleting goes
+// through its confirmation. An unprivileged user gets no console page, and a form posted
+// without the CSRF token changes nothing. axe-core on each page, screenshots at 1280 and
+// 360 px. Run by scripts/browser-test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { start, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, screenshots } from './harness.mjs';
@@ -61,6 +62,13 @@ test('an admin creates, disables, enables and deletes a user who signs in elsewh
   await admin.getByText('The user was disabled').waitFor();
   await theirs.reload();
   assert.equal(new URL(theirs.url()).pathname, '/sign_in', 'a disabled user is sent to sign in');
+  // The status says who disabled the user, on the user's page and in the list.
+  assert.match(await admin.locator('dl.facts').textContent(), /Disabled since .+Disabled by an administrator/);
+  await admin.goto(`${base}/admin/users`);
+  const row = admin.getByRole('row').filter({ has: admin.getByRole('link', { name: newEmail }) });
+  assert.match(await row.textContent(), /Disabled\s+since .+Disabled by an administrator/);
+  await checkAccessibility(admin, 'the user list with a disabled user');
+  await admin.goto(`${base}${userPath}`);
 
   await admin.getByRole('button', { name: 'Enable' }).click();
   await admin.getByText('The user was enabled').waitFor();

@@ -39,6 +39,9 @@ pub struct User {
     /// argon2id PHC string; `None` for users who sign in only through a provider.
     pub password_hash: Option<String>,
     pub disabled_at: Option<Timestamp>,
+    /// Who disabled the user, set and cleared with `disabled_at`. `None` while enabled, and
+    /// for a user disabled before Ferrozone kept the reason (then it is unknown).
+    pub disabled_by: Option<DisabledBy>,
     pub last_signed_in_at: Option<Timestamp>,
     pub last_signed_in_method: Option<String>,
     pub inserted_at: Timestamp,
@@ -54,10 +57,55 @@ impl User {
             role,
             password_hash,
             disabled_at: None,
+            disabled_by: None,
             last_signed_in_at: None,
             last_signed_in_method: None,
             inserted_at: now,
             updated_at: now,
+        }
+    }
+}
+
+/// Who disabled a user. Operators need it because the way back differs: a user an admin
+/// or the operator disabled is enabled again, one the identity provider refused needs
+/// the provider connection (or the user's grant) fixed first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DisabledBy {
+    /// An admin, through `/v0/users` or the admin console.
+    Admin,
+    /// The local operator, with `ferrozone user disable`.
+    Cli,
+    /// The OpenID Connect refresh: the provider with this id refused the user's refresh
+    /// token (with `disable_vpn_on_oidc_error` on).
+    IdentityProvider(String),
+}
+
+impl DisabledBy {
+    /// The stable wire and storage name of who disabled the user.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            DisabledBy::Admin => "admin",
+            DisabledBy::Cli => "cli",
+            DisabledBy::IdentityProvider(_) => "identity_provider",
+        }
+    }
+
+    /// The provider's id, when an identity provider disabled the user.
+    pub fn provider_id(&self) -> Option<&str> {
+        match self {
+            DisabledBy::IdentityProvider(id) => Some(id),
+            DisabledBy::Admin | DisabledBy::Cli => None,
+        }
+    }
+
+    /// The inverse of [`DisabledBy::as_str`] and [`DisabledBy::provider_id`]; `None` for
+    /// an unknown name, or a provider without its id.
+    pub fn parse(name: &str, provider_id: Option<String>) -> Option<Self> {
+        match (name, provider_id) {
+            ("admin", None) => Some(DisabledBy::Admin),
+            ("cli", None) => Some(DisabledBy::Cli),
+            ("identity_provider", Some(id)) => Some(DisabledBy::IdentityProvider(id)),
+            _ => None,
         }
     }
 }
@@ -241,6 +289,9 @@ pub struct UserUpdate {
     /// `Some(true)` disables the user (keeping an earlier `disabled_at`), `Some(false)`
     /// enables it.
     pub disabled: Option<bool>,
+    /// Who disables, recorded with a new `disabled_at` (a user already disabled keeps its
+    /// first reason, as it keeps its first time). `None` records no reason.
+    pub disabled_by: Option<DisabledBy>,
     /// Refuse to disable the only admin that is not disabled (the API's rule; the local
     /// operator may disable anyone).
     pub keep_an_enabled_admin: bool,

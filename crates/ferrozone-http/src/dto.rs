@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use ferrozone_domain::egress::Rule;
+use ferrozone_domain::model::DisabledBy;
 use ferrozone_domain::service::devices::CreatedDevice;
 use ferrozone_domain::{Device, Domain, Timestamp, User};
 use serde::Serialize;
@@ -118,6 +119,18 @@ pub struct UserDto {
     /// When the user was disabled (by an admin, the operator, or a provider's refusal);
     /// `null` when enabled.
     pub disabled_at: Option<Time>,
+    /// Who disabled the user: `admin` (through this API or the admin console), `cli`
+    /// (`ferrozone user disable`) or `identity_provider` (the OpenID Connect refresh, when the
+    /// provider refused the user's refresh token). Absent while the user is enabled, and for a
+    /// user disabled before Ferrozone recorded who did it. Read-only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false, read_only, value_type = String, example = "admin")]
+    pub disabled_by: Option<&'static str>,
+    /// The id of the identity provider that disabled the user; present only with
+    /// `"disabled_by": "identity_provider"`. Read-only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false, read_only, value_type = String, example = "google")]
+    pub disabled_by_provider: Option<String>,
     pub last_signed_in_at: Option<Time>,
     pub last_signed_in_method: Option<String>,
     pub inserted_at: Time,
@@ -131,6 +144,8 @@ impl From<User> for UserDto {
             email: u.email,
             role: u.role.as_str(),
             disabled_at: time(u.disabled_at),
+            disabled_by: u.disabled_by.as_ref().map(DisabledBy::as_str),
+            disabled_by_provider: u.disabled_by.as_ref().and_then(DisabledBy::provider_id).map(str::to_owned),
             last_signed_in_at: time(u.last_signed_in_at),
             last_signed_in_method: u.last_signed_in_method,
             inserted_at: Time(u.inserted_at),

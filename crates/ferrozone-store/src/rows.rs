@@ -9,8 +9,8 @@ use anyhow::{anyhow, Context};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::model::{
-    email_key, ActivePeer, ApiToken, CustomConfig, Device, OidcConnection, PeerStats, Role, Session, SignInFlow,
-    UseDefaults, User,
+    email_key, ActivePeer, ApiToken, CustomConfig, Device, DisabledBy, OidcConnection, PeerStats, Role, Session,
+    SignInFlow, UseDefaults, User,
 };
 use ferrozone_domain::store::STREAM_BATCH;
 use ferrozone_domain::{DomainError, Timestamp};
@@ -31,6 +31,8 @@ columns! {
         role: String [edit],
         password_hash: Option<String> [edit],
         disabled_at: Option<i64> [edit],
+        disabled_by: Option<String> [edit],
+        disabled_by_provider: Option<String> [edit],
         last_signed_in_at: Option<i64>,
         last_signed_in_method: Option<String>,
         inserted_at: i64,
@@ -47,6 +49,8 @@ impl From<&User> for UserRow {
             role: user.role.as_str().to_owned(),
             password_hash: user.password_hash.clone(),
             disabled_at: user.disabled_at.map(Timestamp::micros),
+            disabled_by: user.disabled_by.as_ref().map(|by| by.as_str().to_owned()),
+            disabled_by_provider: user.disabled_by.as_ref().and_then(|by| by.provider_id()).map(str::to_owned),
             last_signed_in_at: user.last_signed_in_at.map(Timestamp::micros),
             last_signed_in_method: user.last_signed_in_method.clone(),
             inserted_at: user.inserted_at.micros(),
@@ -60,12 +64,19 @@ impl TryFrom<UserRow> for User {
 
     fn try_from(row: UserRow) -> Result<Self> {
         let role = Role::parse(&row.role).ok_or_else(|| corrupt(anyhow!("user {} has role {:?}", row.id, row.role)))?;
+        let disabled_by = match row.disabled_by {
+            Some(name) => Some(DisabledBy::parse(&name, row.disabled_by_provider.clone()).ok_or_else(|| {
+                corrupt(anyhow!("user {} is disabled by {name:?} ({:?})", row.id, row.disabled_by_provider))
+            })?),
+            None => None,
+        };
         Ok(User {
             id: row.id,
             email: row.email,
             role,
             password_hash: row.password_hash,
             disabled_at: row.disabled_at.map(Timestamp::from_micros),
+            disabled_by,
             last_signed_in_at: row.last_signed_in_at.map(Timestamp::from_micros),
             last_signed_in_method: row.last_signed_in_method,
             inserted_at: Timestamp::from_micros(row.inserted_at),

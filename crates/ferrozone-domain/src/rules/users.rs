@@ -94,9 +94,12 @@ fn apply(stored: &User, update: &UserUpdate, now: Timestamp) -> Option<User> {
         user.role = role;
     }
     match update.disabled {
-        Some(true) => user.disabled_at = user.disabled_at.or(Some(now)),
-        Some(false) => user.disabled_at = None,
-        None => {}
+        Some(true) if user.disabled_at.is_none() => {
+            user.disabled_at = Some(now);
+            user.disabled_by.clone_from(&update.disabled_by);
+        }
+        Some(false) => (user.disabled_at, user.disabled_by) = (None, None),
+        Some(true) | None => {}
     }
     let new_password = update.password_hash.is_some();
     if new_password {
@@ -112,6 +115,7 @@ fn apply(stored: &User, update: &UserUpdate, now: Timestamp) -> Option<User> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::DisabledBy;
     use crate::rules::fake::FakeDb;
 
     fn user() -> User {
@@ -121,6 +125,7 @@ mod tests {
             role: Role::Admin,
             password_hash: None,
             disabled_at: None,
+            disabled_by: None,
             last_signed_in_at: None,
             last_signed_in_method: None,
             inserted_at: Timestamp::from_micros(1),
@@ -152,6 +157,25 @@ mod tests {
         let enabled = apply(&disabled, &enable, later).unwrap();
         assert_eq!((enabled.disabled_at, enabled.updated_at), (None, later));
         assert_eq!(apply(&enabled, &enable, later), None, "already enabled: no change");
+    }
+
+    #[test]
+    fn disabling_keeps_the_first_reason_and_enabling_clears_it() {
+        let (first, later) = (Timestamp::from_micros(5), Timestamp::from_micros(9));
+        let by = |who: DisabledBy| UserUpdate { disabled: Some(true), disabled_by: Some(who), ..UserUpdate::default() };
+        let provider = DisabledBy::IdentityProvider("google".into());
+        let disabled = apply(&user(), &by(provider.clone()), first).unwrap();
+        assert_eq!(disabled.disabled_by, Some(provider));
+        assert_eq!(apply(&disabled, &by(DisabledBy::Admin), later), None, "the first reason stays");
+        let enable = UserUpdate { disabled: Some(false), disabled_by: Some(DisabledBy::Cli), ..UserUpdate::default() };
+        let enabled = apply(&disabled, &enable, later).unwrap();
+        assert_eq!((enabled.disabled_at, enabled.disabled_by), (None, None));
+        let renamed = UserUpdate {
+            email: Some("b@example.com".into()),
+            disabled_by: Some(DisabledBy::Cli),
+            ..UserUpdate::default()
+        };
+        assert_eq!(apply(&user(), &renamed, later).unwrap().disabled_by, None, "a reason alone disables nothing");
     }
 
     #[test]

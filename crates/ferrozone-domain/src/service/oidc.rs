@@ -7,7 +7,7 @@ use zeroize::Zeroizing;
 
 use super::Domain;
 use crate::error::{DomainError, Result};
-use crate::model::{OidcConnection, UserUpdate};
+use crate::model::{DisabledBy, OidcConnection, UserUpdate};
 use crate::time::Timestamp;
 
 impl Domain {
@@ -63,8 +63,10 @@ impl Domain {
     /// after an operator enabled it) and, when `disable`, the user is disabled and the data
     /// plane woken, so its peers leave the interface. Nothing happens when a sign-in
     /// replaced the connection meanwhile: the user has a new grant. Idempotent: a user
-    /// already disabled keeps its first `disabled_at`, so processes sharing a database may
-    /// both get here. Returns whether this call disabled the user.
+    /// already disabled keeps its first `disabled_at` and reason, so processes sharing a
+    /// database may both get here. A user this disables is
+    /// [`DisabledBy::IdentityProvider`], naming the provider. Returns whether this call
+    /// disabled the user.
     pub async fn oidc_refresh_refused(&self, claimed: &OidcConnection, disable: bool) -> Result<bool> {
         let (user_id, provider_id) = (claimed.user_id, claimed.provider_id.as_str());
         if !self.store().delete_oidc_connection(user_id, provider_id, claimed.refreshed_at).await? {
@@ -78,7 +80,8 @@ impl Domain {
         if user.disabled_at.is_some() {
             return Ok(false);
         }
-        let update = UserUpdate { disabled: Some(true), ..UserUpdate::default() };
+        let by = DisabledBy::IdentityProvider(provider_id.to_owned());
+        let update = UserUpdate { disabled: Some(true), disabled_by: Some(by), ..UserUpdate::default() };
         match self.store().update_user(user_id, &update, Timestamp::now()).await {
             Ok(_) => {}
             Err(DomainError::NotFound) => return Ok(false),

@@ -6,7 +6,7 @@ use super::{Domain, Principal};
 use crate::crypto::hash_password;
 use crate::error::{DomainError, Result};
 use crate::input::{NewUser, UserChanges};
-use crate::model::{email_key, User, UserUpdate};
+use crate::model::{email_key, DisabledBy, User, UserUpdate};
 use crate::time::Timestamp;
 use crate::validate::user as rules;
 
@@ -73,6 +73,7 @@ impl Domain {
             role: edit.role,
             password_hash,
             disabled: edit.disabled,
+            disabled_by: Some(DisabledBy::Admin),
             keep_an_enabled_admin: true,
             keep_session: None,
         };
@@ -87,13 +88,15 @@ impl Domain {
     /// a disabled user's tokens are refused and its sessions end (the same store rule as
     /// [`Domain::update_user`]). Unlike an update through the API, any user may be
     /// disabled, the last admin included. Returns the user and whether anything changed;
-    /// disabling a disabled user keeps its original `disabled_at`.
+    /// disabling a disabled user keeps its original `disabled_at` and reason; a user
+    /// disabled here is [`DisabledBy::Cli`].
     pub async fn set_user_disabled(&self, email: &str, disabled: bool) -> Result<(User, bool)> {
         let target = self.user_with_email(email).await?.ok_or(DomainError::NotFound)?;
         if target.disabled_at.is_some() == disabled {
             return Ok((target, false));
         }
-        let update = UserUpdate { disabled: Some(disabled), ..UserUpdate::default() };
+        let update =
+            UserUpdate { disabled: Some(disabled), disabled_by: Some(DisabledBy::Cli), ..UserUpdate::default() };
         let user = self.store().update_user(target.id, &update, Timestamp::now()).await?;
         self.disabled_state_set(&user);
         Ok((user, true))
@@ -102,7 +105,8 @@ impl Domain {
     /// After a user was disabled or enabled: its peers leave or return.
     fn disabled_state_set(&self, user: &User) {
         self.peers_changed();
-        tracing::info!(user.id = %user.id, disabled = user.disabled_at.is_some(), "user disabled state set");
+        let by = user.disabled_by.as_ref().map(DisabledBy::as_str);
+        tracing::info!(user.id = %user.id, disabled = user.disabled_at.is_some(), disabled_by = by, "user disabled state set");
     }
 
     pub async fn delete_user(&self, actor: &Principal, key: &str) -> Result<()> {

@@ -83,6 +83,11 @@ async fn the_list_shows_users_with_status_sign_in_and_device_count() {
         "{}",
         row("off@example.com")
     );
+    assert!(row("off@example.com").contains("Disabled by an administrator"));
+    assert!(!row("kept@example.com").contains("Disabled by"));
+    app.domain.set_user_disabled("kept@example.com", true).await.unwrap();
+    let html = page(&browser.get("/admin/users").await);
+    assert!(html.split(">kept@example.com</a>").nth(1).unwrap().contains("Disabled from the command line"));
     assert!(row("boss@example.com").contains("just now</span> <span class=\"muted\">(password)"));
     assert!(row("admin@localhost").contains("<td>Admin</td>"));
     assert!(html.contains("href=\"/admin/users/new\""));

@@ -46,6 +46,7 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "console_indexes",
         sql: include_str!("../../migrations/sqlite/0012_console_indexes.sql"),
     },
+    Migration { version: 13, name: "disabled_by", sql: include_str!("../../migrations/sqlite/0013_disabled_by.sql") },
     Migration {
         version: 15,
         name: "change_counters",

@@ -1,6 +1,7 @@
 //! Users: CRUD, case-insensitive email uniqueness, the last admin, settings.
 
-use ferrozone_domain::model::{email_key, Role, UserUpdate};
+use ferrozone_domain::model::{email_key, DisabledBy, Role, UserUpdate};
+use ferrozone_domain::store::UserQuery;
 use ferrozone_domain::Timestamp;
 use uuid::Uuid;
 
@@ -83,6 +84,39 @@ async fn disabling_is_stored_and_idempotent() {
     let enabled = db.store.update_user(alice.id, &enable, even_later).await.unwrap();
     assert_eq!((enabled.disabled_at, enabled.updated_at), (None, even_later));
     assert_eq!(db.store.user_by_id(alice.id).await.unwrap(), Some(enabled));
+}
+
+#[tokio::test]
+async fn who_disabled_a_user_is_stored_kept_and_cleared() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let later = alice.updated_at.plus_secs(60);
+    let by = |who: DisabledBy| UserUpdate { disabled: Some(true), disabled_by: Some(who), ..UserUpdate::default() };
+    let provider = DisabledBy::IdentityProvider("corp-okta".into());
+    let disabled = db.store.update_user(alice.id, &by(provider.clone()), later).await.unwrap();
+    assert_eq!(disabled.disabled_by, Some(provider.clone()));
+    let again = db.store.update_user(alice.id, &by(DisabledBy::Admin), later.plus_secs(60)).await.unwrap();
+    assert_eq!(again, disabled, "the first reason stays, as the first time does");
+    assert_eq!(db.store.user_by_id(alice.id).await.unwrap(), Some(disabled.clone()));
+    assert_eq!(db.store.user_by_email("alice@example.com").await.unwrap(), Some(disabled.clone()));
+    let page = db.store.list_users_page(&UserQuery { limit: 10, ..UserQuery::default() }).await.unwrap();
+    assert_eq!(page[0].user.disabled_by, Some(provider));
+
+    let enable = UserUpdate { disabled: Some(false), ..UserUpdate::default() };
+    let enabled = db.store.update_user(alice.id, &enable, later.plus_secs(120)).await.unwrap();
+    assert_eq!((enabled.disabled_at, enabled.disabled_by), (None, None));
+    for who in [DisabledBy::Admin, DisabledBy::Cli] {
+        let disabled = db.store.update_user(alice.id, &by(who.clone()), later.plus_secs(180)).await.unwrap();
+        assert_eq!(db.store.list_users().await.unwrap()[0].disabled_by, Some(who));
+        assert!(disabled.disabled_at.is_some());
+        db.store.update_user(alice.id, &enable, later.plus_secs(240)).await.unwrap();
+    }
+
+    let mut bob = user("bob@example.com", Role::Unprivileged);
+    bob.disabled_at = Some(later);
+    db.store.insert_user(&bob).await.unwrap();
+    let unknown = db.store.user_by_id(bob.id).await.unwrap().unwrap();
+    assert_eq!((unknown.disabled_at, unknown.disabled_by), (Some(later), None), "disabled, reason unknown");
 }
 
 #[tokio::test]

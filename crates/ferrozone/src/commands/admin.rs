@@ -5,6 +5,7 @@ use std::io::BufRead;
 
 use anyhow::{bail, Context};
 use ferrozone_domain::input::NewUser;
+use ferrozone_domain::model::DisabledBy;
 use ferrozone_domain::{Domain, DomainError, Principal, Role};
 use serde_json::Value;
 use zeroize::Zeroizing;
@@ -36,7 +37,8 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
         UserCommand::List => {
             for u in domain.list_users(&operator).await.map_err(explain)? {
                 let disabled = u.disabled_at.map_or_else(|| "-".to_owned(), |t| t.to_string());
-                println!("{}\t{}\t{}\tdisabled:{}", u.id, u.email, u.role.as_str(), disabled);
+                let by = u.disabled_by.as_ref().map_or_else(|| "-".to_owned(), disabled_by);
+                println!("{}\t{}\t{}\tdisabled:{}\tby:{}", u.id, u.email, u.role.as_str(), disabled, by);
             }
         }
         UserCommand::Disable { email } => set_disabled(&domain, &email, true).await?,
@@ -62,11 +64,23 @@ async fn set_disabled(domain: &Domain, email: &str, disabled: bool) -> anyhow::R
     let who = format!("{} ({})", user.email, user.id);
     match (user.disabled_at, changed) {
         (Some(_), true) => eprintln!("disabled {who}: its API tokens are refused until `ferrozone user enable`"),
-        (Some(since), false) => eprintln!("{who} was already disabled (since {since}); nothing changed"),
+        (Some(since), false) => {
+            let by = user.disabled_by.as_ref().map(|by| format!(", by {}", disabled_by(by))).unwrap_or_default();
+            eprintln!("{who} was already disabled (since {since}{by}); nothing changed")
+        }
         (None, true) => eprintln!("enabled {who}"),
         (None, false) => eprintln!("{who} is not disabled; nothing changed"),
     }
     Ok(())
+}
+
+/// Who disabled a user, as `user list` and `user disable` print it: `admin`, `cli`, or
+/// `identity_provider:<provider id>`.
+fn disabled_by(by: &DisabledBy) -> String {
+    match by.provider_id() {
+        Some(provider) => format!("{}:{provider}", by.as_str()),
+        None => by.as_str().to_owned(),
+    }
 }
 
 pub async fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<()> {

@@ -101,11 +101,12 @@ async fn a_disabled_users_token_is_refused_until_it_is_enabled() {
     let server = Server::start(dir.path(), &[]).await;
     let api = Api::new(&server.base, token.trim());
     assert_eq!(api.get("/v0/devices").await.0, 200);
-    let disabled_at = || {
+    let listed = |column: &str| {
         let (_, users, _) = run(dir.path(), &["user", "list"]);
         let line = users.lines().find(|l| l.contains("off@example.com")).unwrap().to_owned();
-        line.rsplit("disabled:").next().unwrap().to_owned()
+        line.split('\t').find_map(|field| field.strip_prefix(column)).unwrap().to_owned()
     };
+    let disabled_at = || listed("disabled:");
 
     let (ok, _, err) = run(dir.path(), &["user", "disable", "--email", "OFF@example.com"]);
     assert!(ok && err.contains("disabled off@example.com"), "{err}");
@@ -113,14 +114,15 @@ async fn a_disabled_users_token_is_refused_until_it_is_enabled() {
     assert_eq!((status, body["errors"]["auth"].as_str()), (401, Some("user_disabled")), "refused at once");
     let since = disabled_at();
     assert_ne!(since, "-");
+    assert_eq!(listed("by:"), "cli", "the command line is named as who disabled the user");
     let (ok, _, err) = run(dir.path(), &["user", "disable", "--email", "off@example.com"]);
-    assert!(ok && err.contains("already disabled"), "{err}");
+    assert!(ok && err.contains("already disabled") && err.contains(", by cli)"), "{err}");
     assert_eq!(disabled_at(), since, "the first timestamp is kept");
 
     let (ok, _, err) = run(dir.path(), &["user", "enable", "--email", "off@example.com"]);
     assert!(ok && err.contains("enabled off@example.com"), "{err}");
     assert_eq!(api.get("/v0/devices").await.0, 200, "the same token works again");
-    assert_eq!(disabled_at(), "-");
+    assert_eq!((disabled_at(), listed("by:")), ("-".to_owned(), "-".to_owned()));
     let (ok, _, err) = run(dir.path(), &["user", "enable", "--email", "off@example.com"]);
     assert!(ok && err.contains("is not disabled"), "{err}");
 

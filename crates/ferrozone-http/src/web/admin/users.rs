@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use ferrozone_domain::model::User;
+use ferrozone_domain::model::{DisabledBy, User};
 use ferrozone_domain::store::{ListedUser, UserQuery};
 use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
@@ -75,11 +75,28 @@ struct Row {
 /// Whether a user may sign in, as the pages say it (in words, not colour only).
 pub(super) struct Status {
     pub disabled_since: Option<String>,
+    /// Who disabled the user, in words; `None` while enabled or when it is unknown.
+    pub disabled_by: Option<String>,
+    /// For a user the identity provider disabled: what to check before enabling it.
+    pub provider_refused: bool,
 }
 
 impl Status {
     pub fn of(user: &User) -> Self {
-        Self { disabled_since: user.disabled_at.map(format::date) }
+        Self {
+            disabled_since: user.disabled_at.map(format::date),
+            disabled_by: user.disabled_by.as_ref().map(disabled_by),
+            provider_refused: matches!(user.disabled_by, Some(DisabledBy::IdentityProvider(_))),
+        }
+    }
+}
+
+/// Who disabled a user, as the status says it.
+fn disabled_by(by: &DisabledBy) -> String {
+    match by {
+        DisabledBy::Admin => "Disabled by an administrator".to_owned(),
+        DisabledBy::Cli => "Disabled from the command line".to_owned(),
+        DisabledBy::IdentityProvider(id) => format!("Disabled by the identity provider ({id})"),
     }
 }
 

@@ -88,6 +88,7 @@ async fn disabling_ends_sessions_and_takes_devices_off_the_vpn_until_enabled() {
 
     let html = act(&mut admin, &csrf, &id, "disable", &[], "disabled").await;
     assert!(html.contains("The user was disabled") && html.contains("<span class=\"badge bad\">Disabled</span> since"));
+    assert!(html.contains("Disabled by an administrator") && !html.contains("The provider refused"), "{html}");
     assert!(html.contains("Sessions (0)") && html.contains(">Enable</button>"), "{html}");
     assert!(!peer_keys(&app).await.contains(&key), "its device left the peers");
     assert!(location(&theirs.get("/").await).starts_with("/sign_in"), "their session ended");
@@ -95,7 +96,7 @@ async fn disabling_ends_sessions_and_takes_devices_off_the_vpn_until_enabled() {
     refused.expect_status(StatusCode::UNAUTHORIZED);
 
     let html = act(&mut admin, &csrf, &id, "enable", &[], "enabled").await;
-    assert!(html.contains("<span class=\"badge ok\">Active</span>"), "{html}");
+    assert!(html.contains("<span class=\"badge ok\">Active</span>") && !html.contains("Disabled by"), "{html}");
     assert!(peer_keys(&app).await.contains(&key), "its device is back");
     theirs.sign_in("leaves@example.com", PASSWORD, "/").await.expect_status(StatusCode::SEE_OTHER);
 }

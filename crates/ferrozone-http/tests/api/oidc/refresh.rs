@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use ferrozone_domain::Timestamp;
 use ferrozone_oidc::PassReport;
+use serde_json::json;
 
 use super::Env;
+use crate::admin_users::{admin_browser, page};
 
 /// The public keys of the peers the data plane should carry.
 async fn peer_keys(env: &Env) -> Vec<String> {
@@ -53,6 +55,15 @@ async fn a_revoked_grant_disables_the_user_and_its_peers_leave() {
 
     let alice = env.app.domain.find_user("alice@example.com").await.unwrap();
     assert!(alice.disabled_at.is_some());
+    let shown = env.app.show_user(&alice_id).await;
+    assert_eq!((&shown["disabled_by"], &shown["disabled_by_provider"]), (&json!("identity_provider"), &json!("idp")));
+    let (mut admin, _, _) = admin_browser(&env.app).await;
+    let user_page = page(&admin.get(&format!("/admin/users/{alice_id}")).await);
+    assert!(user_page.contains("Disabled by the identity provider (idp)"), "{user_page}");
+    assert!(user_page.contains("The provider refused to renew the user's sign-in"), "{user_page}");
+    let list = page(&admin.get("/admin/users").await);
+    let row = list.split(">alice@example.com</a>").nth(1).unwrap().split("</tr>").next().unwrap();
+    assert!(row.contains("Disabled by the identity provider (idp)"), "{row}");
     assert!(!peer_keys(&env).await.contains(&key), "alice's device left the interface");
     env.app.get("/v0/devices", &alice_token).await.expect_auth_error("user_disabled");
     let left = env.app.domain.oidc_connections().await.unwrap();
@@ -62,7 +73,8 @@ async fn a_revoked_grant_disables_the_user_and_its_peers_leave() {
     // Enabled again by the operator, alice stays enabled: her dead connection is gone.
     env.app.domain.set_user_disabled("alice@example.com", false).await.unwrap();
     assert_eq!(env.pass().await, PassReport { refreshed: 1, ..PassReport::default() });
-    assert!(env.app.domain.find_user("alice@example.com").await.unwrap().disabled_at.is_none());
+    let alice = env.app.domain.find_user("alice@example.com").await.unwrap();
+    assert_eq!((alice.disabled_at, alice.disabled_by), (None, None));
     assert!(peer_keys(&env).await.contains(&key));
 }
 

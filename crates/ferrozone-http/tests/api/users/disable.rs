@@ -29,6 +29,8 @@ async fn an_admin_disables_and_enables_a_user() {
     let disabled = res.expect_status(StatusCode::OK).data().clone();
     assert_timestamp(&disabled["disabled_at"]);
     assert_ne!(disabled["disabled_at"], sent, "the stored time is the server's");
+    assert_eq!(disabled["disabled_by"], "admin");
+    assert!(disabled.get("disabled_by_provider").is_none(), "only a provider is named");
     assert!(disabled["updated_at"].as_str() > before["updated_at"].as_str());
     assert_eq!(app.show_user(&id).await, disabled);
     app.get("/v0/devices", &token).await.expect_auth_error("user_disabled");
@@ -42,10 +44,34 @@ async fn an_admin_disables_and_enables_a_user() {
     for enable in [json!(null), json!(false)] {
         let enabled = set(&app, &app.admin, &id, enable).await.expect_status(StatusCode::OK).data().clone();
         assert_eq!(enabled["disabled_at"], Value::Null);
+        assert_eq!(enabled.get("disabled_by"), None, "an enabled user's JSON is as before");
         app.get("/v0/devices", &token).await.expect_status(StatusCode::OK);
         assert!(peer_keys(&app).await.contains(&key), "its device is back");
         set(&app, &app.admin, &id, json!(true)).await.expect_status(StatusCode::OK);
     }
+}
+
+#[tokio::test]
+async fn who_disabled_a_user_is_kept_until_it_is_enabled() {
+    let app = TestApp::new().await;
+    let (id, _) = app.user("operator@example.com", "unprivileged").await;
+    let (user, _) = app.domain.set_user_disabled("operator@example.com", true).await.unwrap();
+    let shown = app.show_user(&id).await;
+    assert_eq!((&shown["disabled_by"], user.disabled_at.is_some()), (&json!("cli"), true));
+    let sent = json!({"user": {"disabled_by": "admin", "disabled_by_provider": "x"}});
+    app.patch(&format!("/v0/users/{id}"), &app.admin, sent).await.expect(StatusCode::OK, json!({"data": shown}));
+    let again = set(&app, &app.admin, &id, json!(true)).await.expect_status(StatusCode::OK).data().clone();
+    assert_eq!(again, shown, "disabling again through the API keeps the first reason");
+    let listed = app.get("/v0/users", &app.admin).await.expect_status(StatusCode::OK).data().clone();
+    let row = listed.as_array().unwrap().iter().find(|u| u["id"] == id.as_str()).unwrap().clone();
+    assert_eq!(row, shown, "the list shows it too");
+
+    set(&app, &app.admin, &id, json!(false)).await.expect_status(StatusCode::OK);
+    let (_, changed) = app.domain.set_user_disabled("operator@example.com", true).await.unwrap();
+    assert!(changed);
+    set(&app, &app.admin, &id, json!(null)).await.expect_status(StatusCode::OK);
+    set(&app, &app.admin, &id, json!(true)).await.expect_status(StatusCode::OK);
+    assert_eq!(app.show_user(&id).await["disabled_by"], "admin", "enabling cleared the old reason");
 }
 
 #[tokio::test]
