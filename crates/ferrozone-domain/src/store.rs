@@ -254,10 +254,7 @@ pub trait Store: UserDirectory {
     /// Writes a whole imported installation in one transaction: all of it, or (on any
     /// error) nothing. With [`ImportMode::Fresh`] it refuses a database that holds users or
     /// devices ([`crate::error::DomainError::Invalid`] on `database`).
-    async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
-        let _ = (batch, mode);
-        Err(crate::error::DomainError::Internal(anyhow::anyhow!("this store cannot import")))
-    }
+    async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome>;
 }
 
 /// Which users a paged list returns (the console's user list, `GET /v0/users?limit=`).

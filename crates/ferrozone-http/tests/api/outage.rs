@@ -8,6 +8,7 @@ use axum::http::{Method, StatusCode};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
+use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, TotpRecord, UserUpdate,
@@ -119,6 +120,7 @@ delegate! {
         record_stats(reports: &[StatsReport]) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
         watch_configuration_changes(changed: Arc<tokio::sync::Notify>) -> ();
+        import(batch: &ImportBatch, mode: ImportMode) -> ImportOutcome;
 }
 
 #[async_trait]

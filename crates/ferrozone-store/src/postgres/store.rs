@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
+use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
@@ -35,6 +36,7 @@ use crate::rows::{
 };
 use crate::sql;
 
+mod import;
 mod users_page;
 mod watch;
 
@@ -638,6 +640,10 @@ impl Store for PgStore {
 
     async fn watch_configuration_changes(&self, changed: Arc<Notify>) -> Result<()> {
         self.listen(CONFIGURATION_CHANNEL, changed, true, "listen for configuration changes").await
+    }
+
+    async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
+        self.import_batch(batch, mode).await
     }
 }
 

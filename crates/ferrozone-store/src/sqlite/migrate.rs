@@ -46,6 +46,11 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "console_indexes",
         sql: include_str!("../../migrations/sqlite/0012_console_indexes.sql"),
     },
+    Migration {
+        version: 14,
+        name: "imported_tokens",
+        sql: include_str!("../../migrations/sqlite/0014_imported_tokens.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
+use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
@@ -29,6 +30,7 @@ use super::tx::SqliteTx;
 use super::writer::Writer;
 use super::{migrate, point_reads, prepare, rows};
 
+mod import;
 mod users_page;
 mod watch;
 use crate::columns::Columns;
@@ -666,6 +668,10 @@ impl Store for SqliteStore {
             Ok(())
         })
         .await
+    }
+
+    async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
+        self.import_batch(batch, mode).await
     }
 }
 
