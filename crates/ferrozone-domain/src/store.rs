@@ -114,6 +114,9 @@ pub trait Store: UserDirectory {
     async fn insert_token(&self, token: &ApiToken) -> Result<()>;
     /// The token with this hash and its owner, if the token exists (expired or not).
     async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>>;
+    /// A token with its owner, by id: the look-up of a token imported from Firezone, whose
+    /// bearer string names its row.
+    async fn token_by_id(&self, id: Uuid) -> Result<Option<(ApiToken, User)>>;
     async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>>;
     /// Records a use of the token. Called rarely (see the auth service).
     async fn touch_token(&self, id: Uuid, now: Timestamp) -> Result<()>;

@@ -78,6 +78,7 @@ delegate! {
         delete_user(id: Uuid) -> ();
         insert_token(token: &ApiToken) -> ();
         token_by_hash(hash: &[u8]) -> Option<(ApiToken, User)>;
+        token_by_id(id: Uuid) -> Option<(ApiToken, User)>;
         list_tokens(user_id: Uuid) -> Vec<ApiToken>;
         list_all_tokens(page: TokenPage) -> Vec<(ApiToken, User)>;
         touch_token(id: Uuid, now: Timestamp) -> ();

@@ -235,6 +235,16 @@ impl Store for PgStore {
         row.map(<(ApiToken, User)>::try_from).transpose()
     }
 
+    async fn token_by_id(&self, id: Uuid) -> Result<Option<(ApiToken, User)>> {
+        let row = sqlx::query(sql::TOKEN_WITH_USER_BY_ID)
+            .bind(id)
+            .try_map(token_with_user)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load a token")?;
+        row.map(<(ApiToken, User)>::try_from).transpose()
+    }
+
     /// One statement, one round trip, shared with the other reads of this kind waiting then.
     async fn token_and_device(&self, hash: &[u8], id: Uuid) -> Result<(Option<(ApiToken, User)>, Option<Device>)> {
         self.point_reads.ask((hash.to_vec(), id), crate::rows::CONTEXT).await

@@ -330,6 +330,13 @@ impl Store for SqliteStore {
         row?.map(<(ApiToken, User)>::try_from).transpose()
     }
 
+    async fn token_by_id(&self, id: Uuid) -> Result<Option<(ApiToken, User)>> {
+        let row = self.read("load a token", |conn| {
+            prepare(conn, sql::TOKEN_WITH_USER_BY_ID)?.query_row([id], rows::token_with_user).optional()
+        });
+        row?.map(<(ApiToken, User)>::try_from).transpose()
+    }
+
     async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>> {
         let rows = self.read("list tokens", |conn| {
             prepare(conn, sql::LIST_TOKENS)?.query_map([user_id], rows::token)?.collect::<rusqlite::Result<Vec<_>>>()
