@@ -2,6 +2,7 @@
 
 mod cipher;
 mod form_token;
+pub mod legacy_token;
 mod password;
 mod pending_sign_in;
 mod session;

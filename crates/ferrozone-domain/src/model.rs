@@ -125,10 +125,19 @@ pub struct ApiToken {
     pub id: Uuid,
     pub user_id: Uuid,
     pub name: String,
+    /// Empty for a token imported from Firezone: its bearer string is a JWT signed by the
+    /// source installation, checked against that installation's secret instead.
     pub token_hash: Vec<u8>,
     pub inserted_at: Timestamp,
     pub expires_at: Timestamp,
     pub last_used_at: Option<Timestamp>,
+}
+
+impl ApiToken {
+    /// Whether the token came from a Firezone import (see [`ApiToken::token_hash`]).
+    pub fn is_imported(&self) -> bool {
+        self.token_hash.is_empty()
+    }
 }
 
 /// A browser session of the web sign-in. The secret itself is never kept, only its

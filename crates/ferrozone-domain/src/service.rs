@@ -8,6 +8,7 @@ pub mod console;
 pub mod dataplane;
 pub mod device_rights;
 pub mod devices;
+mod imported_tokens;
 pub mod oidc;
 pub mod password_gate;
 pub mod personal_tokens;
@@ -82,6 +83,8 @@ pub struct Domain {
     configuration_values: std::sync::RwLock<Arc<crate::configuration::Values>>,
     /// The provider lists in effect as last read ([`configuration`]).
     configuration_providers: std::sync::RwLock<Arc<crate::configuration::provider_lists::CurrentProviders>>,
+    /// The signing secret of an imported Firezone installation ([`imported_tokens`]).
+    imported_token_secret: imported_tokens::ImportedTokenSecret,
 }
 
 impl Domain {
@@ -121,6 +124,7 @@ impl Domain {
             form_key,
             configuration_values,
             configuration_providers,
+            imported_token_secret: Default::default(),
         };
         domain.reload_configuration().await?;
         Ok(domain)

@@ -115,6 +115,9 @@ pub trait Store: UserDirectory {
     async fn insert_token(&self, token: &ApiToken) -> Result<()>;
     /// The token with this hash and its owner, if the token exists (expired or not).
     async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>>;
+    /// A token with its owner, by id: the look-up of a token imported from Firezone, whose
+    /// bearer string names its row.
+    async fn token_by_id(&self, id: Uuid) -> Result<Option<(ApiToken, User)>>;
     async fn list_tokens(&self, user_id: Uuid) -> Result<Vec<ApiToken>>;
     /// Records a use of the token. Called rarely (see the auth service).
     async fn touch_token(&self, id: Uuid, now: Timestamp) -> Result<()>;
@@ -256,10 +259,7 @@ pub trait Store: UserDirectory {
     /// Writes a whole imported installation in one transaction: all of it, or (on any
     /// error) nothing. With [`ImportMode::Fresh`] it refuses a database that holds users or
     /// devices ([`crate::error::DomainError::Invalid`] on `database`).
-    async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
-        let _ = (batch, mode);
-        Err(crate::error::DomainError::Internal(anyhow::anyhow!("this store cannot import")))
-    }
+    async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome>;
 }
 
 /// Which users a paged list returns (the console's user list, `GET /v0/users?limit=`).

@@ -31,6 +31,7 @@ use ferrozone_domain::Store;
 mod coalesce;
 mod columns;
 mod errors;
+mod import;
 pub mod postgres;
 mod rows;
 mod sql;

@@ -87,27 +87,37 @@ impl TryFrom<UserRow> for User {
 
 columns! {
     /// An `api_tokens` row.
+    /// `origin` is `ferrozone` (a token with its hash) or `firezone` (imported, no hash):
+    /// migration 0014.
     pub(crate) struct TokenRow in "api_tokens" as "t" {
         id: Uuid [key],
         user_id: Uuid,
         name: String,
-        token_hash: Vec<u8>,
+        token_hash: Option<Vec<u8>>,
         inserted_at: i64,
         expires_at: i64,
         last_used_at: Option<i64>,
+        origin: String,
     }
 }
 
+/// The `origin` of a token issued by Ferrozone.
+pub(crate) const NATIVE_TOKEN: &str = "ferrozone";
+/// The `origin` of a token imported from Firezone.
+pub(crate) const IMPORTED_TOKEN: &str = "firezone";
+
 impl From<&ApiToken> for TokenRow {
     fn from(token: &ApiToken) -> Self {
+        let origin = if token.is_imported() { IMPORTED_TOKEN } else { NATIVE_TOKEN };
         Self {
             id: token.id,
             user_id: token.user_id,
             name: token.name.clone(),
-            token_hash: token.token_hash.clone(),
+            token_hash: (!token.is_imported()).then(|| token.token_hash.clone()),
             inserted_at: token.inserted_at.micros(),
             expires_at: token.expires_at.micros(),
             last_used_at: token.last_used_at.map(Timestamp::micros),
+            origin: origin.to_owned(),
         }
     }
 }
@@ -118,7 +128,7 @@ impl From<TokenRow> for ApiToken {
             id: row.id,
             user_id: row.user_id,
             name: row.name,
-            token_hash: row.token_hash,
+            token_hash: row.token_hash.unwrap_or_default(),
             inserted_at: Timestamp::from_micros(row.inserted_at),
             expires_at: Timestamp::from_micros(row.expires_at),
             last_used_at: row.last_used_at.map(Timestamp::from_micros),

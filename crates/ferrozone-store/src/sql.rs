@@ -40,6 +40,14 @@ pub(crate) const TOKEN_WITH_USER: &str = sql![
     (aliased UserRow),
     " FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1"
 ];
+/// [`TOKEN_WITH_USER`] by the token's id.
+pub(crate) const TOKEN_WITH_USER_BY_ID: &str = sql![
+    "SELECT ",
+    (aliased TokenRow),
+    ", ",
+    (aliased UserRow),
+    " FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = $1"
+];
 /// [`TOKEN_WITH_USER`] with the device `$2` left-joined. One statement is one snapshot: the
 /// token and the device are read as of the same moment.
 pub(crate) const TOKEN_AND_DEVICE: &str = sql![

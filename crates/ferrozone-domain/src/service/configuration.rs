@@ -102,7 +102,7 @@ impl Domain {
         let providers = self.load_providers().await?;
         self.remember(values);
         self.remember_providers(providers);
-        Ok(())
+        self.load_imported_token_secret().await
     }
 
     /// Makes `values` the current ones. A new `vpn_session_duration` changes which devices

@@ -29,7 +29,7 @@ pub enum Refusal {
 impl Domain {
     /// Resolves a bearer token to the acting principal, with the owner's current role.
     pub async fn authenticate(&self, secret: &str) -> Result<Result<Principal, Refusal>> {
-        let Some(hash) = token_hash(secret) else { return Ok(Err(Refusal::InvalidToken)) };
+        let Some(hash) = token_hash(secret) else { return self.authenticate_imported(secret).await };
         let found = self.store().token_by_hash(&hash).await?;
         self.admit(&hash, found).await
     }
@@ -37,7 +37,13 @@ impl Domain {
     /// [`Self::authenticate`] and [`Self::get_device`] with one read of the store: the
     /// token's refusal comes first, as it does when the two run one after the other.
     pub async fn get_device_with_token(&self, secret: &str, id: Uuid) -> Result<Result<Device, Refusal>> {
-        let Some(hash) = token_hash(secret) else { return Ok(Err(Refusal::InvalidToken)) };
+        let Some(hash) = token_hash(secret) else {
+            let actor = match self.authenticate_imported(secret).await? {
+                Ok(actor) => actor,
+                Err(refusal) => return Ok(Err(refusal)),
+            };
+            return self.get_device(&actor, id).await.map(Ok);
+        };
         let (found, device) = self.store().token_and_device(&hash, id).await?;
         let actor = match self.admit(&hash, found).await? {
             Ok(actor) => actor,
@@ -46,14 +52,21 @@ impl Domain {
         visible_device(&actor, device).map(Ok)
     }
 
-    /// The principal of a token found by its hash, unless it is expired or its owner is
-    /// disabled. Records the use now and then (see [`TOUCH_INTERVAL_SECS`]).
+    /// The principal of a token found by its hash (compared in constant time): see
+    /// [`Self::admit_found`].
     async fn admit(&self, hash: &[u8], found: Option<(ApiToken, User)>) -> Result<Result<Principal, Refusal>> {
+        let found = found.filter(|(token, _)| bool::from(token.token_hash.as_slice().ct_eq(hash)));
+        self.admit_found(found).await
+    }
+
+    /// The principal of a token whose secret was checked, unless it is expired or its
+    /// owner is disabled. Records the use now and then (see [`TOUCH_INTERVAL_SECS`]).
+    pub(super) async fn admit_found(&self, found: Option<(ApiToken, User)>) -> Result<Result<Principal, Refusal>> {
         let Some((token, user)) = found else {
             return Ok(Err(Refusal::InvalidToken));
         };
         let now = Timestamp::now();
-        if !bool::from(token.token_hash.as_slice().ct_eq(hash)) || token.expires_at <= now {
+        if token.expires_at <= now {
             return Ok(Err(Refusal::InvalidToken));
         }
         if user.disabled_at.is_some() {

@@ -144,6 +144,11 @@ impl TestApp {
         Self { router, domain, store, admin: admin.to_string(), admin_id, db, secret_key }
     }
 
+    /// The cipher the domain seals secrets with, for tests that store sealed values.
+    pub fn cipher(&self) -> Cipher {
+        Cipher::from_base64(&self.secret_key).expect("a generated key is valid")
+    }
+
     /// Another instance on the same database, with a connection pool of its own, the same
     /// settings and the same secret key: what a second `serve` process would be.
     pub async fn second_instance(&self) -> (Router, Arc<Domain>) {

@@ -13,6 +13,8 @@ mod auth;
 mod configuration;
 mod dataplane;
 mod devices;
+mod imported_passwords;
+mod imported_tokens;
 mod logs;
 mod oidc;
 mod outage;

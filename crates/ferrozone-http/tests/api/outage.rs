@@ -9,6 +9,7 @@ use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::input::RuleChanges;
+use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, TotpRecord, UserUpdate,
@@ -78,6 +79,7 @@ delegate! {
         delete_user(id: Uuid) -> ();
         insert_token(token: &ApiToken) -> ();
         token_by_hash(hash: &[u8]) -> Option<(ApiToken, User)>;
+        token_by_id(id: Uuid) -> Option<(ApiToken, User)>;
         list_tokens(user_id: Uuid) -> Vec<ApiToken>;
         list_all_tokens(page: TokenPage) -> Vec<(ApiToken, User)>;
         touch_token(id: Uuid, now: Timestamp) -> ();
@@ -120,6 +122,7 @@ delegate! {
         record_stats(reports: &[StatsReport]) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
         watch_configuration_changes(changed: Arc<tokio::sync::Notify>) -> ();
+        import(batch: &ImportBatch, mode: ImportMode) -> ImportOutcome;
 }
 
 #[async_trait]

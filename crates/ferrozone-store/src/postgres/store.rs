@@ -9,6 +9,7 @@ use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::input::RuleChanges;
+use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
@@ -36,6 +37,7 @@ use crate::rows::{
 };
 use crate::sql;
 
+mod import;
 mod users_page;
 mod watch;
 
@@ -227,6 +229,16 @@ impl Store for PgStore {
     async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>> {
         let row = sqlx::query(sql::TOKEN_WITH_USER)
             .bind(hash.to_vec())
+            .try_map(token_with_user)
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("load a token")?;
+        row.map(<(ApiToken, User)>::try_from).transpose()
+    }
+
+    async fn token_by_id(&self, id: Uuid) -> Result<Option<(ApiToken, User)>> {
+        let row = sqlx::query(sql::TOKEN_WITH_USER_BY_ID)
+            .bind(id)
             .try_map(token_with_user)
             .fetch_optional(&self.pool)
             .await
@@ -639,6 +651,10 @@ impl Store for PgStore {
 
     async fn watch_configuration_changes(&self, changed: Arc<Notify>) -> Result<()> {
         self.listen(CONFIGURATION_CHANNEL, changed, true, "listen for configuration changes").await
+    }
+
+    async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
+        self.import_batch(batch, mode).await
     }
 }
 

@@ -48,6 +48,11 @@ pub static MIGRATIONS: &[Migration] = &[
     },
     Migration { version: 13, name: "disabled_by", sql: include_str!("../../migrations/sqlite/0013_disabled_by.sql") },
     Migration {
+        version: 14,
+        name: "imported_tokens",
+        sql: include_str!("../../migrations/sqlite/0014_imported_tokens.sql"),
+    },
+    Migration {
         version: 15,
         name: "change_counters",
         sql: include_str!("../../migrations/sqlite/0015_change_counters.sql"),

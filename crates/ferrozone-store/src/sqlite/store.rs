@@ -11,6 +11,7 @@ use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::input::RuleChanges;
+use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
@@ -30,6 +31,7 @@ use super::tx::SqliteTx;
 use super::writer::Writer;
 use super::{migrate, point_reads, prepare, rows};
 
+mod import;
 mod users_page;
 mod watch;
 use crate::columns::Columns;
@@ -325,6 +327,13 @@ impl Store for SqliteStore {
     async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>> {
         let row = self.read("load a token", |conn| {
             prepare(conn, sql::TOKEN_WITH_USER)?.query_row([hash], rows::token_with_user).optional()
+        });
+        row?.map(<(ApiToken, User)>::try_from).transpose()
+    }
+
+    async fn token_by_id(&self, id: Uuid) -> Result<Option<(ApiToken, User)>> {
+        let row = self.read("load a token", |conn| {
+            prepare(conn, sql::TOKEN_WITH_USER_BY_ID)?.query_row([id], rows::token_with_user).optional()
         });
         row?.map(<(ApiToken, User)>::try_from).transpose()
     }
@@ -666,6 +675,10 @@ impl Store for SqliteStore {
             Ok(())
         })
         .await
+    }
+
+    async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
+        self.import_batch(batch, mode).await
     }
 }
 

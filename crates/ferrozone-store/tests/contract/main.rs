@@ -8,6 +8,7 @@ mod cancellation;
 mod configuration;
 mod dataplane;
 mod devices;
+mod import;
 mod migrations;
 mod oidc;
 mod rules;
