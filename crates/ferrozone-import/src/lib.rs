@@ -3,3 +3,4 @@
 //! [`ferrozone_domain::import::ImportBatch`] it produces.
 
 pub mod firezone;
+pub mod scratch;
