@@ -44,6 +44,9 @@ pub enum Command {
     Token(TokenCommand),
     /// Print the OpenAPI document of the `/v0` API.
     Openapi,
+    /// Import another installation into this one.
+    #[command(subcommand)]
+    Import(ImportCommand),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -103,4 +106,49 @@ pub enum TokenCommand {
     },
     /// Revoke a token by its id.
     Revoke { id: Uuid },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportCommand {
+    /// Import a Firezone 0.7.26–0.7.36 installation: users, devices (with their keys and
+    /// addresses), API tokens, rules, authenticators, provider sign-ins and configuration.
+    Firezone(FirezoneImport),
+}
+
+/// Where the Firezone installation is and what opens it. `--database-url` names this
+/// installation's own database, so the source's is `--source-database-url`.
+#[derive(Debug, clap::Args)]
+pub struct FirezoneImport {
+    /// The Firezone database (`postgres://…`), read in one snapshot and never changed.
+    #[arg(long, value_name = "URL", required_unless_present = "dump", conflicts_with = "dump")]
+    pub source_database_url: Option<String>,
+    /// A plain-SQL `pg_dump -O -x` of the Firezone database, loaded with `psql` into a
+    /// scratch database that is dropped afterwards.
+    #[arg(long, value_name = "FILE", requires = "scratch_database_url")]
+    pub dump: Option<std::path::PathBuf>,
+    /// A PostgreSQL server (`postgres://…`, a role with CREATEDB) for the scratch database of `--dump`.
+    #[arg(long, value_name = "URL")]
+    pub scratch_database_url: Option<String>,
+    /// A Docker install's `.env` (`$HOME/.firezone/.env`): secrets and tunnel networks.
+    #[arg(long, value_name = "FILE", conflicts_with = "secrets_file")]
+    pub env_file: Option<std::path::PathBuf>,
+    /// An Omnibus install's `/etc/firezone/secrets.json`.
+    #[arg(long, value_name = "FILE")]
+    pub secrets_file: Option<std::path::PathBuf>,
+    /// The source's DATABASE_ENCRYPTION_KEY, when no file gives it.
+    #[arg(long, value_name = "KEY")]
+    pub database_encryption_key: Option<String>,
+    /// The source's GUARDIAN_SECRET_KEY, when no file gives it: needed to keep API tokens.
+    #[arg(long, value_name = "KEY")]
+    pub guardian_secret_key: Option<String>,
+    /// The source server's WireGuard private key file (Docker: `$HOME/.firezone/firezone/private_key`,
+    /// Omnibus: `/var/opt/firezone/cache/wg_private_key`): needed for clients to keep working.
+    #[arg(long, value_name = "FILE")]
+    pub private_key_file: Option<std::path::PathBuf>,
+    /// Print what would be imported and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Import into a database that already holds users or devices, skipping rows that clash.
+    #[arg(long)]
+    pub merge: bool,
 }

@@ -1,6 +1,7 @@
 //! The subcommands.
 
 mod admin;
+mod import;
 mod serve;
 
 use crate::cli::{Cli, Command};
@@ -17,6 +18,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::User(cmd) => admin::user(&cli.config, cmd).await,
         Command::Token(cmd) => admin::token(&cli.config, cmd).await,
+        Command::Import(cmd) => import::run(&cli.config, cmd).await,
         Command::Openapi => {
             println!("{}", ferrozone_http::openapi_json());
             Ok(())

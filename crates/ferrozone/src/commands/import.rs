@@ -1,0 +1,179 @@
+//! `ferrozone import firezone`: reads a Firezone installation (its database directly, or a
+//! dump loaded into a scratch database), prints what it found, and, unless it is a dry
+//! run, writes it into this installation's database in one transaction.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use ferrozone_domain::crypto::Cipher;
+use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
+use ferrozone_domain::ipam::Pools;
+use ferrozone_domain::{Domain, Settings, Store};
+use ferrozone_import::firezone::prepare;
+use ferrozone_import::firezone::report::Report;
+use ferrozone_import::firezone::secrets::{ServerKey, Variables, DATABASE_ENCRYPTION_KEY, GUARDIAN_SECRET_KEY};
+use ferrozone_import::scratch::{redacted, ScratchDatabase};
+use ferrozone_store::Redacted;
+use zeroize::Zeroizing;
+
+use crate::cli::{FirezoneImport, ImportCommand};
+use crate::config::Config;
+use crate::startup::{create_data_dir, store_options};
+
+pub async fn run(config: &Config, cmd: ImportCommand) -> anyhow::Result<()> {
+    match cmd {
+        ImportCommand::Firezone(args) => firezone(config, &args).await,
+    }
+}
+
+async fn firezone(config: &Config, args: &FirezoneImport) -> anyhow::Result<()> {
+    let vars = variables(args)?;
+    let server_key = args.private_key_file.as_deref().map(read_server_key).transpose()?;
+    let settings = config.settings()?;
+    if args.dry_run {
+        // Nothing is written: the batch is sealed with a throwaway key.
+        let cipher = Cipher::from_base64(&Cipher::generate_key())?;
+        let (_, report) = read_source(args, &vars, server_key.as_ref(), &cipher, &settings.pools).await?;
+        println!("{report}\ndry run: nothing was written");
+        return Ok(());
+    }
+    let (store, cipher) = open_target(config, settings.clone()).await?;
+    let (batch, report) = read_source(args, &vars, server_key.as_ref(), &cipher, &settings.pools).await?;
+    println!("{report}");
+    let mode = if args.merge { ImportMode::Merge } else { ImportMode::Fresh };
+    let outcome = store.import(&batch, mode).await.context("importing into this installation's database")?;
+    print_outcome(&outcome);
+    Ok(())
+}
+
+/// The source's variables: from its env or secrets file, then the flags.
+fn variables(args: &FirezoneImport) -> anyhow::Result<Variables> {
+    let mut vars = match (&args.env_file, &args.secrets_file) {
+        (Some(path), _) => Variables::from_env_file(&read_secret_file(path)?)
+            .with_context(|| format!("reading the env file {}", path.display()))?,
+        (None, Some(path)) => Variables::from_secrets_json(&read_secret_file(path)?)
+            .with_context(|| format!("reading the secrets file {}", path.display()))?,
+        (None, None) => Variables::default(),
+    };
+    if let Some(key) = &args.database_encryption_key {
+        vars.set(DATABASE_ENCRYPTION_KEY, key);
+    }
+    if let Some(key) = &args.guardian_secret_key {
+        vars.set(GUARDIAN_SECRET_KEY, key);
+    }
+    Ok(vars)
+}
+
+fn read_secret_file(path: &Path) -> anyhow::Result<Zeroizing<String>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(Zeroizing::new(text))
+}
+
+fn read_server_key(path: &Path) -> anyhow::Result<ServerKey> {
+    ServerKey::from_file_text(&read_secret_file(path)?).with_context(|| format!("in {}", path.display()))
+}
+
+/// This installation's store, migrated, and its key, checked against the database.
+async fn open_target(config: &Config, settings: Settings) -> anyhow::Result<(Arc<dyn Store>, Cipher)> {
+    create_data_dir(&config.data_dir)?;
+    let url = config.database_url();
+    let db = ferrozone_store::open(&url, &store_options(config))
+        .await
+        .with_context(|| format!("opening the database {}", Redacted(&url)))?;
+    db.migrate().await.context("applying database migrations")?;
+    let store = db.into_store();
+    let cipher = crate::secret::load(config)?;
+    Domain::open(store.clone(), Arc::new(settings), cipher.clone()).await?;
+    Ok((store, cipher))
+}
+
+/// Reads the source database, or the dump loaded into a scratch database dropped after.
+async fn read_source(
+    args: &FirezoneImport,
+    vars: &Variables,
+    server_key: Option<&ServerKey>,
+    cipher: &Cipher,
+    pools: &Pools,
+) -> anyhow::Result<(ImportBatch, Report)> {
+    if let Some(url) = &args.source_database_url {
+        return prepare(url, vars, server_key, cipher, pools).await;
+    }
+    let (Some(dump), Some(server)) = (&args.dump, &args.scratch_database_url) else {
+        bail!("give --source-database-url, or --dump with --scratch-database-url");
+    };
+    let scratch = ScratchDatabase::create(server, "ferrozone_import").await?;
+    let result = match load_dump(dump, &scratch.url).await {
+        Ok(()) => prepare(&scratch.url, vars, server_key, cipher, pools).await,
+        Err(e) => Err(e),
+    };
+    let dropped = scratch.drop_now().await;
+    let read = result?;
+    dropped?;
+    Ok(read)
+}
+
+/// Loads a plain-SQL dump with `psql`, stopping at the first error. The password goes
+/// in the environment, not on the command line.
+async fn load_dump(dump: &Path, url: &str) -> anyhow::Result<()> {
+    let mut parsed = url::Url::parse(url).context("the scratch database URL")?;
+    let password = parsed.password().map(str::to_owned);
+    let _ = parsed.set_password(None);
+    let mut psql = tokio::process::Command::new("psql");
+    psql.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", parsed.as_str(), "-f"])
+        .arg(dump)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some(password) = password {
+        psql.env("PGPASSWORD", url_decode(&password));
+    }
+    let out = psql.output().await.context("running psql (install the PostgreSQL client) to load the dump")?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        bail!("psql could not load {} into {}: {}", dump.display(), redacted(url), stderr.trim());
+    }
+    Ok(())
+}
+
+/// A URL's percent-encoded component (`p%40ss`) as the text it stands for (`p@ss`).
+fn url_decode(text: &str) -> String {
+    let (bytes, mut out) = (text.as_bytes(), Vec::with_capacity(text.len()));
+    let mut i = 0;
+    while i < bytes.len() {
+        let escaped = (bytes[i] == b'%').then(|| text.get(i + 1..i + 3)).flatten();
+        match escaped.and_then(|hex| u8::from_str_radix(hex, 16).ok()) {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn print_outcome(outcome: &ImportOutcome) {
+    println!(
+        "\nimported: {} users, {} devices, {} tokens, {} rules, {} provider sign-ins, {} authenticators",
+        outcome.users, outcome.devices, outcome.tokens, outcome.rules, outcome.oidc_connections, outcome.totp
+    );
+    if !outcome.skipped.is_empty() {
+        println!("skipped by this installation's database ({}):", outcome.skipped.len());
+        for s in &outcome.skipped {
+            println!("  {} {}: {}", s.kind, s.id, s.reason);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn url_passwords_are_decoded() {
+        assert_eq!(super::url_decode("p%40ss%2Fw%zz%4"), "p@ss/w%zz%4");
+    }
+}
