@@ -8,8 +8,8 @@ use axum::http::{Method, StatusCode};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
-use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
+use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, TotpRecord, UserUpdate,

@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
-use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
+use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
