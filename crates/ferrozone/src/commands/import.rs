@@ -10,7 +10,7 @@ use anyhow::{bail, Context};
 use ferrozone_domain::crypto::Cipher;
 use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::{Domain, Settings, Store};
+use ferrozone_domain::{Domain, DomainError, Settings, Store};
 use ferrozone_import::firezone::prepare;
 use ferrozone_import::firezone::report::Report;
 use ferrozone_import::firezone::secrets::{ServerKey, Variables, DATABASE_ENCRYPTION_KEY, GUARDIAN_SECRET_KEY};
@@ -43,7 +43,15 @@ async fn firezone(config: &Config, args: &FirezoneImport) -> anyhow::Result<()> 
     let (batch, report) = read_source(args, &vars, server_key.as_ref(), &cipher, &settings.pools).await?;
     println!("{report}");
     let mode = if args.merge { ImportMode::Merge } else { ImportMode::Fresh };
-    let outcome = store.import(&batch, mode).await.context("importing into this installation's database")?;
+    let outcome = store.import(&batch, mode).await.map_err(|error| match error {
+        DomainError::Invalid(errors) if mode == ImportMode::Fresh && errors.get("database").is_some() => {
+            anyhow::anyhow!(
+                "this installation's database already holds users or devices: import into an empty \
+                 database, or add --merge to add to it (taken emails, keys and addresses are skipped)"
+            )
+        }
+        other => anyhow::Error::new(other).context("importing into this installation's database"),
+    })?;
     print_outcome(&outcome);
     Ok(())
 }

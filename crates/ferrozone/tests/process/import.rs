@@ -1,6 +1,6 @@
 //! `ferrozone import firezone` on Firezone installations built by the fixture. They live
 //! in PostgreSQL: runs when `FERROZONE_TEST_DATABASE_URL` is set, and fails when it is set
-//! but unreachable. Until the store can import, only dry runs are tested.
+//! but unreachable.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -126,4 +126,98 @@ async fn a_wrong_key_and_an_old_schema_are_clear_errors() {
         ["--source-database-url", &old.url, "--database-encryption-key", &fz.database_encryption_key, "--dry-run"];
     let (ok, _, err) = import(&data, &args);
     assert!(!ok && err.contains(UPGRADE_FIRST), "{err}");
+}
+
+/// The cookies a response sets, as a `Cookie` header adds them to `jar`.
+fn keep_cookies(jar: &mut Vec<String>, response: &reqwest::Response) {
+    for set in response.headers().get_all(reqwest::header::SET_COOKIE) {
+        let pair = set.to_str().unwrap().split(';').next().unwrap().to_owned();
+        let name = pair.split('=').next().unwrap().to_owned();
+        jar.retain(|kept| !kept.starts_with(&format!("{name}=")));
+        jar.push(pair);
+    }
+}
+
+/// The hidden `csrf_token` of the form at `url`.
+async fn form_token(client: &reqwest::Client, url: &str, jar: &mut Vec<String>) -> String {
+    let page = client.get(url).header("cookie", jar.join("; ")).send().await.unwrap();
+    keep_cookies(jar, &page);
+    let html = page.text().await.unwrap();
+    let at = html.find("name=\"csrf_token\" value=\"").expect("a form token") + 25;
+    html[at..].split('"').next().unwrap().to_owned()
+}
+
+/// Signs in on the web form with a password and then the authenticator's code; the
+/// session's cookies.
+async fn sign_in(base: &str, email: &str, password: &str, totp_secret: &[u8]) -> Vec<String> {
+    let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let mut jar = Vec::new();
+    let token = form_token(&client, &format!("{base}/sign_in"), &mut jar).await;
+    let form = [("csrf_token", token.as_str()), ("return_to", "/"), ("email", email), ("password", password)];
+    let answer = client.post(format!("{base}/sign_in")).header("cookie", jar.join("; ")).form(&form).send().await;
+    let answer = answer.unwrap();
+    keep_cookies(&mut jar, &answer);
+    assert_eq!(answer.headers()["location"], "/sign_in/code", "the password is right and a code is asked");
+    let token = form_token(&client, &format!("{base}/sign_in/code"), &mut jar).await;
+    // The source recorded a code of the current step as used: the next one is still accepted.
+    let now = ferrozone_domain::Timestamp::now().micros().div_euclid(1_000_000);
+    let code =
+        ferrozone_domain::crypto::totp::code_at_step(totp_secret, ferrozone_domain::crypto::totp::step_at(now) + 1);
+    let form = [("csrf_token", token.as_str()), ("code", code.as_str())];
+    let answer = client.post(format!("{base}/sign_in/code")).header("cookie", jar.join("; ")).form(&form).send().await;
+    let answer = answer.unwrap();
+    keep_cookies(&mut jar, &answer);
+    assert_eq!(answer.status(), 303, "the code is accepted");
+    jar
+}
+
+#[tokio::test]
+async fn after_an_import_passwords_authenticators_and_api_tokens_keep_working() {
+    let Some(url) = server_url() else { return };
+    let fz = fixture::realistic(&url, Layout::Docker).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut args = vec!["--source-database-url".to_owned(), fz.database.url.clone()];
+    args.extend(files(&fz, dir.path()));
+    let (ok, out, err) = import(&data, &refs(&args));
+    assert!(ok, "{out}\n{err}");
+    let (again, _, err) = import(&data, &refs(&args));
+    assert!(!again && err.contains("--merge"), "a second import without --merge is refused: {err}");
+
+    // A token of the source, as its holder has it: signed with the source's secret.
+    let mut source = <sqlx::PgConnection as sqlx::Connection>::connect(&fz.database.url).await.unwrap();
+    let (token_id, owner, expires): (uuid::Uuid, uuid::Uuid, i64) = sqlx::query_as(
+        "SELECT t.id, t.user_id, (extract(epoch FROM t.expires_at) * 1000000)::bigint FROM api_tokens t JOIN users u ON u.id = t.user_id \
+         WHERE t.expires_at > now() AND u.role = 'admin' AND u.disabled_at IS NULL LIMIT 1",
+    )
+    .fetch_one(&mut source)
+    .await
+    .unwrap();
+    let exp = ferrozone_domain::Timestamp::from_micros(expires);
+    let bearer = ferrozone_domain::crypto::legacy_token::sign(fz.guardian_secret_key.as_bytes(), token_id, owner, exp);
+
+    let server = crate::harness::Server::start(&data, &[]).await;
+    assert_eq!(server.printed_token(), None, "the imported admin is the first admin");
+    let api = crate::harness::Api::new(&server.base, &bearer);
+    let (status, users) = api.get("/v0/users").await;
+    assert_eq!(status, 200, "{users}");
+    assert!(users["data"].as_array().unwrap().iter().any(|u| u["email"] == "admin@example.com"), "{users}");
+    let (status, devices) = api.get("/v0/devices").await;
+    assert_eq!((status, devices["data"].as_array().map(Vec::len)), (200, Some(fz.expected.devices)), "{devices}");
+    for device in devices["data"].as_array().unwrap() {
+        assert_eq!(device["server_public_key"], fz.server_public_key.as_str(), "clients keep the server's key");
+    }
+
+    let cookies = sign_in(&server.base, "admin@example.com", fixture::ADMIN_PASSWORD, &fz.expected.totp_secret).await;
+    let me = reqwest::Client::new()
+        .get(format!("{}/v0/me", server.base))
+        .header("cookie", cookies.join("; "))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(me.status(), 200, "the session works");
+
+    let (status, _) = api.call(reqwest::Method::DELETE, &format!("/v0/tokens/{token_id}"), None).await.unwrap();
+    assert!(status == 204 || status == 200, "the imported token is revoked: {status}");
+    assert_eq!(api.get("/v0/users").await.0, 401, "a revoked token stops working");
 }
