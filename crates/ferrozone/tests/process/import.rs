@@ -221,3 +221,34 @@ async fn after_an_import_passwords_authenticators_and_api_tokens_keep_working() 
     assert!(status == 204 || status == 200, "the imported token is revoked: {status}");
     assert_eq!(api.get("/v0/users").await.0, 401, "a revoked token stops working");
 }
+
+/// The benchmark of `scripts/bench-import`: a Firezone installation of
+/// `FERROZONE_IMPORT_USERS` users (default 10,000) with `FERROZONE_IMPORT_DEVICES` devices
+/// (default 50,000), imported by the command into a fresh SQLite data directory and into a
+/// fresh PostgreSQL database. Prints each import's wall time (the whole command: reading the
+/// source, sealing every preshared key again, writing); checks only that all of it landed.
+#[tokio::test]
+#[ignore = "a measurement: scripts/bench-import runs it"]
+async fn import_at_the_benchmark_size() {
+    let url = std::env::var("FERROZONE_TEST_DATABASE_URL").expect("scripts/bench-import sets the PostgreSQL URL");
+    let size = |name: &str, default: usize| std::env::var(name).map_or(default, |v| v.parse().expect("a count"));
+    let (users, devices) = (size("FERROZONE_IMPORT_USERS", 10_000), size("FERROZONE_IMPORT_DEVICES", 50_000));
+    let fz = fixture::bulk(&url, users, devices).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["--source-database-url".to_owned(), fz.database.url.clone()];
+    args.extend(files(&fz, dir.path()));
+    let target = ferrozone_import::scratch::ScratchDatabase::create(&url, "ferrozone_bench_target").await.unwrap();
+    for (backend, data, env) in [
+        ("SQLite", dir.path().join("sqlite"), vec![]),
+        ("PostgreSQL", dir.path().join("postgres"), vec![("FERROZONE_DATABASE_URL", target.url.as_str())]),
+    ] {
+        let started = std::time::Instant::now();
+        let out = command(&data, &env).args(["import", "firezone"]).args(&args).stdin(Stdio::null()).output().unwrap();
+        let took = started.elapsed();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        let landed = format!("imported: {users} users, {devices} devices");
+        assert!(stdout.contains(&landed), "every user and device lands:\n{stdout}");
+        println!("import of {users} users and {devices} devices into {backend}: {:.1} s", took.as_secs_f64());
+    }
+}
