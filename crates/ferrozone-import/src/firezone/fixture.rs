@@ -83,6 +83,19 @@ pub struct Expected {
     pub duplicate_email: String,
     /// The admin's TOTP secret.
     pub totp_secret: Vec<u8>,
+    /// The admin's laptop, as its WireGuard client holds it.
+    pub client: Client,
+}
+
+/// What a Firezone client's configuration holds of its device: enough to bring the tunnel
+/// up without asking the server for anything.
+#[derive(Debug, Clone, Default)]
+pub struct Client {
+    pub device_id: Uuid,
+    pub private_key: String,
+    pub preshared_key: String,
+    pub ipv4: String,
+    pub ipv6: String,
 }
 
 /// The secrets of a new installation, made as its installer makes them.
@@ -203,7 +216,7 @@ impl Rows<'_> {
         self.user(&duplicate_email, Some(&user_hash), "unprivileged", false).await?;
 
         let psk = |rows: &Self| Some(rows.cloak.seal(generate_psk().as_bytes()));
-        self.device(admin, "admin-laptop", psk(self), None).await?;
+        let client = self.client_device(admin, "admin-laptop").await?;
         self.device(bob, "bob-phone", psk(self), None).await?;
         let device_without_psk = self.device(bob, "bob-old-router", None, None).await?;
         self.device(dave, "dave-laptop", psk(self), None).await?;
@@ -244,7 +257,19 @@ impl Rows<'_> {
             junk_mfa,
             duplicate_email,
             totp_secret,
+            client,
         })
+    }
+
+    /// A device whose private and preshared keys are known, as its client has them.
+    async fn client_device(&mut self, user_id: Uuid, name: &str) -> anyhow::Result<Client> {
+        let keys = generate_keypair();
+        let preshared_key = generate_psk().to_string();
+        let (ipv4, ipv6) = self.next_addresses();
+        let sealed = Some(self.cloak.seal(preshared_key.as_bytes()));
+        let device_id = self.insert_device(user_id, name, &keys.public_key, sealed, &ipv4.to_string(), ipv6).await?;
+        let private_key = keys.private_key.to_string();
+        Ok(Client { device_id, private_key, preshared_key, ipv4: ipv4.to_string(), ipv6: ipv6.to_string() })
     }
 
     async fn user(&mut self, email: &str, hash: Option<&str>, role: &str, disabled: bool) -> anyhow::Result<Uuid> {
@@ -278,6 +303,18 @@ impl Rows<'_> {
     ) -> anyhow::Result<Uuid> {
         let (v4, v6) = self.next_addresses();
         let ipv4 = ipv4.map_or_else(|| v4.to_string(), str::to_owned);
+        self.insert_device(user_id, name, &generate_keypair().public_key, psk, &ipv4, v6).await
+    }
+
+    async fn insert_device(
+        &mut self,
+        user_id: Uuid,
+        name: &str,
+        public_key: &str,
+        psk: Option<Vec<u8>>,
+        ipv4: &str,
+        ipv6: Ipv6Addr,
+    ) -> anyhow::Result<Uuid> {
         let id: Uuid = sqlx::query_scalar(
             "INSERT INTO devices (user_id, name, public_key, preshared_key, ipv4, ipv6, remote_ip, \
              latest_handshake, rx_bytes, tx_bytes, inserted_at, updated_at) VALUES ($1, $2, $3, $4, $5::inet, \
@@ -286,10 +323,10 @@ impl Rows<'_> {
         )
         .bind(user_id)
         .bind(name)
-        .bind(generate_keypair().public_key)
+        .bind(public_key)
         .bind(psk)
         .bind(ipv4)
-        .bind(v6.to_string())
+        .bind(ipv6.to_string())
         .fetch_one(&mut *self.conn)
         .await?;
         Ok(id)
