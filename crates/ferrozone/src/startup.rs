@@ -19,16 +19,22 @@ pub fn store_options(config: &Config) -> StoreOptions {
 /// Opens the database, applies pending migrations, and opens the domain on it.
 pub async fn open_domain(config: &Config) -> anyhow::Result<Arc<Domain>> {
     let settings = Arc::new(config.settings()?);
+    let db = open_database(config).await?;
+    tracing::info!(backend = db.backend(), database = %Redacted(&config.database_url()), "database ready");
+    let cipher = crate::secret::load(config)?;
+    let domain = Domain::open(db.into_store(), settings, cipher).await?;
+    Ok(Arc::new(domain))
+}
+
+/// The configured database (in the data directory, made if missing), migrated.
+pub async fn open_database(config: &Config) -> anyhow::Result<ferrozone_store::Database> {
     create_data_dir(&config.data_dir)?;
     let url = config.database_url();
     let db = ferrozone_store::open(&url, &store_options(config))
         .await
         .with_context(|| format!("opening the database {}", Redacted(&url)))?;
     db.migrate().await.context("applying database migrations")?;
-    tracing::info!(backend = db.backend(), database = %Redacted(&url), "database ready");
-    let cipher = crate::secret::load(config)?;
-    let domain = Domain::open(db.into_store(), settings, cipher).await?;
-    Ok(Arc::new(domain))
+    Ok(db)
 }
 
 /// The data directory holds the database and the secret key: only its owner may read it.

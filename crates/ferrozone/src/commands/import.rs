@@ -15,12 +15,11 @@ use ferrozone_import::firezone::prepare;
 use ferrozone_import::firezone::report::Report;
 use ferrozone_import::firezone::secrets::{ServerKey, Variables, DATABASE_ENCRYPTION_KEY, GUARDIAN_SECRET_KEY};
 use ferrozone_import::scratch::{redacted, ScratchDatabase};
-use ferrozone_store::Redacted;
 use zeroize::Zeroizing;
 
 use crate::cli::{FirezoneImport, ImportCommand};
 use crate::config::Config;
-use crate::startup::{create_data_dir, store_options};
+use crate::startup::open_database;
 
 pub async fn run(config: &Config, cmd: ImportCommand) -> anyhow::Result<()> {
     match cmd {
@@ -85,13 +84,7 @@ fn read_server_key(path: &Path) -> anyhow::Result<ServerKey> {
 
 /// This installation's store, migrated, and its key, checked against the database.
 async fn open_target(config: &Config, settings: Settings) -> anyhow::Result<(Arc<dyn Store>, Cipher)> {
-    create_data_dir(&config.data_dir)?;
-    let url = config.database_url();
-    let db = ferrozone_store::open(&url, &store_options(config))
-        .await
-        .with_context(|| format!("opening the database {}", Redacted(&url)))?;
-    db.migrate().await.context("applying database migrations")?;
-    let store = db.into_store();
+    let store = open_database(config).await?.into_store();
     let cipher = crate::secret::load(config)?;
     Domain::open(store.clone(), Arc::new(settings), cipher.clone()).await?;
     Ok((store, cipher))
