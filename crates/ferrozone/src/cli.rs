@@ -47,6 +47,20 @@ pub enum Command {
     /// Import another installation into this one.
     #[command(subcommand)]
     Import(ImportCommand),
+    /// Copy the SQLite database, also while `serve` runs, to FILE and check the copy.
+    Backup {
+        /// Where to write the backup (mode 0600).
+        #[arg(long, value_name = "FILE")]
+        out: std::path::PathBuf,
+        /// Replace FILE if it exists.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Replace the SQLite database with a checked backup; refused while `serve` runs on it.
+    Restore {
+        /// A file written by `ferrozone backup`.
+        file: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

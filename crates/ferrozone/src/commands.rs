@@ -1,6 +1,7 @@
 //! The subcommands.
 
 mod admin;
+mod backup;
 mod import;
 mod serve;
 
@@ -19,6 +20,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::User(cmd) => admin::user(&cli.config, cmd).await,
         Command::Token(cmd) => admin::token(&cli.config, cmd).await,
         Command::Import(cmd) => import::run(&cli.config, cmd).await,
+        Command::Backup { out, force } => backup::backup(&cli.config, &out, force),
+        Command::Restore { file } => backup::restore(&cli.config, &file),
         Command::Openapi => {
             println!("{}", ferrozone_http::openapi_json());
             Ok(())

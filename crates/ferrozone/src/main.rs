@@ -5,6 +5,7 @@ mod commands;
 mod config;
 mod dataplane;
 mod secret;
+mod serve_lock;
 mod startup;
 mod supervisor;
 mod telemetry;

@@ -20,6 +20,7 @@ use crate::supervisor::Supervisor;
 pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
     let saml = std::sync::Arc::new(config.saml(&providers)?);
+    let _database_lock = crate::serve_lock::for_serve(config)?;
     let domain = open_domain(config).await?;
     let signal = shutdown_signal()?;
     let mut tasks = Supervisor::default();

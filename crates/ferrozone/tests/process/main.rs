@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod backup;
 mod cli;
 mod connections;
 mod durability;
