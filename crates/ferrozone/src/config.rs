@@ -5,6 +5,7 @@
 //! aliases are folded into the environment before the command line is parsed, so
 //! clap alone decides every value and `--help` documents each setting.
 
+pub mod acme;
 mod env;
 mod fixed;
 mod http;

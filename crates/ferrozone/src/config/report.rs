@@ -60,6 +60,7 @@ const SHOWN: &[(&str, &[&str])] = &[
             "stats_interval",
         ],
     ),
+    ("Automatic certificates (ACME)", &["acme", "acme_directory_url", "acme_contact_email", "acme_ca_file"]),
 ];
 
 /// Every shown setting of `matches` (a parse of the whole command line).

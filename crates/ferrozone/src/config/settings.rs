@@ -276,6 +276,9 @@ pub struct Config {
     /// The HTTP server's deadlines and connection caps.
     #[command(flatten)]
     pub http: super::http::HttpLimits,
+    /// Automatic certificates over ACME.
+    #[command(flatten)]
+    pub acme: super::acme::AcmeSettings,
 }
 
 impl Config {
