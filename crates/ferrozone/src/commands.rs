@@ -4,6 +4,8 @@ mod admin;
 mod import;
 mod serve;
 
+use clap::CommandFactory;
+
 use crate::cli::{Cli, Command};
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -19,6 +21,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::User(cmd) => admin::user(&cli.config, cmd).await,
         Command::Token(cmd) => admin::token(&cli.config, cmd).await,
         Command::Import(cmd) => import::run(&cli.config, cmd).await,
+        Command::EnvFile => {
+            print!("{}", crate::env_file::render(&Cli::command()));
+            Ok(())
+        }
         Command::Openapi => {
             println!("{}", ferrozone_http::openapi_json());
             Ok(())
