@@ -5,8 +5,11 @@ use uuid::Uuid;
 
 use crate::config::Config;
 
+/// `ferrozone --version`: the version and the commit it was built from (build.rs).
+const VERSION: &str = env!("FERROZONE_VERSION_LINE");
+
 #[derive(Debug, Parser)]
-#[command(name = "ferrozone", version, about = "WireGuard VPN control plane", propagate_version = true)]
+#[command(name = "ferrozone", version = VERSION, about = "WireGuard VPN control plane", propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]
     pub config: Config,
@@ -61,6 +64,9 @@ pub enum Command {
         /// A file written by `ferrozone backup`.
         file: std::path::PathBuf,
     },
+    /// Print an environment file (`KEY=value` lines, as systemd's `EnvironmentFile=` reads)
+    /// with every setting commented out, each with its description and default.
+    EnvFile,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -5,6 +5,8 @@ mod backup;
 mod import;
 mod serve;
 
+use clap::CommandFactory;
+
 use crate::cli::{Cli, Command};
 
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -22,6 +24,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Import(cmd) => import::run(&cli.config, cmd).await,
         Command::Backup { out, force } => backup::backup(&cli.config, &out, force),
         Command::Restore { file } => backup::restore(&cli.config, &file),
+        Command::EnvFile => {
+            print!("{}", crate::env_file::render(&Cli::command()));
+            Ok(())
+        }
         Command::Openapi => {
             println!("{}", ferrozone_http::openapi_json());
             Ok(())

@@ -4,6 +4,7 @@ mod cli;
 mod commands;
 mod config;
 mod dataplane;
+mod env_file;
 mod secret;
 mod serve_lock;
 mod startup;
