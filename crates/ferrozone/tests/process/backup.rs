@@ -75,6 +75,12 @@ async fn a_backup_under_load_restores_every_create_acknowledged_before_it_began(
     let again = ferrozone(original.path(), &env, &["backup", "--out", out_arg]).await;
     assert!(!again.status.success());
     assert!(stderr(&again).contains("already exists"), "{}", stderr(&again));
+    // Nor a second server on the same file.
+    let mut second_env = env.clone();
+    second_env.push(("FERROZONE_LISTEN", "127.0.0.1:0".into()));
+    let second = ferrozone(original.path(), &second_env, &["serve"]).await;
+    assert!(!second.status.success());
+    assert!(stderr(&second).contains("one `serve` per SQLite database"), "{}", stderr(&second));
 
     stop.store(true, Ordering::Relaxed);
     for w in writers {
