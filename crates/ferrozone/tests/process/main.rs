@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod admin_commands;
 mod cli;
 mod connections;
 mod durability;
