@@ -84,10 +84,11 @@ async fn a_500s_cause_is_logged_with_the_request_id() {
 }
 
 /// The address the fail2ban filter of docs/operations.md bans for `line`: its failregex
-/// `^.*?: sign-in refused client=<HOST> ` takes the first such text of the line.
+/// `^.*?: sign-in refused client=<HOST> method=` takes the first such text of the line.
 fn banned_address(line: &str) -> Option<std::net::IpAddr> {
     let (_, rest) = line.split_once(": sign-in refused client=")?;
-    rest.split(' ').next()?.parse().ok()
+    let (address, rest) = rest.split_once(' ')?;
+    rest.starts_with("method=").then(|| address.parse().ok())?
 }
 
 fn refusals(logs: &Captured) -> Vec<String> {
