@@ -13,6 +13,7 @@ use ferrozone_domain::Principal;
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
+use crate::telemetry::{record_actor, sign_in_refused, SignInMethod};
 use crate::web::{cookies, same_secret};
 use crate::wire::Attributes;
 use crate::AppState;
@@ -34,9 +35,25 @@ pub struct Auth(pub Principal);
 impl Auth {
     pub async fn check(state: &AppState, token: &str) -> Result<Self, ApiError> {
         match state.domain.authenticate(token).await? {
-            Ok(principal) => Ok(Auth(principal)),
+            Ok(principal) => {
+                record_actor(&principal);
+                Ok(Auth(principal))
+            }
             Err(refusal) => Err(ApiError::Refused(refusal)),
         }
+    }
+
+    /// [`Auth::check`], logging a refused token with the client's address.
+    async fn check_from(state: &AppState, token: &str, client: IpAddr) -> Result<Self, ApiError> {
+        let checked = Self::check(state, token).await;
+        if let Err(ApiError::Refused(refusal)) = &checked {
+            let reason = match refusal {
+                Refusal::InvalidToken => "invalid_token",
+                Refusal::UserDisabled => "user_disabled",
+            };
+            sign_in_refused(client, SignInMethod::Token, reason, "");
+        }
+        checked
     }
 }
 
@@ -46,7 +63,8 @@ impl FromRequestParts<AppState> for Auth {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         if parts.headers.contains_key(AUTHORIZATION) {
             let Bearer(token) = Bearer::from_request_parts(parts, state).await?;
-            return Auth::check(state, &token).await;
+            let Ok(ClientAddr(client)) = ClientAddr::from_request_parts(parts, state).await;
+            return Auth::check_from(state, &token, client).await;
         }
         let Some(secret) = cookies::get_host(&parts.headers, cookies::SESSION, state.web.secure_cookies) else {
             return Err(ApiError::Unauthenticated);
@@ -61,6 +79,7 @@ impl FromRequestParts<AppState> for Auth {
         if !safe && !same_secret(sent, &active.csrf_token) {
             return Err(ApiError::Csrf);
         }
+        record_actor(&active.principal);
         Ok(Auth(active.principal))
     }
 }

@@ -1,6 +1,7 @@
 //! Request ids, one log line per request, panic safety, and the headers of every `/v0`
 //! response.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -15,6 +16,8 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use tracing::Span;
+
+use ferrozone_domain::Principal;
 
 use crate::error::ApiError;
 
@@ -44,11 +47,55 @@ pub fn wrap(router: Router) -> Router {
 }
 
 /// The span of one request: method, matched route (not the raw URI, which may carry
-/// emails or ids), and the request id.
+/// emails or ids), the request id, and, once authenticated, the actor ([`record_actor`]).
 fn make_span(req: &Request<Body>) -> Span {
     let route = req.extensions().get::<MatchedPath>().map_or("(unmatched)", MatchedPath::as_str);
     let request_id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
-    tracing::info_span!("request", method = %req.method(), route, request_id)
+    tracing::info_span!("request", method = %req.method(), route, request_id, actor = tracing::field::Empty)
+}
+
+/// Names who acts on every later log line of the current request, its `request` line
+/// included, so that each write is traced to its caller: `token:<id>` for an API token,
+/// `user:<id>` for a browser session. Ids, not emails: the logs keep no personal data
+/// but that of refused sign-ins ([`sign_in_refused`]).
+pub(crate) fn record_actor(principal: &Principal) {
+    let actor = match (principal.token_id, principal.user_id) {
+        (Some(token), _) => format!("token:{token}"),
+        (None, Some(user)) => format!("user:{user}"),
+        (None, None) => "operator".to_owned(),
+    };
+    Span::current().record("actor", tracing::field::display(&actor));
+}
+
+/// How a refused sign-in was attempted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum SignInMethod {
+    Password,
+    Totp,
+    Token,
+}
+
+impl SignInMethod {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Password => "password",
+            Self::Totp => "totp",
+            Self::Token => "token",
+        }
+    }
+}
+
+/// The most characters of a typed account name a log line keeps.
+const MAX_LOGGED_ACCOUNT: usize = 100;
+
+/// Logs a refused sign-in in one stable line for tools such as fail2ban
+/// (docs/operations.md): `sign-in refused client=<address> method=<how> reason=<why>
+/// account="<as typed>"`. The client address comes first, right after the message, so
+/// nothing a client types can stand in its place; the account (at most
+/// [`MAX_LOGGED_ACCOUNT`] characters, escaped) comes last. Never a password or a code.
+pub(crate) fn sign_in_refused(client: IpAddr, method: SignInMethod, reason: &'static str, account: &str) {
+    let account: String = account.chars().take(MAX_LOGGED_ACCOUNT).collect();
+    tracing::warn!(client = %client, method = %method.as_str(), reason = %reason, account = ?account, "sign-in refused");
 }
 
 fn on_response<B>(res: &Response<B>, latency: Duration, _span: &Span) {

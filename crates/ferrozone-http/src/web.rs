@@ -34,6 +34,7 @@ use subtle::ConstantTimeEq;
 
 use crate::error::ApiError;
 use crate::extract::{ClientAddr, FormFields};
+use crate::telemetry::{sign_in_refused, SignInMethod};
 use crate::AppState;
 use page_error::PageError;
 
@@ -106,6 +107,7 @@ async fn check_password(
     }
     let account = email_key(email);
     if let Err(refused) = app.web.throttle.reserve(&account, address) {
+        sign_in_refused(address, SignInMethod::Password, "throttled", email);
         return Ok(PasswordSignIn::Throttled(refused));
     }
     match app.domain.sign_in_with_password(email, password).await {
@@ -118,7 +120,10 @@ async fn check_password(
                 }
             })
         }
-        Ok(None) => Ok(PasswordSignIn::Refused),
+        Ok(None) => {
+            sign_in_refused(address, SignInMethod::Password, "wrong_password", email);
+            Ok(PasswordSignIn::Refused)
+        }
         Err(DomainError::Busy(_)) => {
             app.web.throttle.release(&account, address);
             Ok(PasswordSignIn::Busy)

@@ -1,5 +1,7 @@
 //! The command line. Scripts depend on these forms: change them only compatibly.
 
+mod help;
+
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use uuid::Uuid;
 
@@ -25,11 +27,16 @@ impl Cli {
         I: IntoIterator<Item = T>,
         T: Into<std::ffi::OsString> + Clone,
     {
-        let matches = Self::command().try_get_matches_from(args)?;
+        let matches = Self::scoped_command().try_get_matches_from(args)?;
         let mut cli = Self::from_arg_matches(&matches)?;
         cli.config.flags = crate::config::flags(&matches);
         cli.config.report = crate::config::report(&matches);
         Ok(cli)
+    }
+
+    /// The command line, each subcommand's help listing only the settings it uses.
+    pub fn scoped_command() -> clap::Command {
+        help::scoped(Self::command())
     }
 }
 
@@ -67,20 +74,29 @@ pub enum Command {
     /// Print an environment file (`KEY=value` lines, as systemd's `EnvironmentFile=` reads)
     /// with every setting commented out, each with its description and default.
     EnvFile,
+    /// Manage devices.
+    #[command(subcommand)]
+    Device(DeviceCommand),
+    /// Who is online, and the state of the running server's data plane.
+    Status,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum RoleArg {
+    /// Manages every user, device and setting.
     Admin,
+    /// Manages its own devices and account only.
     Unprivileged,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
-    /// Create a user.
+    /// Create a user; prints its id.
     Create {
+        /// The new user's email, its sign-in name.
         #[arg(long)]
         email: String,
+        /// What the user may manage.
         #[arg(long, value_enum, default_value = "unprivileged")]
         role: RoleArg,
         /// Read the password from the first line of standard input.
@@ -92,18 +108,61 @@ pub enum UserCommand {
     /// Disable a user: its API tokens are refused (401 `user_disabled`) until it is enabled.
     /// Disabling a disabled user changes nothing.
     Disable {
+        /// The user's email (any case).
         #[arg(long)]
         email: String,
     },
     /// Enable a disabled user again; its unexpired tokens work again.
     Enable {
+        /// The user's email (any case).
         #[arg(long)]
         email: String,
     },
     /// End every browser session of a user (its API tokens are not touched).
     SignOut {
+        /// The user's email (any case).
         #[arg(long)]
         email: String,
+    },
+    /// Set a user's password, read from standard input; this ends the user's browser
+    /// sessions, as a password change through the API does (its API tokens are not touched).
+    SetPassword {
+        /// The user's email (any case).
+        #[arg(long)]
+        email: String,
+        /// Read the password from the first line of standard input (the only way: a
+        /// password in the arguments would show in the process list).
+        #[arg(long, required = true)]
+        password_stdin: bool,
+    },
+    /// Make a user an admin or an unprivileged user; the last admin cannot be demoted.
+    SetRole {
+        /// The user's email (any case).
+        #[arg(long)]
+        email: String,
+        /// The new role.
+        #[arg(long, value_enum)]
+        role: RoleArg,
+    },
+    /// Delete a user with its devices and API tokens; the last admin cannot be deleted.
+    Delete {
+        /// The user's email (any case).
+        #[arg(long)]
+        email: String,
+        /// Delete: without it, the command only says what it would delete.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeviceCommand {
+    /// List devices, one a line: id, name, user, tunnel addresses, public key, latest
+    /// handshake (or `never`).
+    List {
+        /// Only this user's devices.
+        #[arg(long)]
+        email: Option<String>,
     },
 }
 
@@ -111,8 +170,10 @@ pub enum UserCommand {
 pub enum TokenCommand {
     /// Create an API token; prints the token alone on standard output.
     Create {
+        /// The email of the user the token acts as.
         #[arg(long)]
         email: String,
+        /// A name to recognise the token by [default: api].
         #[arg(long)]
         name: Option<String>,
         /// Lifetime in days [default: FERROZONE_API_TOKEN_DAYS].
@@ -121,11 +182,15 @@ pub enum TokenCommand {
     },
     /// List a user's tokens (never the secrets).
     List {
+        /// The user's email (any case).
         #[arg(long)]
         email: String,
     },
     /// Revoke a token by its id.
-    Revoke { id: Uuid },
+    Revoke {
+        /// The token's id, as `token list` prints it.
+        id: Uuid,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,14 +2,28 @@
 
 mod admin;
 mod backup;
+mod device;
+mod explain;
 mod import;
 mod serve;
+mod status;
+mod user_edit;
 
 use clap::CommandFactory;
+use tracing::Instrument;
 
 use crate::cli::{Cli, Command};
 
+/// Runs the command; every log line of a command other than `serve` names the command
+/// line as the actor of what it writes (`actor=cli`), as a request's names its caller.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    if matches!(cli.command, Command::Serve) {
+        return serve::run(&cli.config).await;
+    }
+    run_command(cli).instrument(tracing::info_span!("command", actor = "cli")).await
+}
+
+async fn run_command(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve => serve::run(&cli.config).await,
         Command::Migrate => {
@@ -32,5 +46,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             println!("{}", ferrozone_http::openapi_json());
             Ok(())
         }
+        Command::Device(cmd) => device::run(&cli.config, cmd).await,
+        Command::Status => status::run(&cli.config).await,
     }
 }

@@ -14,8 +14,6 @@ mod telemetry;
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 
-use clap::CommandFactory;
-
 use crate::cli::Cli;
 
 fn main() -> ExitCode {
@@ -41,10 +39,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // An error is said once, on one line with its causes; not logged as well.
     match runtime.block_on(commands::run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!("{e:#}");
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
@@ -54,7 +52,7 @@ fn main() -> ExitCode {
 /// Every `FERROZONE_*` variable some flag reads, to warn about misspelt ones.
 fn known_variables() -> BTreeSet<String> {
     let mut names = BTreeSet::new();
-    let mut stack = vec![Cli::command()];
+    let mut stack = vec![Cli::scoped_command()];
     while let Some(cmd) = stack.pop() {
         for arg in cmd.get_arguments() {
             if let Some(env) = arg.get_env() {

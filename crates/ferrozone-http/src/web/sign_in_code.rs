@@ -24,6 +24,7 @@ use super::page_error::PageError;
 use super::{cookies, html, redirect, throttle, with_retry_after};
 use crate::error::ApiError;
 use crate::extract::{ClientAddr, FormFields};
+use crate::telemetry::{sign_in_refused, SignInMethod};
 use crate::AppState;
 
 /// The cookie of a sign-in waiting for its code: a token of
@@ -181,12 +182,13 @@ pub(crate) async fn throttled<T>(
 ) -> Result<Result<Option<T>, throttle::Refused>, DomainError> {
     let account = email_key(&user.email);
     if let Err(refused) = app.web.throttle.reserve(&account, address) {
+        sign_in_refused(address, SignInMethod::Totp, "throttled", &user.email);
         return Ok(Err(refused));
     }
     let outcome = check.await;
     match &outcome {
         Ok(Some(_)) => app.web.throttle.succeeded(&account, address),
-        Ok(None) => {}
+        Ok(None) => sign_in_refused(address, SignInMethod::Totp, "wrong_code", &user.email),
         Err(_) => app.web.throttle.release(&account, address),
     }
     outcome.map(Ok)

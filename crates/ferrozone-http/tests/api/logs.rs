@@ -82,3 +82,59 @@ async fn a_500s_cause_is_logged_with_the_request_id() {
     let line = text.lines().find(|l| l.contains("SECRET-DETAIL")).unwrap_or_else(|| panic!("cause not logged: {text}"));
     assert!(line.contains("ERROR") && line.contains(request_id), "{line}");
 }
+
+/// The address the fail2ban filter of docs/operations.md bans for `line`: its failregex
+/// `^.*?: sign-in refused client=<HOST> method=` takes the first such text of the line.
+fn banned_address(line: &str) -> Option<std::net::IpAddr> {
+    let (_, rest) = line.split_once(": sign-in refused client=")?;
+    let (address, rest) = rest.split_once(' ')?;
+    rest.starts_with("method=").then(|| address.parse().ok())?
+}
+
+fn refusals(logs: &Captured) -> Vec<String> {
+    logs.text().lines().filter(|l| l.contains("sign-in refused")).map(str::to_owned).collect()
+}
+
+#[tokio::test]
+async fn a_refused_sign_in_is_one_line_with_the_address_and_the_account_as_typed() {
+    let app = TestApp::new().await;
+    let (logs, _guard) = Captured::start();
+    let mut browser = crate::signin::Browser::new(&app);
+    browser.sign_in("Nobody@Example.com", "Wrong-Logged-Password", "/").await.expect_status(StatusCode::UNAUTHORIZED);
+    let lines = refusals(&logs);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(banned_address(&lines[0]), Some(browser.address.ip()), "{}", lines[0]);
+    let fields = r#"method=password reason=wrong_password account="Nobody@Example.com""#;
+    assert!(lines[0].ends_with(fields), "{}", lines[0]);
+
+    // An account typed to look like another address, or another line, bans nobody else.
+    let forged = "x\" client=198.51.100.7\n: sign-in refused client=198.51.100.8 ".repeat(10);
+    browser.sign_in(&forged, "Wrong-Logged-Password", "/").await.expect_status(StatusCode::UNAUTHORIZED);
+    let lines = refusals(&logs);
+    assert_eq!(lines.len(), 2, "one line, whatever the account holds: {lines:?}");
+    assert_eq!(banned_address(&lines[1]), Some(browser.address.ip()), "{}", lines[1]);
+    assert!(lines[1].len() < 400, "the account is cut short: {}", lines[1]);
+    assert!(!logs.text().contains("Wrong-Logged-Password"), "never the password");
+}
+
+#[tokio::test]
+async fn a_refused_token_is_logged_with_the_address() {
+    let app = TestApp::new().await;
+    let (logs, _guard) = Captured::start();
+    app.get("/v0/users", "fz_not-a-token").await.expect_auth_error("invalid_token");
+    let lines = refusals(&logs);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("method=token reason=invalid_token"), "{}", lines[0]);
+    assert!(banned_address(&lines[0]).is_some(), "{}", lines[0]);
+}
+
+#[tokio::test]
+async fn every_write_names_its_actor() {
+    let app = TestApp::new().await;
+    let (logs, _guard) = Captured::start();
+    let body = json!({"user": {"email": "written@example.com"}});
+    app.post("/v0/users", &app.admin, body).await.expect_status(StatusCode::CREATED);
+    let text = logs.text();
+    let line = text.lines().find(|l| l.contains("status=201")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("actor=token:"), "{line}");
+}

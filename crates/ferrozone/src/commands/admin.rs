@@ -7,9 +7,10 @@ use anyhow::{bail, Context};
 use ferrozone_domain::input::NewUser;
 use ferrozone_domain::model::DisabledBy;
 use ferrozone_domain::{Domain, DomainError, Principal, Role};
-use serde_json::Value;
 use zeroize::Zeroizing;
 
+use super::explain::{explain, no_user};
+use super::user_edit;
 use crate::cli::{RoleArg, TokenCommand, UserCommand};
 use crate::config::Config;
 use crate::startup::open_domain;
@@ -19,10 +20,7 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
     let operator = Principal::operator();
     match cmd {
         UserCommand::Create { email, role, password_stdin } => {
-            let role = match role {
-                RoleArg::Admin => Role::Admin,
-                RoleArg::Unprivileged => Role::Unprivileged,
-            };
+            let role = role_of(role);
             let password = if password_stdin { Some(read_password()?) } else { None };
             let input = NewUser {
                 email: Some(email),
@@ -31,11 +29,11 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
                 password,
                 ..NewUser::default()
             };
-            let user = domain.create_user(&operator, &input).await.map_err(explain)?;
+            let user = domain.create_user(&operator, &input).await.map_err(|e| explain(e, "the user"))?;
             println!("{}", user.id);
         }
         UserCommand::List => {
-            for u in domain.list_users(&operator).await.map_err(explain)? {
+            for u in domain.list_users(&operator).await.map_err(|e| explain(e, "the user"))? {
                 let disabled = u.disabled_at.map_or_else(|| "-".to_owned(), |t| t.to_string());
                 let by = u.disabled_by.as_ref().map_or_else(|| "-".to_owned(), disabled_by);
                 println!("{}\t{}\t{}\tdisabled:{}\tby:{}", u.id, u.email, u.role.as_str(), disabled, by);
@@ -45,11 +43,16 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
         UserCommand::Enable { email } => set_disabled(&domain, &email, false).await?,
         UserCommand::SignOut { email } => {
             let (user, ended) = domain.sign_out_everywhere(&email).await.map_err(|e| match e {
-                DomainError::NotFound => anyhow::anyhow!("no user with email {email:?}"),
-                other => explain(other),
+                DomainError::NotFound => no_user(&email),
+                other => explain(other, "the user"),
             })?;
             eprintln!("ended {ended} session(s) of {} ({})", user.email, user.id);
         }
+        UserCommand::SetPassword { email, password_stdin: _ } => {
+            user_edit::set_password(&domain, &email, read_password()?).await?
+        }
+        UserCommand::SetRole { email, role } => user_edit::set_role(&domain, &email, role_of(role)).await?,
+        UserCommand::Delete { email, yes } => user_edit::delete(&domain, &email, yes).await?,
     }
     Ok(())
 }
@@ -58,8 +61,8 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
 /// when the user already was in the asked state.
 async fn set_disabled(domain: &Domain, email: &str, disabled: bool) -> anyhow::Result<()> {
     let (user, changed) = domain.set_user_disabled(email, disabled).await.map_err(|e| match e {
-        DomainError::NotFound => anyhow::anyhow!("no user with email {email:?}"),
-        other => explain(other),
+        DomainError::NotFound => no_user(email),
+        other => explain(other, "the user"),
     })?;
     let who = format!("{} ({})", user.email, user.id);
     match (user.disabled_at, changed) {
@@ -87,11 +90,18 @@ pub async fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<()> {
     let domain = open_domain(config).await?;
     match cmd {
         TokenCommand::Create { email, name, days } => {
-            let (_, secret) = domain.create_token(&email, name.as_deref(), days).await.map_err(explain)?;
+            let (_, secret) = domain.create_token(&email, name.as_deref(), days).await.map_err(|e| match e {
+                DomainError::NotFound => no_user(&email),
+                other => explain(other, "the token"),
+            })?;
             println!("{}", *secret);
         }
         TokenCommand::List { email } => {
-            for t in domain.list_tokens(&email).await.map_err(explain)? {
+            let tokens = domain.list_tokens(&email).await.map_err(|e| match e {
+                DomainError::NotFound => no_user(&email),
+                other => explain(other, "the token"),
+            })?;
+            for t in tokens {
                 let used = t.last_used_at.map_or_else(|| "never".to_owned(), |t| t.to_string());
                 println!(
                     "{}\t{}\tcreated:{}\texpires:{}\tlast_used:{}",
@@ -100,14 +110,14 @@ pub async fn token(config: &Config, cmd: TokenCommand) -> anyhow::Result<()> {
             }
         }
         TokenCommand::Revoke { id } => {
-            domain.revoke_token(id).await.map_err(explain)?;
+            domain.revoke_token(id).await.map_err(|e| explain(e, &format!("a token with id {id}")))?;
             eprintln!("revoked {id}");
         }
     }
     Ok(())
 }
 
-fn read_password() -> anyhow::Result<Zeroizing<String>> {
+pub(super) fn read_password() -> anyhow::Result<Zeroizing<String>> {
     let mut line = Zeroizing::new(String::new());
     std::io::stdin().lock().read_line(&mut line).context("reading the password from standard input")?;
     let password = Zeroizing::new(line.trim_end_matches(['\r', '\n']).to_owned());
@@ -117,14 +127,9 @@ fn read_password() -> anyhow::Result<Zeroizing<String>> {
     Ok(password)
 }
 
-/// Turns domain errors into messages an operator can act on.
-fn explain(e: DomainError) -> anyhow::Error {
-    match e {
-        DomainError::NotFound => anyhow::anyhow!("no such user or token"),
-        DomainError::Invalid(errors) => {
-            let value: Value = serde_json::to_value(&errors).unwrap_or(Value::Null);
-            anyhow::anyhow!("invalid: {value}")
-        }
-        other => anyhow::Error::new(other),
+fn role_of(role: RoleArg) -> Role {
+    match role {
+        RoleArg::Admin => Role::Admin,
+        RoleArg::Unprivileged => Role::Unprivileged,
     }
 }

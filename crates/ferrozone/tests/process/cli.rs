@@ -138,7 +138,7 @@ async fn invalid_input_is_a_clear_error() {
     let (ok, _, err) = run(dir.path(), &["user", "create", "--email", "nope"]);
     assert!(!ok && err.contains("is invalid email address"), "{err}");
     let (ok, _, err) = run(dir.path(), &["token", "create", "--email", "ghost@example.com"]);
-    assert!(!ok && err.contains("no such user"), "{err}");
+    assert!(!ok && err.contains("no user with email \"ghost@example.com\""), "{err}");
     let out = command(dir.path(), &[("FERROZONE_WIREGUARD_IPV4_NETWORK", "10.0.0.0/99")])
         .args(["user", "list"])
         .output()

@@ -5,6 +5,7 @@
 mod harness;
 
 mod backup;
+mod admin_commands;
 mod cli;
 mod connections;
 mod durability;
