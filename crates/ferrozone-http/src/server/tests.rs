@@ -29,7 +29,7 @@ fn test_app() -> Router {
 async fn start(limits: Limits) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let address = listener.local_addr().expect("an address");
-    tokio::spawn(serve(listener, test_app(), limits, std::future::pending()));
+    tokio::spawn(serve(listener, test_app(), limits, None, std::future::pending()));
     address
 }
 

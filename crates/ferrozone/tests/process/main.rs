@@ -12,3 +12,4 @@ mod import;
 mod postgres_restart;
 mod shared_postgres;
 mod supervision;
+mod tls;
