@@ -1,12 +1,15 @@
-//! Serving the app over TCP with hyper: one task per connection, a deadline for every phase
-//! of a request (head, body, handler, keep-alive idle), and caps on connections per process
-//! and per client address. A refused connection is closed at once; refusals are logged once
+//! Serving the app over TCP with hyper, in plain HTTP or over TLS: one task per connection,
+//! a deadline for every phase of a request (TLS handshake and head, body, handler,
+//! keep-alive idle), and caps on connections per process and per client address. A refused connection is closed at once; refusals are logged once
 //! per period with a count, never once per connection.
 
 mod body;
 mod caps;
 mod conn;
+mod hsts;
 mod nofile;
+pub mod redirect;
+mod tls;
 mod watchdog;
 
 use std::future::Future;
@@ -18,6 +21,8 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use self::caps::{Caps, RateLog};
+pub use self::hsts::hsts;
+pub use self::tls::{certificate_names, CertificateError, CertificateFiles, Tls, ACME_TLS_ALPN};
 
 /// How long an accept that failed for want of resources (EMFILE, ENOBUFS) waits before the
 /// next try: the pending connection stays in the backlog, so retrying at once would spin.
@@ -56,15 +61,25 @@ impl Default for Limits {
 
 /// Serves `app` on `listener` until `shutdown` completes, then lets open connections finish
 /// their current request (idle ones close at once) and returns when all are closed.
+/// With `tls`, every connection is TLS: its handshake must end within the header timeout,
+/// which counts on to the end of the first request's head.
 /// Raises the process's open-file soft limit to its hard limit first.
-pub async fn serve<F>(listener: TcpListener, app: Router, limits: Limits, shutdown: F) -> std::io::Result<()>
+pub async fn serve<F>(
+    listener: TcpListener,
+    app: Router,
+    limits: Limits,
+    tls: Option<Tls>,
+    shutdown: F,
+) -> std::io::Result<()>
 where
     F: Future<Output = ()> + Send,
 {
+    let acceptor = tls.map(tls::Acceptor::new).transpose().map_err(std::io::Error::other)?.map(Arc::new);
     let limits = Arc::new(nofile::fit(limits));
     tracing::info!(
         max_connections = limits.max_connections,
         max_connections_per_address = limits.max_connections_per_address,
+        tls = acceptor.is_some(),
         "accepting HTTP connections"
     );
     let caps = Caps::new(limits.max_connections, limits.max_connections_per_address);
@@ -88,8 +103,8 @@ where
         // A refused stream is dropped here: closed at once.
         let activity = watchdog::Activity::new();
         if let Some(slot) = caps.admit(remote.ip(), &activity) {
-            let connection = (activity, slot);
-            tokio::spawn(conn::serve(stream, remote, app.clone(), limits.clone(), connection, close_rx.clone()));
+            let connection = conn::Connection { stream, remote, activity, slot, tls: acceptor.clone() };
+            tokio::spawn(conn::serve(connection, app.clone(), limits.clone(), close_rx.clone()));
         }
     }
     drop(listener);

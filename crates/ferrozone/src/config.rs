@@ -11,6 +11,7 @@ mod fixed;
 mod http;
 mod report;
 mod settings;
+mod tls;
 
 pub use env::prepare_environment;
 pub use fixed::flags;

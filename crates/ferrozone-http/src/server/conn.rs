@@ -1,5 +1,5 @@
-//! One HTTP/1.1 connection: the app behind the request deadlines, the connection's
-//! watchdog, and graceful closing when the server stops.
+//! One HTTP/1.1 connection, plain or TLS: the app behind the request deadlines, the
+//! connection's watchdog, and graceful closing when the server stops.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -13,28 +13,67 @@ use axum::Router;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tower::ServiceExt;
 
 use super::body::{DeadlineBody, Tracked};
 use super::caps::Slot;
+use super::tls::Acceptor;
 use super::watchdog::{Activity, Watched};
 use super::Limits;
 use crate::web::html;
 
+/// An accepted connection, admitted by the caps.
+pub struct Connection {
+    pub stream: TcpStream,
+    pub remote: SocketAddr,
+    pub activity: Arc<Activity>,
+    /// Holds the connection's place under the caps until the connection ends.
+    pub slot: Slot,
+    /// The TLS side, when the server speaks HTTPS.
+    pub tls: Option<Arc<Acceptor>>,
+}
+
 /// Serves one connection until the client closes it, a deadline passes, or the server
-/// stops (then the request in flight, if any, is answered first).
-pub async fn serve(
-    stream: TcpStream,
+/// stops (then the request in flight, if any, is answered first). A TLS handshake comes
+/// first, under the same watch as a request head: the header timeout counts from the
+/// connection's start to the end of the first head.
+pub async fn serve(connection: Connection, app: Router, limits: Arc<Limits>, mut close: watch::Receiver<()>) {
+    let Connection { stream, remote, activity, slot: _slot, tls } = connection;
+    let _ = stream.set_nodelay(true);
+    let io = Watched::new(stream, activity.clone());
+    let Some(tls) = tls else {
+        return serve_http(io, remote, app, limits, activity, close).await;
+    };
+    let handshake = tokio::select! {
+        stream = tls.accept(io) => stream,
+        reason = activity.expired(&limits) => {
+            tracing::debug!(reason, "closing a connection whose TLS handshake did not end in time");
+            None
+        }
+        () = activity.evicted() => None,
+        _ = close.changed() => None,
+    };
+    if let Some(stream) = handshake {
+        serve_http(stream, remote, app, limits, activity, close).await;
+    }
+}
+
+/// HTTP/1.1 on `io` (plain, or after a TLS handshake): the requests, the connection's
+/// deadlines, and graceful closing.
+async fn serve_http<S>(
+    io: S,
     remote: SocketAddr,
     app: Router,
     limits: Arc<Limits>,
-    (activity, _slot): (Arc<Activity>, Slot),
+    activity: Arc<Activity>,
     mut close: watch::Receiver<()>,
-) {
-    let _ = stream.set_nodelay(true);
-    let io = TokioIo::new(Watched::new(stream, activity.clone()));
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let io = TokioIo::new(io);
     let service = {
         let (activity, limits) = (activity.clone(), limits.clone());
         hyper::service::service_fn(move |req| handle(req, remote, app.clone(), limits.clone(), activity.clone()))

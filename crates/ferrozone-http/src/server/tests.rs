@@ -29,7 +29,7 @@ fn test_app() -> Router {
 async fn start(limits: Limits) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let address = listener.local_addr().expect("an address");
-    tokio::spawn(serve(listener, test_app(), limits, std::future::pending()));
+    tokio::spawn(serve(listener, test_app(), limits, None, std::future::pending()));
     address
 }
 
@@ -79,4 +79,57 @@ async fn a_client_that_stops_reading_a_response_is_cut() {
     };
     tokio::time::timeout(BOUND, read_all).await.expect("the connection ends");
     assert!(received < BIG, "the whole {BIG}-byte response was kept for a client that stopped reading");
+}
+
+/// A server speaking TLS with a self-signed certificate for `localhost`, offering
+/// `acme-tls/1` too, and a client configuration that trusts it and offers `alpn`.
+async fn start_tls(dir: &std::path::Path, alpn: &[u8]) -> (SocketAddr, tokio_rustls::TlsConnector) {
+    let key = rcgen::KeyPair::generate().expect("a key");
+    let certificate = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .expect("parameters")
+        .self_signed(&key)
+        .expect("a certificate");
+    let (certificate_path, key_path) = (dir.join("tls.crt"), dir.join("tls.key"));
+    std::fs::write(&certificate_path, certificate.pem()).expect("writes");
+    std::fs::write(&key_path, key.serialize_pem()).expect("writes");
+    let files = super::CertificateFiles::load(&certificate_path, &key_path).expect("loads");
+    let tls = super::Tls { resolver: std::sync::Arc::new(files), acme_tls_alpn: true };
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
+    let address = listener.local_addr().expect("an address");
+    tokio::spawn(serve(listener, test_app(), short(), Some(tls), std::future::pending()));
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(certificate.der().clone()).expect("a root");
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = vec![alpn.to_vec()];
+    (address, tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)))
+}
+
+async fn tls_exchange(address: SocketAddr, connector: &tokio_rustls::TlsConnector) -> (Option<Vec<u8>>, String) {
+    let tcp = TcpStream::connect(address).await.expect("connects");
+    let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+    let mut stream = connector.connect(name, tcp).await.expect("the handshake succeeds");
+    let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+    let _ = stream.write_all(b"GET /big HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").await;
+    let mut answer = vec![0u8; 64];
+    let n = tokio::time::timeout(BOUND, stream.read(&mut answer)).await.expect("an answer").unwrap_or(0);
+    (alpn, String::from_utf8_lossy(&answer[..n]).into_owned())
+}
+
+#[tokio::test]
+async fn http_is_served_over_tls_and_an_acme_challenge_connection_is_closed_after_its_handshake() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (address, connector) = start_tls(dir.path(), b"http/1.1").await;
+    let (alpn, answer) = tls_exchange(address, &connector).await;
+    assert_eq!(alpn.as_deref(), Some(&b"http/1.1"[..]));
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    let (address, connector) = start_tls(dir.path(), super::ACME_TLS_ALPN).await;
+    let (alpn, answer) = tls_exchange(address, &connector).await;
+    assert_eq!(alpn.as_deref(), Some(super::ACME_TLS_ALPN));
+    assert_eq!(answer, "", "no HTTP after an acme-tls/1 handshake");
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use ferrozone_domain::Domain;
+use ferrozone_http::server::{redirect, Tls};
 use ferrozone_http::{AppState, WebSettings};
 use ferrozone_oidc::job::Backoff;
 use ferrozone_oidc::RefreshJob;
@@ -31,15 +32,17 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         watcher.watch_configuration().await;
         anyhow::bail!("the database was closed")
     });
+    let tls = tls(config)?;
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
+    let redirect_listener = redirect_listener(config).await?;
     // Last of what can fail at start: a start that fails (a port in use, say) must not
     // create the first admin and show its one-time token, which the next start would not.
     if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
-        announce_admin(config, &token);
+        announce_admin(config, tls.is_some(), &token);
     }
-    tracing::info!(%address, "serving the API");
+    tracing::info!(%address, https = tls.is_some(), "serving the API");
     let web = WebSettings {
         external_url: config.external_url.clone(),
         secure_cookies: config.secure_cookies(),
@@ -49,15 +52,76 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let state = AppState::with_web(domain.clone(), web).with_data_plane(data_plane).with_report(report(config));
     tasks.spawn("OpenID Connect refresh job", oidc_refresh(config, &state, domain.clone()));
     let app = ferrozone_http::app(state);
+    let app = if tls.is_some() { ferrozone_http::server::hsts(app, config.tls.hsts_max_age) } else { app };
+    if let Some((listener, app)) = redirect_listener {
+        let (limits, stopping) = (config.http.limits(), tasks.stopping());
+        tasks.spawn_draining("HTTP redirect listener", async move {
+            ferrozone_http::server::serve(listener, app, limits, None, stopping).await.context("serving HTTP redirects")
+        });
+    }
     // The server hands the peer address to handlers (sign-in throttling keys on it, never on a header).
     let limits = config.http.limits();
     let stopping = tasks.stopping();
     tasks.spawn_draining("HTTP server", async move {
-        ferrozone_http::server::serve(listener, app, limits, stopping).await.context("serving HTTP")
+        ferrozone_http::server::serve(listener, app, limits, tls, stopping).await.context("serving HTTP")
     });
     let outcome = tasks.run(signal, Duration::from_secs(config.shutdown_timeout)).await;
     tracing::info!("stopped");
     outcome
+}
+
+/// How the server speaks TLS, if it does: with the certificate files (`FERROZONE_TLS_*`),
+/// followed for changes. Warns when the external URL does not fit what is served.
+fn tls(config: &Config) -> anyhow::Result<Option<Tls>> {
+    let Some(files) = config.tls.certificate_files()? else {
+        return Ok(None);
+    };
+    warn_on_external_url(config, &files.current());
+    Ok(Some(Tls { resolver: files, acme_tls_alpn: false }))
+}
+
+/// Serving HTTPS with an `http://` external URL, or with a certificate that does not name
+/// the external URL's host, is allowed (a test set-up, a certificate about to be replaced)
+/// but not what users need: the links Ferrozone gives out, and what browsers check, are
+/// those of the external URL.
+fn warn_on_external_url(config: &Config, certified: &rustls::sign::CertifiedKey) {
+    let Ok(url) = url::Url::parse(&config.external_url) else { return };
+    if url.scheme() != "https" {
+        tracing::warn!(
+            external_url = %config.external_url,
+            "Ferrozone serves HTTPS but FERROZONE_EXTERNAL_URL is not https: the links it gives out \
+             (sign-in redirects, SAML and OpenID Connect callbacks) point to plain HTTP"
+        );
+    }
+    if let Some(host) = url.host_str() {
+        if !ferrozone_http::server::certificate_names(certified, host) {
+            tracing::warn!(
+                host,
+                "the TLS certificate does not name the host of FERROZONE_EXTERNAL_URL: browsers will refuse it"
+            );
+        }
+    }
+}
+
+/// The plain-HTTP redirect listener (`FERROZONE_HTTP_REDIRECT_LISTEN`), bound, with its app;
+/// it redirects to the external URL, which must be https (else it would redirect to itself).
+async fn redirect_listener(config: &Config) -> anyhow::Result<Option<(TcpListener, axum::Router)>> {
+    let Some(address) = &config.tls.http_redirect_listen else {
+        return Ok(None);
+    };
+    let url = url::Url::parse(&config.external_url)
+        .with_context(|| format!("FERROZONE_EXTERNAL_URL: `{}` is not a URL", config.external_url))?;
+    if url.scheme() != "https" {
+        anyhow::bail!(
+            "FERROZONE_HTTP_REDIRECT_LISTEN redirects to FERROZONE_EXTERNAL_URL, which must then be https (it is `{}`)",
+            config.external_url
+        );
+    }
+    let listener = TcpListener::bind(address)
+        .await
+        .with_context(|| format!("FERROZONE_HTTP_REDIRECT_LISTEN: listening on {address}"))?;
+    tracing::info!(address = %listener.local_addr()?, to = %url.origin().ascii_serialization(), "redirecting plain HTTP");
+    Ok(Some((listener, redirect::router(&url.origin().ascii_serialization()))))
 }
 
 /// This binary's version (and commit, when the build was given `FERROZONE_COMMIT`) and the
@@ -106,8 +170,8 @@ async fn janitor(domain: Arc<Domain>) -> anyhow::Result<()> {
 }
 
 /// The one time the first admin's token is shown: on standard output, with how to use it.
-fn announce_admin(config: &Config, token: &str) {
-    let base = format!("http://{}", config.listen);
+fn announce_admin(config: &Config, https: bool, token: &str) {
+    let base = format!("{}://{}", if https { "https" } else { "http" }, config.listen);
     println!("Created the admin {} with a one-time API token (it is not shown again):", config.admin_email);
     println!("{token}");
     println!("Use it as: curl -H \"Authorization: Bearer {token}\" {base}/v0/users");

@@ -13,6 +13,7 @@ use super::env::{folded, Folded};
 /// the providers are shown from their parsed lists, without secrets.
 const SHOWN: &[(&str, &[&str])] = &[
     ("Server", &["external_url", "listen", "data_dir", "admin_email"]),
+    ("HTTPS", &["tls_cert_file", "tls_key_file", "tls_reload_interval", "http_redirect_listen", "hsts_max_age"]),
     (
         "Tunnel networks",
         &[

@@ -279,6 +279,9 @@ pub struct Config {
     /// Automatic certificates over ACME.
     #[command(flatten)]
     pub acme: super::acme::AcmeSettings,
+    /// HTTPS: certificate files, the redirect listener, Strict-Transport-Security.
+    #[command(flatten)]
+    pub tls: super::tls::Tls,
 }
 
 impl Config {
@@ -418,9 +421,10 @@ impl Config {
         }))
     }
 
-    /// Whether cookies get the `Secure` attribute: when users reach Ferrozone over HTTPS.
+    /// Whether cookies get the `Secure` attribute: when users reach Ferrozone over HTTPS,
+    /// through a proxy (an https external URL) or straight (Ferrozone serves TLS).
     pub fn secure_cookies(&self) -> bool {
-        url::Url::parse(&self.external_url).is_ok_and(|url| url.scheme() == "https")
+        url::Url::parse(&self.external_url).is_ok_and(|url| url.scheme() == "https") || self.tls.enabled()
     }
 
     fn external_host(&self) -> anyhow::Result<String> {

@@ -14,3 +14,4 @@ mod import;
 mod postgres_restart;
 mod shared_postgres;
 mod supervision;
+mod tls;
