@@ -32,11 +32,14 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         watcher.watch_configuration().await;
         anyhow::bail!("the database was closed")
     });
-    let tls = tls(config)?;
+    let (tls, acme) = tls(config)?;
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
     let redirect_listener = redirect_listener(config).await?;
+    if let Some(acme) = acme {
+        tasks.spawn("automatic certificates (ACME)", acme);
+    }
     // Last of what can fail at start: a start that fails (a port in use, say) must not
     // create the first admin and show its one-time token, which the next start would not.
     if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
@@ -71,13 +74,18 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
 }
 
 /// How the server speaks TLS, if it does: with the certificate files (`FERROZONE_TLS_*`),
-/// followed for changes. Warns when the external URL does not fit what is served.
-fn tls(config: &Config) -> anyhow::Result<Option<Tls>> {
+/// followed for changes, or with certificates obtained over ACME (`FERROZONE_ACME`), with
+/// the task that orders and renews them (to be run once the listener is bound: the CA
+/// validates the challenge on it). Warns when the external URL does not fit the files.
+fn tls(config: &Config) -> anyhow::Result<(Option<Tls>, Option<ferrozone_acme::Task>)> {
+    if let Some((resolver, task)) = crate::config::acme::acme_tls(config, &config.data_dir, config.tls.enabled())? {
+        return Ok((Some(Tls { resolver, acme_tls_alpn: true }), Some(task)));
+    }
     let Some(files) = config.tls.certificate_files()? else {
-        return Ok(None);
+        return Ok((None, None));
     };
     warn_on_external_url(config, &files.current());
-    Ok(Some(Tls { resolver: files, acme_tls_alpn: false }))
+    Ok((Some(Tls { resolver: files, acme_tls_alpn: false }), None))
 }
 
 /// Serving HTTPS with an `http://` external URL, or with a certificate that does not name

@@ -84,7 +84,6 @@ impl AcmeSettings {
 /// The HTTPS server's certificate resolver and the task that keeps its certificate, when
 /// ACME is on; for `serve`, which runs the task under its supervisor and serves HTTPS with
 /// the resolver, offering ALPN `acme-tls/1`.
-#[cfg_attr(not(test), expect(dead_code, reason = "its caller is the HTTPS listener of `serve`"))]
 pub fn acme_tls(
     config: &Config,
     data_dir: &Path,

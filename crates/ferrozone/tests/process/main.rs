@@ -4,8 +4,9 @@
 
 mod harness;
 
-mod backup;
+mod acme;
 mod admin_commands;
+mod backup;
 mod cli;
 mod connections;
 mod durability;
