@@ -1,6 +1,7 @@
 //! Ferrozone's HTTP API: the `/v0` admin REST API, health checks, the OpenAPI document and
 //! the web sign-in.
 
+mod disposition;
 mod dto;
 mod error;
 mod extract;
