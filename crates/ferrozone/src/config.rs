@@ -5,11 +5,14 @@
 //! aliases are folded into the environment before the command line is parsed, so
 //! clap alone decides every value and `--help` documents each setting.
 
+mod admin;
 mod env;
+mod firezone;
 mod fixed;
 mod http;
 mod report;
 mod settings;
+mod warnings;
 
 pub use env::prepare_environment;
 pub use fixed::flags;

@@ -20,6 +20,11 @@ use crate::supervisor::Supervisor;
 pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
     let saml = std::sync::Arc::new(config.saml(&providers)?);
+    let admin_password = config.admin_password()?;
+    let warnings = config.start_warnings();
+    for warning in &warnings {
+        tracing::warn!("{warning}");
+    }
     let domain = open_domain(config).await?;
     let signal = shutdown_signal()?;
     let mut tasks = Supervisor::default();
@@ -35,8 +40,13 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let address = listener.local_addr()?;
     // Last of what can fail at start: a start that fails (a port in use, say) must not
     // create the first admin and show its one-time token, which the next start would not.
-    if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
-        announce_admin(config, &token);
+    let password_given = admin_password.is_some();
+    match domain.bootstrap_admin_with_password(&config.admin_email, admin_password).await? {
+        Some(token) => announce_admin(config, &token, password_given),
+        None if password_given => tracing::info!(
+            "the database has an admin already: the first admin's password (FERROZONE_ADMIN_PASSWORD) changes nothing"
+        ),
+        None => {}
     }
     tracing::info!(%address, "serving the API");
     let web = WebSettings {
@@ -45,7 +55,10 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         providers,
         saml,
     };
-    let state = AppState::with_web(domain.clone(), web).with_data_plane(data_plane).with_report(report(config));
+    let state = AppState::with_web(domain.clone(), web)
+        .with_data_plane(data_plane)
+        .with_report(report(config))
+        .with_warnings(warnings);
     tasks.spawn("OpenID Connect refresh job", oidc_refresh(config, &state, domain.clone()));
     let app = ferrozone_http::app(state);
     // The server hands the peer address to handlers (sign-in throttling keys on it, never on a header).
@@ -105,11 +118,14 @@ async fn janitor(domain: Arc<Domain>) -> anyhow::Result<()> {
 }
 
 /// The one time the first admin's token is shown: on standard output, with how to use it.
-fn announce_admin(config: &Config, token: &str) {
+fn announce_admin(config: &Config, token: &str, password_given: bool) {
     let base = format!("http://{}", config.listen);
     println!("Created the admin {} with a one-time API token (it is not shown again):", config.admin_email);
     println!("{token}");
     println!("Use it as: curl -H \"Authorization: Bearer {token}\" {base}/v0/users");
+    if password_given {
+        println!("The admin signs in on the web with the password given at start (FERROZONE_ADMIN_PASSWORD).");
+    }
 }
 
 /// Listens for SIGTERM and SIGINT from now on (before the first request is served, so no
