@@ -28,8 +28,9 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("payload too large")]
     PayloadTooLarge,
+    /// A body of another content type than the route reads; the message says which to send.
     #[error("unsupported media type")]
-    UnsupportedMediaType,
+    UnsupportedMediaType(&'static str),
     #[error("invalid attributes")]
     Invalid(Errors),
     #[error("service unavailable")]
@@ -75,8 +76,8 @@ impl IntoResponse for ApiError {
             ApiError::NotFound => (StatusCode::NOT_FOUND, json!({"error": "not_found"})),
             ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, json!({"error": "method_not_allowed"})),
             ApiError::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, json!({"error": "payload_too_large"})),
-            ApiError::UnsupportedMediaType => {
-                (StatusCode::UNSUPPORTED_MEDIA_TYPE, json!({"error": "unsupported_media_type"}))
+            ApiError::UnsupportedMediaType(message) => {
+                (StatusCode::UNSUPPORTED_MEDIA_TYPE, json!({"error": "unsupported_media_type", "message": message}))
             }
             ApiError::Invalid(errors) => (StatusCode::UNPROCESSABLE_ENTITY, json!({"errors": errors})),
             ApiError::Unavailable(cause) => {

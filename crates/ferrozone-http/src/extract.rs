@@ -120,6 +120,13 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
     }
 }
 
+/// The 415 message of a JSON route: a client that forgot the header (curl's `-d` sends a
+/// form type) learns what to send.
+const SEND_JSON: &str = "send the body as JSON, with the header `Content-Type: application/json`";
+
+/// The 415 message of a form route.
+const SEND_A_FORM: &str = "send the body as a form, with `Content-Type: application/x-www-form-urlencoded`";
+
 /// An `application/x-www-form-urlencoded` body (or one without a content type), at most
 /// [`BODY_LIMIT`] bytes. A repeated field keeps its first value.
 pub struct FormFields(pub HashMap<String, String>);
@@ -133,7 +140,7 @@ impl<S: Send + Sync> FromRequest<S> for FormFields {
             essence.eq_ignore_ascii_case("application/x-www-form-urlencoded")
         });
         if form == Some(false) {
-            return Err(ApiError::UnsupportedMediaType);
+            return Err(ApiError::UnsupportedMediaType(SEND_A_FORM));
         }
         let bytes = read_limited(req.into_body()).await?;
         let mut fields = HashMap::new();
@@ -206,7 +213,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonObject {
         }
         let bytes = read_limited(req.into_body()).await?;
         if !json {
-            return Ok(JsonObject(Err(ApiError::UnsupportedMediaType)));
+            return Ok(JsonObject(Err(ApiError::UnsupportedMediaType(SEND_JSON))));
         }
         Ok(JsonObject(match serde_json::from_slice::<Value>(&bytes) {
             Ok(Value::Object(map)) => Ok(map),

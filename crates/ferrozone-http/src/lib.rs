@@ -1,6 +1,7 @@
 //! Ferrozone's HTTP API: the `/v0` admin REST API, health checks, the OpenAPI document and
 //! the web sign-in.
 
+mod disposition;
 mod dto;
 mod error;
 mod extract;
@@ -40,6 +41,8 @@ pub struct AppState {
     pub data_plane: Arc<dyn DataPlaneProbe>,
     /// The version and start-up settings, for the settings page and `GET /v0/server`.
     pub report: Arc<ServerReport>,
+    /// Start-up warnings an operator should act on, shown on `/healthz`.
+    pub warnings: Arc<[String]>,
 }
 
 impl AppState {
@@ -65,7 +68,7 @@ impl AppState {
         let throttle = web::throttle::Throttle::new(&domain.settings().passwords);
         let web = WebState { external_url, secure_cookies, providers, throttle };
         let (data_plane, report) = (Arc::new(routes::health::NoDataPlane), Arc::default());
-        Self { domain, web: Arc::new(web), data_plane, report }
+        Self { domain, web: Arc::new(web), data_plane, report, warnings: Arc::new([]) }
     }
 
     /// Reports `probe`'s data plane on `/healthz`.
@@ -78,6 +81,12 @@ impl AppState {
     #[must_use]
     pub fn with_report(self, report: ServerReport) -> Self {
         Self { report: Arc::new(report), ..self }
+    }
+
+    /// Shows `warnings` on `/healthz` (and in `GET /v0/server`'s health).
+    #[must_use]
+    pub fn with_warnings(self, warnings: Vec<String>) -> Self {
+        Self { warnings: warnings.into(), ..self }
     }
 }
 

@@ -14,6 +14,7 @@ use crate::{Redacted, StoreOptions};
 
 mod errors;
 mod point_reads;
+mod reach;
 mod rows;
 mod store;
 mod tx;
@@ -89,6 +90,7 @@ impl PgStore {
             // The locking scheme assumes READ COMMITTED, whatever the server's default is.
             // (A space in a startup option must be escaped with a backslash.)
             .options([("default_transaction_isolation", r"read\ committed")]);
+        reach::check(&connect).await.with_context(|| format!("cannot connect to {}", Redacted(url)))?;
         let pool = pool_options(options.max_connections.max(1), options)
             .connect_with(connect.clone())
             .await

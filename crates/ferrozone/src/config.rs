@@ -6,12 +6,15 @@
 //! clap alone decides every value and `--help` documents each setting.
 
 pub mod acme;
+mod admin;
 mod env;
+mod firezone;
 mod fixed;
 mod http;
 mod report;
 mod settings;
 mod tls;
+mod warnings;
 
 pub use env::prepare_environment;
 pub use fixed::flags;

@@ -117,17 +117,38 @@ impl Domain {
     /// existing user) and returns a one-time token for it. Returns `None` when an admin
     /// exists, also when another process sharing the database won the race.
     pub async fn bootstrap_admin(&self, email: &str) -> Result<Option<Zeroizing<String>>> {
+        self.bootstrap_admin_with_password(email, None).await
+    }
+
+    /// [`Domain::bootstrap_admin`], giving the admin `password` too (checked against the
+    /// password rules, hashed like every password), so that it can sign in on the web at
+    /// once. A user that exists and is promoted gets it as well: the operator asked for
+    /// this password for the first admin. With an admin in the database nothing changes.
+    pub async fn bootstrap_admin_with_password(
+        &self,
+        email: &str,
+        password: Option<Zeroizing<String>>,
+    ) -> Result<Option<Zeroizing<String>>> {
         if self.store().count_admins().await? > 0 {
             return Ok(None);
         }
+        let password_hash = match password {
+            Some(password) => {
+                if let Some(problem) = crate::validate::user::password_problem(&password) {
+                    return Err(DomainError::invalid("password", problem));
+                }
+                Some(self.passwords.run(move || crate::crypto::hash_password(&password)).await??)
+            }
+            None => None,
+        };
         let now = Timestamp::now();
         match self.store().user_by_email(&email_key(email)).await? {
             Some(user) => {
-                let promote = crate::model::UserUpdate { role: Some(Role::Admin), ..Default::default() };
+                let promote = crate::model::UserUpdate { role: Some(Role::Admin), password_hash, ..Default::default() };
                 self.store().update_user(user.id, &promote, now).await?;
             }
             None => {
-                let user = User::new(email.trim().to_owned(), Role::Admin, None, now);
+                let user = User::new(email.trim().to_owned(), Role::Admin, password_hash, now);
                 match self.store().insert_user(&user).await {
                     Ok(()) => {}
                     Err(DomainError::Invalid(_)) => return Ok(None),

@@ -114,19 +114,28 @@ pub fn is_email(s: &str) -> bool {
         && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// What is wrong with `password` as a password (its length), if anything: for a password
+/// that comes from elsewhere than a request, such as the first admin's from the environment.
+pub fn password_problem(password: &str) -> Option<String> {
+    let length = password.chars().count();
+    if length < PASSWORD_MIN {
+        Some(at_least(PASSWORD_MIN))
+    } else if length > PASSWORD_MAX {
+        Some(at_most(PASSWORD_MAX))
+    } else {
+        None
+    }
+}
+
 /// The password, when one is set (`None` and `""` set none), with its confirmation checked.
 fn password(c: &mut Check<'_>, password: Option<&String>, confirmation: Option<&String>) -> Option<Zeroizing<String>> {
     if c.wrong_type("password") {
         return None;
     }
     let password = password.filter(|p| !p.is_empty())?;
-    let length = password.chars().count();
     let mut valid = true;
-    if length < PASSWORD_MIN {
-        c.add("password", at_least(PASSWORD_MIN));
-        valid = false;
-    } else if length > PASSWORD_MAX {
-        c.add("password", at_most(PASSWORD_MAX));
+    if let Some(problem) = password_problem(password) {
+        c.add("password", problem);
         valid = false;
     }
     match confirmation {

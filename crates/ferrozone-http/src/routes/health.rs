@@ -72,16 +72,17 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// 200 when the database answers, with the data plane's state (`status` is `degraded`
-/// while the last reconcile or the last pass over the nftables table failed); 503 when the
-/// database does not answer.
+/// while the last reconcile or the last pass over the nftables table failed) and the
+/// start-up warnings (which do not degrade it: the server works, for this machine at
+/// least); 503 when the database does not answer.
 async fn healthz(State(app): State<AppState>) -> Response {
     if let Err(e) = app.domain.check_storage().await {
         return ApiError::Unavailable(anyhow::Error::new(e)).into_response();
     }
-    reply::json(StatusCode::OK, &report(&app.data_plane.health()))
+    reply::json(StatusCode::OK, &report(&app.data_plane.health(), &app.warnings))
 }
 
-pub(crate) fn report(data_plane: &DataPlaneHealth) -> Value {
+pub(crate) fn report(data_plane: &DataPlaneHealth, warnings: &[String]) -> Value {
     let routing_failed = matches!(data_plane.routing, RoutingHealth::Applied { last_pass_failed: true, .. });
     let status = if data_plane.last_reconcile_failed || routing_failed { "degraded" } else { "ok" };
     json!({
@@ -93,6 +94,7 @@ pub(crate) fn report(data_plane: &DataPlaneHealth) -> Value {
             "last_reconcile_failed": data_plane.last_reconcile_failed,
         },
         "routing": routing(&data_plane.routing),
+        "warnings": warnings,
     })
 }
 
@@ -132,16 +134,16 @@ mod tests {
         let healthy =
             DataPlaneHealth { backend: "kernel", last_reconcile: Some(at), last_reconcile_failed: false, routing };
         assert_eq!(
-            report(&healthy),
+            report(&healthy, &[]),
             json!({"status": "ok", "database": "ok", "data_plane": {
                 "backend": "kernel", "last_reconcile_at": "2025-11-25T11:00:00.123456Z", "last_reconcile_failed": false},
                 "routing": {"nftables": "applied", "rules": 3, "default_action": "drop",
-                "last_apply_at": "2025-11-25T11:00:00.123456Z", "last_pass_failed": false}})
+                "last_apply_at": "2025-11-25T11:00:00.123456Z", "last_pass_failed": false}, "warnings": []})
         );
         let failing = DataPlaneHealth { last_reconcile_failed: true, ..healthy.clone() };
-        assert_eq!(report(&failing)["status"], "degraded");
-        assert_eq!(report(&failing)["data_plane"]["last_reconcile_failed"], true);
-        assert_eq!(report(&NoDataPlane.health())["data_plane"]["last_reconcile_at"], Value::Null);
+        assert_eq!(report(&failing, &[])["status"], "degraded");
+        assert_eq!(report(&failing, &[])["data_plane"]["last_reconcile_failed"], true);
+        assert_eq!(report(&NoDataPlane.health(), &[])["data_plane"]["last_reconcile_at"], Value::Null);
     }
 
     #[test]
@@ -150,17 +152,25 @@ mod tests {
             RoutingHealth::Applied { rules: 0, default_action: "accept", last_apply: None, last_pass_failed: true };
         let failing =
             DataPlaneHealth { backend: "userspace", last_reconcile: None, last_reconcile_failed: false, routing };
-        assert_eq!(report(&failing)["status"], "degraded");
-        assert_eq!(report(&failing)["routing"]["last_pass_failed"], true);
-        assert_eq!(report(&failing)["routing"]["last_apply_at"], Value::Null);
+        assert_eq!(report(&failing, &[])["status"], "degraded");
+        assert_eq!(report(&failing, &[])["routing"]["last_pass_failed"], true);
+        assert_eq!(report(&failing, &[])["routing"]["last_apply_at"], Value::Null);
+    }
+
+    #[test]
+    fn start_up_warnings_are_listed_and_leave_the_status_ok() {
+        let warnings = ["FERROZONE_EXTERNAL_URL is http://localhost:13000".to_owned()];
+        let report = report(&NoDataPlane.health(), &warnings);
+        assert_eq!(report["warnings"], json!(["FERROZONE_EXTERNAL_URL is http://localhost:13000"]));
+        assert_eq!(report["status"], "ok");
     }
 
     #[test]
     fn without_a_backend_nothing_is_applied_and_the_report_says_why() {
         assert_eq!(
-            report(&NoDataPlane.health())["routing"],
+            report(&NoDataPlane.health(), &[])["routing"],
             json!({"nftables": "not applied", "reason": "the WireGuard backend is none: nothing is enforced"})
         );
-        assert_eq!(report(&NoDataPlane.health())["status"], "ok");
+        assert_eq!(report(&NoDataPlane.health(), &[])["status"], "ok");
     }
 }

@@ -48,7 +48,7 @@ pub struct ServerData {
     ))]
 async fn get_server(State(app): State<AppState>, Auth(actor): Auth) -> Result<Response, ApiError> {
     actor.require_admin()?;
-    let mut health = super::health::report(&app.data_plane.health());
+    let mut health = super::health::report(&app.data_plane.health(), &app.warnings);
     if let Some(object) = health.as_object_mut() {
         // The database answered this request: the report is about the data plane.
         object.remove("database");

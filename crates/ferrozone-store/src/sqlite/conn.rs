@@ -105,6 +105,33 @@ impl Location {
         Ok(conn)
     }
 
+    /// Why the database file could not be opened, in words an operator acts on, when the
+    /// file system says more than SQLite's "unable to open database file": a directory in
+    /// place of the file, or a file this user may not read and write.
+    pub(crate) fn open_failure(&self, error: rusqlite::Error) -> anyhow::Error {
+        let Location::File(path) = self else { return error.into() };
+        let why = match std::fs::metadata(path) {
+            Ok(metadata) if metadata.is_dir() => Some("it is a directory, not a database file".to_owned()),
+            Ok(_) => match std::fs::OpenOptions::new().read(true).write(true).open(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Some(format!(
+                    "permission denied: the user Ferrozone runs as must be able to read and write {} \
+                     (and create files in its directory)",
+                    path.display()
+                )),
+                Err(e) => Some(e.to_string()),
+                Ok(_) => None,
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                Some(format!("permission denied: the user Ferrozone runs as cannot reach {}", path.display()))
+            }
+            Err(_) => None,
+        };
+        match why {
+            Some(why) => anyhow::Error::new(error).context(why),
+            None => error.into(),
+        }
+    }
+
     pub(crate) fn describe(&self) -> String {
         match self {
             Location::File(path) => path.display().to_string(),

@@ -76,6 +76,7 @@ impl SqliteStore {
         let open = location.clone();
         let conn = tokio::task::spawn_blocking(move || open.open(synchronous, true))
             .await?
+            .map_err(|e| location.open_failure(e))
             .with_context(|| format!("cannot open the SQLite database {}", location.describe()))?;
         let writer = Writer::start(conn).context("cannot start the SQLite writer thread")?;
         let max_idle = usize::try_from(options.max_connections.max(1)).unwrap_or(1);

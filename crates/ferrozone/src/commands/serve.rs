@@ -22,6 +22,11 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
     let saml = std::sync::Arc::new(config.saml(&providers)?);
     let _database_lock = crate::serve_lock::for_serve(config)?;
+    let admin_password = config.admin_password()?;
+    let warnings = config.start_warnings();
+    for warning in &warnings {
+        tracing::warn!("{warning}");
+    }
     let domain = open_domain(config).await?;
     let signal = shutdown_signal()?;
     let mut tasks = Supervisor::default();
@@ -42,8 +47,13 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     }
     // Last of what can fail at start: a start that fails (a port in use, say) must not
     // create the first admin and show its one-time token, which the next start would not.
-    if let Some(token) = domain.bootstrap_admin(&config.admin_email).await? {
-        announce_admin(config, tls.is_some(), &token);
+    let password_given = admin_password.is_some();
+    match domain.bootstrap_admin_with_password(&config.admin_email, admin_password).await? {
+        Some(token) => announce_admin(config, tls.is_some(), &token, password_given),
+        None if password_given => tracing::info!(
+            "the database has an admin already: the first admin's password (FERROZONE_ADMIN_PASSWORD) changes nothing"
+        ),
+        None => {}
     }
     tracing::info!(%address, https = tls.is_some(), "serving the API");
     let web = WebSettings {
@@ -52,7 +62,10 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         providers,
         saml,
     };
-    let state = AppState::with_web(domain.clone(), web).with_data_plane(data_plane).with_report(report(config));
+    let state = AppState::with_web(domain.clone(), web)
+        .with_data_plane(data_plane)
+        .with_report(report(config))
+        .with_warnings(warnings);
     tasks.spawn("OpenID Connect refresh job", oidc_refresh(config, &state, domain.clone()));
     let app = ferrozone_http::app(state);
     let app = if tls.is_some() { ferrozone_http::server::hsts(app, config.tls.hsts_max_age) } else { app };
@@ -178,11 +191,14 @@ async fn janitor(domain: Arc<Domain>) -> anyhow::Result<()> {
 }
 
 /// The one time the first admin's token is shown: on standard output, with how to use it.
-fn announce_admin(config: &Config, https: bool, token: &str) {
+fn announce_admin(config: &Config, https: bool, token: &str, password_given: bool) {
     let base = format!("{}://{}", if https { "https" } else { "http" }, config.listen);
     println!("Created the admin {} with a one-time API token (it is not shown again):", config.admin_email);
     println!("{token}");
     println!("Use it as: curl -H \"Authorization: Bearer {token}\" {base}/v0/users");
+    if password_given {
+        println!("The admin signs in on the web with the password given at start (FERROZONE_ADMIN_PASSWORD).");
+    }
 }
 
 /// Listens for SIGTERM and SIGINT from now on (before the first request is served, so no

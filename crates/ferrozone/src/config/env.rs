@@ -1,10 +1,13 @@
 //! Folding the config file and the Firezone aliases into `FERROZONE_*` variables.
+//! Firezone's `DATABASE_*` variables become `FERROZONE_DATABASE_URL` ([`firezone`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Mutex;
 
 use anyhow::{bail, Context};
+
+use super::firezone;
 
 /// Firezone 0.x names that mean the same as a Ferrozone setting.
 const ALIASES: &[(&str, &str)] = &[
@@ -39,7 +42,17 @@ const ALIASES: &[(&str, &str)] = &[
     ("ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT", "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT"),
     ("ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION", "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION"),
     ("VPN_SESSION_DURATION", "FERROZONE_VPN_SESSION_DURATION"),
+    ("ADMIN_EMAIL", "FERROZONE_ADMIN_EMAIL"),
+    ("DEFAULT_ADMIN_PASSWORD", "FERROZONE_ADMIN_PASSWORD"),
+    ("DATABASE_POOL_SIZE", "FERROZONE_DATABASE_MAX_CONNECTIONS"),
+    ("DATABASE_POOL", "FERROZONE_DATABASE_MAX_CONNECTIONS"),
 ];
+
+/// The Firezone names [`prepare_environment`] folds in one to one.
+#[cfg(test)]
+pub fn alias_names() -> impl Iterator<Item = &'static str> {
+    ALIASES.iter().map(|(alias, _)| *alias)
+}
 
 /// Where a `FERROZONE_*` variable that [`prepare_environment`] set came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,6 +82,15 @@ fn record(name: &str, from: Folded) {
 ///
 /// Must run before any other thread starts: it changes the process environment.
 pub fn prepare_environment(args: &[String], known: &BTreeSet<String>) -> anyhow::Result<Vec<String>> {
+    let var = |name: &str| std::env::var(name).ok();
+    let database_url_set = std::env::var_os(DATABASE_URL).is_some() || has_flag(args, "--database-url");
+    let mut warnings = firezone::warnings(var, database_url_set);
+    if !database_url_set {
+        if let Some(url) = firezone::database_url(var)? {
+            std::env::set_var(DATABASE_URL, url);
+            record(DATABASE_URL, Folded::Alias("DATABASE_HOST"));
+        }
+    }
     for (alias, name) in ALIASES {
         if std::env::var_os(name).is_none() {
             if let Some(value) = std::env::var_os(alias) {
@@ -77,7 +99,6 @@ pub fn prepare_environment(args: &[String], known: &BTreeSet<String>) -> anyhow:
             }
         }
     }
-    let mut warnings = Vec::new();
     if let Some(path) = config_path(args) {
         warnings.extend(apply_file(Path::new(&path), known)?);
     }
@@ -89,6 +110,13 @@ pub fn prepare_environment(args: &[String], known: &BTreeSet<String>) -> anyhow:
         }
     }
     Ok(warnings)
+}
+
+const DATABASE_URL: &str = "FERROZONE_DATABASE_URL";
+
+/// Whether `flag` is on the command line (`--flag value` or `--flag=value`).
+fn has_flag(args: &[String], flag: &str) -> bool {
+    args.iter().any(|arg| arg == flag || arg.strip_prefix(flag).is_some_and(|rest| rest.starts_with('=')))
 }
 
 /// `--config PATH`, `--config=PATH`, or `FERROZONE_CONFIG`.

@@ -88,6 +88,21 @@ pub struct Config {
     /// Email of the admin created on a database that has none (alias DEFAULT_ADMIN_EMAIL).
     #[arg(long, global = true, env = "FERROZONE_ADMIN_EMAIL", default_value = "admin@localhost")]
     pub admin_email: String,
+    /// Password of the admin created on a database that has none, so that it can sign in on
+    /// the web at once (alias DEFAULT_ADMIN_PASSWORD). Prefer the variable or the file to
+    /// the flag, which other users may see in the process list.
+    #[arg(
+        long,
+        global = true,
+        env = "FERROZONE_ADMIN_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD",
+        conflicts_with = "admin_password_file"
+    )]
+    pub admin_password: Option<String>,
+    /// File whose first line is that password (a systemd credential, say).
+    #[arg(long, global = true, env = "FERROZONE_ADMIN_PASSWORD_FILE", value_name = "FILE")]
+    pub admin_password_file: Option<PathBuf>,
     /// URL users reach Ferrozone at (alias EXTERNAL_URL).
     #[arg(long, global = true, env = "FERROZONE_EXTERNAL_URL", default_value = "http://localhost:13000")]
     pub external_url: String,

@@ -11,6 +11,7 @@ mod cli;
 mod connections;
 mod durability;
 mod files;
+mod first_day;
 mod import;
 mod postgres_restart;
 mod shared_postgres;

@@ -43,7 +43,7 @@ pub struct Png(());
 /// Show a device's WireGuard configuration
 ///
 /// The device's wg-quick file, built from its effective settings (server defaults where
-/// `use_default_*` is on). `PrivateKey` is the placeholder `<PRIVATE_KEY>`: the server
+/// `use_default_*` is on), as an attachment named for the device (`<name>.conf`). `PrivateKey` is the placeholder `<PRIVATE_KEY>`: the server
 /// never stores a device's private key. `format=qr` and `format=qr-svg` give the same text
 /// as a QR code (PNG or SVG) for WireGuard's mobile apps. Non-admins see only their own
 /// devices.
@@ -67,7 +67,10 @@ pub(super) async fn get_device_config(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let format = parse_format(raw.as_deref().unwrap_or_default())?;
-    let text = app.domain.device_config(&actor, device_id(id)?).await?;
+    let id = device_id(id)?;
+    // The name, for the file's: as the web's download does.
+    let name = app.domain.get_device(&actor, id).await?.name;
+    let text = app.domain.device_config(&actor, id).await?;
     let (content_type, body) = match format {
         ConfigFormat::Text => ("text/plain; charset=utf-8", text.into_bytes()),
         ConfigFormat::Qr => ("image/png", qr::png(&text).map_err(qr_error)?),
@@ -78,7 +81,11 @@ pub(super) async fn get_device_config(
         (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
         (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
     ];
-    Ok((StatusCode::OK, headers, body).into_response())
+    let mut response = (StatusCode::OK, headers, body).into_response();
+    if format == ConfigFormat::Text {
+        response.headers_mut().insert(header::CONTENT_DISPOSITION, crate::disposition::config_file(&name));
+    }
+    Ok(response)
 }
 
 /// `format` from the query string; other parameters are ignored, like on the list.

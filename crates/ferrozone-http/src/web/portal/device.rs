@@ -214,14 +214,10 @@ async fn download_config(
 ) -> Result<Response, PageError> {
     let device = visible(&app, &viewer, &id).await?;
     let text = app.domain.device_config(viewer.principal(), device.id).await?;
-    let disposition = format!("attachment; filename=\"{}\"", client_config::file_name(&device.name));
     let mut response = (StatusCode::OK, text).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
-    // The file name holds only [A-Za-z0-9_=+.-]: always a valid header value.
-    if let Ok(value) = HeaderValue::from_str(&disposition) {
-        headers.insert(header::CONTENT_DISPOSITION, value);
-    }
+    headers.insert(header::CONTENT_DISPOSITION, crate::disposition::config_file(&device.name));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     Ok(response)

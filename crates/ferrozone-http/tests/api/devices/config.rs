@@ -169,3 +169,20 @@ pub fn decode_qr(png_bytes: &[u8]) -> String {
     assert_eq!(grids.len(), 1, "one QR code");
     grids[0].decode().expect("a readable QR code").1
 }
+
+#[tokio::test]
+async fn the_text_is_an_attachment_named_for_the_device() {
+    let app = TestApp::new().await;
+    for (name, disposition) in [
+        ("work laptop", r#"attachment; filename="work-laptop.conf""#),
+        ("a\"b/../c\\d", r#"attachment; filename="a-b-..-c-d.conf""#),
+        ("Zoë's phone", r#"attachment; filename="Zo-s-phone.conf"; filename*=UTF-8''Zo%C3%AB-s-phone.conf"#),
+    ] {
+        let d = app.device_with(&app.admin_id, json!({"name": name})).await;
+        let res = config(&app, &d, "", &app.admin).await;
+        res.expect_status(StatusCode::OK);
+        assert_eq!(res.header("content-disposition"), Some(disposition), "{name}");
+        let qr = config(&app, &d, "?format=qr", &app.admin).await;
+        assert_eq!(qr.header("content-disposition"), None, "a QR code is shown, not saved");
+    }
+}

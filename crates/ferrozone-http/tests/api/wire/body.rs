@@ -160,7 +160,11 @@ async fn non_json_content_types_are_415() {
             let body = serde_json::to_vec(&w.valid(&app)).unwrap();
             let res = w.send(&app, Some(content_type), body).await;
             assert_eq!(res.status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{} {content_type}", w.path);
-            res.expect(StatusCode::UNSUPPORTED_MEDIA_TYPE, json!({"error": "unsupported_media_type"}));
+            let send_json = "send the body as JSON, with the header `Content-Type: application/json`";
+            res.expect(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                json!({"error": "unsupported_media_type", "message": send_json}),
+            );
         }
         assert_eq!(app.counts().await, (devices, users), "nothing written");
     }

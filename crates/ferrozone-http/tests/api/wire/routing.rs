@@ -90,7 +90,8 @@ async fn health_and_openapi_need_no_token() {
     let app = TestApp::new().await;
     let data_plane = json!({"backend": "none", "last_reconcile_at": null, "last_reconcile_failed": false});
     let routing = json!({"nftables": "not applied", "reason": "the WireGuard backend is none: nothing is enforced"});
-    let healthy = json!({"status": "ok", "database": "ok", "data_plane": data_plane, "routing": routing});
+    let healthy =
+        json!({"status": "ok", "database": "ok", "data_plane": data_plane, "routing": routing, "warnings": []});
     app.raw(Method::GET, "/healthz", &[], Vec::new()).await.expect(StatusCode::OK, healthy);
     let res = app.raw(Method::GET, "/v0/openapi.json", &[], Vec::new()).await;
     res.expect_status(StatusCode::OK);
