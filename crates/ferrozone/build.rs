@@ -4,7 +4,8 @@
 //! `FERROZONE_COMMIT` in the build's environment wins (a build from a tarball has no git
 //! to ask); otherwise `git rev-parse --short HEAD`; outside git the commit is unknown.
 //! The script reruns only when HEAD moves (the HEAD file, the branch's ref, packed refs),
-//! not on every source change.
+//! not on every source change. Its outputs are `BUILD_COMMIT` and `BUILD_VERSION_LINE`:
+//! not `FERROZONE_*` names, which `cargo run` would pass on to the binary as settings.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -18,11 +19,11 @@ fn main() {
         git(&["rev-parse", "--short", "HEAD"])
     });
     if let Some(commit) = &commit {
-        println!("cargo:rustc-env=FERROZONE_COMMIT={commit}");
+        println!("cargo:rustc-env=BUILD_COMMIT={commit}");
     }
     let version = std::env::var("CARGO_PKG_VERSION").unwrap_or_default();
     let commit = commit.as_deref().unwrap_or("unknown");
-    println!("cargo:rustc-env=FERROZONE_VERSION_LINE={version} (commit {commit})");
+    println!("cargo:rustc-env=BUILD_VERSION_LINE={version} (commit {commit})");
 }
 
 /// Asks for a rerun when HEAD points elsewhere or its branch gets a new commit.

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::config::Config;
 
 /// `ferrozone --version`: the version and the commit it was built from (build.rs).
-const VERSION: &str = env!("FERROZONE_VERSION_LINE");
+const VERSION: &str = env!("BUILD_VERSION_LINE");
 
 #[derive(Debug, Parser)]
 #[command(name = "ferrozone", version = VERSION, about = "WireGuard VPN control plane", propagate_version = true)]

@@ -38,6 +38,9 @@ async fn firezone(config: &Config, args: &FirezoneImport) -> anyhow::Result<()> 
         println!("{report}\ndry run: nothing was written");
         return Ok(());
     }
+    if let Some(source) = &args.source_database_url {
+        refuse_same_database(source, &config.database_url())?;
+    }
     let (store, cipher) = open_target(config, settings.clone()).await?;
     let (batch, report) = read_source(args, &vars, server_key.as_ref(), &cipher, &settings.pools).await?;
     println!("{report}");
@@ -53,6 +56,25 @@ async fn firezone(config: &Config, args: &FirezoneImport) -> anyhow::Result<()> 
     })?;
     print_outcome(&outcome);
     Ok(())
+}
+
+/// Refuses to import a Firezone database into itself: this installation's database is
+/// migrated before the import, which would add Ferrozone's tables to Firezone's. Firezone's
+/// `DATABASE_*` variables, which Ferrozone reads too, make that an easy mistake.
+fn refuse_same_database(source: &str, target: &str) -> anyhow::Result<()> {
+    let place = |url: &str| {
+        let url = url::Url::parse(url).ok()?;
+        let host = url.host_str()?.to_ascii_lowercase();
+        Some((host, url.port().unwrap_or(5432), url.path().trim_start_matches('/').to_owned()))
+    };
+    match (place(source), place(target)) {
+        (Some(a), Some(b)) if a == b => bail!(
+            "--source-database-url names this installation's own database ({}): set FERROZONE_DATABASE_URL \
+             to another database (or none, for SQLite) to import into",
+            ferrozone_store::Redacted(target)
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// The source's variables: from its env or secrets file, then the flags.
@@ -176,5 +198,17 @@ mod tests {
     #[test]
     fn url_passwords_are_decoded() {
         assert_eq!(super::url_decode("p%40ss%2Fw%zz%4"), "p@ss/w%zz%4");
+    }
+
+    #[test]
+    fn the_source_may_not_be_this_installations_own_database() {
+        let refused = super::refuse_same_database(
+            "postgres://firezone:a@DB:5432/firezone",
+            "postgres://other:b@db/firezone?sslmode=require",
+        );
+        assert!(format!("{:#}", refused.unwrap_err()).contains("this installation's own database"));
+        assert!(super::refuse_same_database("postgres://db/firezone", "postgres://db/ferrozone").is_ok());
+        assert!(super::refuse_same_database("postgres://db/firezone", "postgres://db:5433/firezone").is_ok());
+        assert!(super::refuse_same_database("postgres://db/firezone", "sqlite://data/ferrozone.db").is_ok());
     }
 }

@@ -145,12 +145,12 @@ async fn redirect_listener(config: &Config) -> anyhow::Result<Option<(TcpListene
     Ok(Some((listener, redirect::router(&url.origin().ascii_serialization()))))
 }
 
-/// This binary's version (and commit, when the build was given `FERROZONE_COMMIT`) and the
+/// This binary's version (and commit, when build.rs knew it) and the
 /// start-up settings with their sources.
 fn report(config: &Config) -> ferrozone_http::ServerReport {
     ferrozone_http::ServerReport {
         version: env!("CARGO_PKG_VERSION").to_owned(),
-        commit: option_env!("FERROZONE_COMMIT").map(str::to_owned),
+        commit: option_env!("BUILD_COMMIT").map(str::to_owned),
         settings: config.report.clone(),
     }
 }

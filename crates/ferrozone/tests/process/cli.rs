@@ -283,7 +283,7 @@ fn version_names_the_commit_it_was_built_from() {
     let (ok, out, err) = run(dir.path(), &["--version"]);
     assert!(ok, "{err}");
     // build.rs gives the binary and this test the same commit.
-    let commit = option_env!("FERROZONE_COMMIT").unwrap_or("unknown");
+    let commit = option_env!("BUILD_COMMIT").unwrap_or("unknown");
     assert_eq!(out.trim(), format!("ferrozone {} (commit {commit})", env!("CARGO_PKG_VERSION")));
     let in_git = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.git").exists();
     assert!(!in_git || commit != "unknown", "a build in a git clone knows its commit");
