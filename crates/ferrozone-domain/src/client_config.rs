@@ -84,21 +84,27 @@ const FILE_STEM_MAX: usize = 15;
 /// characters becomes one `-`), at most 15 of them, or `ferrozone.conf` when nothing of
 /// the name is left. Also safe in a `Content-Disposition` header: no quote, no space.
 pub fn file_name(device_name: &str) -> String {
-    let mut stem = String::new();
-    for c in device_name.chars() {
-        let kept = if c.is_ascii_alphanumeric() || "_=+.-".contains(c) { c } else { '-' };
-        if !(kept == '-' && stem.ends_with('-')) {
-            stem.push(kept);
-        }
-    }
-    let stem: String = stem.trim_matches('-').chars().take(FILE_STEM_MAX).collect();
-    let stem = stem.trim_end_matches('-');
+    let stem = file_stem(device_name, |c| c.is_ascii_alphanumeric(), FILE_STEM_MAX);
     // A stem of dots alone would name the current or the parent directory.
     if stem.chars().all(|c| c == '.') {
         "ferrozone.conf".to_owned()
     } else {
         format!("{stem}.conf")
     }
+}
+
+/// `name` with the characters `keep` accepts and `_=+.-` kept, every other run of
+/// characters one `-`, no `-` at either end, at most `max` characters.
+pub fn file_stem(name: &str, keep: impl Fn(char) -> bool, max: usize) -> String {
+    let mut stem = String::new();
+    for c in name.chars() {
+        let kept = if keep(c) || "_=+.-".contains(c) { c } else { '-' };
+        if !(kept == '-' && stem.ends_with('-')) {
+            stem.push(kept);
+        }
+    }
+    let stem: String = stem.trim_matches('-').chars().take(max).collect();
+    stem.trim_end_matches('-').to_owned()
 }
 
 /// `key = value`, unless `value` is empty.

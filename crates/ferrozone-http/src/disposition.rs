@@ -29,17 +29,9 @@ pub(crate) fn config_file(device_name: &str) -> HeaderValue {
 /// (spaces, quotes, slashes, controls) one `-`; `None` when nothing is left or no letter
 /// beyond ASCII is (the plain `filename` says it all then).
 fn unicode_stem(name: &str) -> Option<String> {
-    let mut stem = String::new();
-    for c in name.chars() {
-        let kept = if c.is_alphanumeric() || "_=+.-".contains(c) { c } else { '-' };
-        if !(kept == '-' && stem.ends_with('-')) {
-            stem.push(kept);
-        }
-    }
-    let stem: String = stem.trim_matches('-').chars().take(UNICODE_STEM_MAX).collect();
-    let stem = stem.trim_end_matches('-');
+    let stem = client_config::file_stem(name, char::is_alphanumeric, UNICODE_STEM_MAX);
     let useful = !stem.is_ascii() && !stem.chars().all(|c| c == '.');
-    useful.then(|| stem.to_owned())
+    useful.then_some(stem)
 }
 
 /// RFC 5987's `value-chars`: unreserved ASCII as it is, every other byte `%XX`.
