@@ -1,10 +1,12 @@
-//! One `serve` per SQLite database, and no restore under a running one.
+//! No restore under a running `serve`.
 //!
-//! `serve` holds an exclusive `flock` on `<database>.lock` for as long as it runs; `restore`
-//! takes the same lock for as long as it swaps files. The kernel drops the lock when its
-//! holder exits, however it exits (`kill -9` too), so a stale lock file blocks nobody. The
-//! lock is on a file of its own, never replaced, because a restore replaces the database
-//! file itself. The CLI's other commands take no lock: they may write while `serve` runs.
+//! Each `serve` holds a shared `flock` on `<database>.lock` for as long as it runs (several
+//! may share one SQLite file); `restore` takes it exclusively for as long as it swaps files,
+//! so it is refused while any `serve` runs, and a `serve` started during a restore is
+//! refused. The kernel drops the lock when its holder exits, however it exits (`kill -9`
+//! too), so a stale lock file blocks nobody. The lock is on a file of its own, never
+//! replaced, because a restore replaces the database file itself. The CLI's other commands
+//! take no lock: they may write while `serve` runs.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, Write};
@@ -29,19 +31,26 @@ pub fn for_serve(config: &Config) -> anyhow::Result<Option<DatabaseLock>> {
         return Ok(None);
     }
     let Ok(database) = ferrozone_store::sqlite::backup::database_file(&url) else { return Ok(None) };
-    let lock = acquire(&database)?.map_err(|holder| {
+    let lock = acquire(&database, Mode::Shared)?.map_err(|holder| {
         anyhow::anyhow!(
-            "the database {} is in use by process {holder} (another `ferrozone serve`, or a `ferrozone restore`): \
-             one `serve` per SQLite database",
+            "the database {} is being restored by process {holder}: start when it is done",
             database.display()
         )
     })?;
     Ok(Some(lock))
 }
 
-/// Takes the lock on `database`, or says which process holds it (`Err(pid)`, as that process
-/// wrote it into the lock file; `?` if unreadable).
-pub fn acquire(database: &Path) -> anyhow::Result<Result<DatabaseLock, String>> {
+/// How the lock is held: shared by the `serve`s, exclusive for a restore.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Shared,
+    Exclusive,
+}
+
+/// Takes the lock on `database`, or says who holds it in the way that bars `mode`
+/// (`Err(pid)` of a restore, as it wrote it into the lock file; `?` when none is written,
+/// as for the `serve`s, which share it).
+pub fn acquire(database: &Path, mode: Mode) -> anyhow::Result<Result<DatabaseLock, String>> {
     let path = lock_file(database);
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -51,10 +60,17 @@ pub fn acquire(database: &Path) -> anyhow::Result<Result<DatabaseLock, String>> 
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(&path).with_context(|| format!("opening the lock file {}", path.display()))?;
-    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+    let operation = match mode {
+        Mode::Shared => FlockOperation::NonBlockingLockShared,
+        Mode::Exclusive => FlockOperation::NonBlockingLockExclusive,
+    };
+    match flock(&file, operation) {
         Ok(()) => {}
         Err(rustix::io::Errno::WOULDBLOCK) => return Ok(Err(holder(&mut file))),
         Err(e) => bail!("locking {}: {e}", path.display()),
+    }
+    if mode == Mode::Shared {
+        return Ok(Ok(DatabaseLock { _file: file }));
     }
     file.set_len(0)?;
     file.rewind()?;
@@ -83,14 +99,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_second_holder_is_refused_and_told_who_holds_it_until_the_first_lets_go() {
+    fn serves_share_the_lock_and_a_restore_waits_for_all_of_them() {
         let dir = tempfile::tempdir().unwrap();
         let database = dir.path().join("ferrozone.db");
-        let first = acquire(&database).unwrap().unwrap();
-        let holder = acquire(&database).unwrap().unwrap_err();
-        assert_eq!(holder, std::process::id().to_string());
+        let first = acquire(&database, Mode::Shared).unwrap().unwrap();
+        let second = acquire(&database, Mode::Shared).unwrap().unwrap();
+        assert!(acquire(&database, Mode::Exclusive).unwrap().is_err());
         drop(first);
-        assert!(acquire(&database).unwrap().is_ok());
+        assert!(acquire(&database, Mode::Exclusive).unwrap().is_err());
+        drop(second);
+        let restore = acquire(&database, Mode::Exclusive).unwrap().unwrap();
+        let holder = acquire(&database, Mode::Shared).unwrap().unwrap_err();
+        assert_eq!(holder, std::process::id().to_string());
+        drop(restore);
+        assert!(acquire(&database, Mode::Shared).unwrap().is_ok());
         assert!(lock_file(&database).exists());
     }
 }

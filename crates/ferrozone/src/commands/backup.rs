@@ -25,9 +25,10 @@ pub fn backup(config: &Config, out: &Path, force: bool) -> anyhow::Result<()> {
 pub fn restore(config: &Config, file: &Path) -> anyhow::Result<()> {
     let database = sqlite_file(config, "pg_restore")?;
     crate::startup::create_data_dir(&config.data_dir)?;
-    let _lock = crate::serve_lock::acquire(&database)?.map_err(|holder| {
+    let _lock = crate::serve_lock::acquire(&database, crate::serve_lock::Mode::Exclusive)?.map_err(|_| {
         anyhow::anyhow!(
-            "the database {} is in use by process {holder} (a running `ferrozone serve`): stop it, then restore",
+            "the database {} is in use by a running `ferrozone serve` (or another restore): stop every \
+             `serve` on it, then restore",
             database.display()
         )
     })?;
