@@ -18,6 +18,7 @@ pub mod input;
 pub mod ipam;
 pub mod model;
 pub mod names;
+pub mod percent;
 pub mod providers;
 pub mod rules;
 pub mod service;

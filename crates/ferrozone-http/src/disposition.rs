@@ -1,8 +1,6 @@
 //! `Content-Disposition` of a device's configuration file, so that a browser or
 //! `curl -OJ` saves it under the device's name.
 
-use std::fmt::Write;
-
 use axum::http::HeaderValue;
 use ferrozone_domain::client_config;
 
@@ -18,7 +16,7 @@ pub(crate) fn config_file(device_name: &str) -> HeaderValue {
     if !device_name.is_ascii() {
         if let Some(stem) = unicode_stem(device_name) {
             value.push_str("; filename*=UTF-8''");
-            value.push_str(&percent_encode(&format!("{stem}.conf")));
+            value.push_str(&ferrozone_domain::percent::encode(&format!("{stem}.conf"), b"+"));
         }
     }
     // Only ASCII letters, digits and punctuation are left: always a valid header value.
@@ -32,19 +30,6 @@ fn unicode_stem(name: &str) -> Option<String> {
     let stem = client_config::file_stem(name, char::is_alphanumeric, UNICODE_STEM_MAX);
     let useful = !stem.is_ascii() && !stem.chars().all(|c| c == '.');
     useful.then_some(stem)
-}
-
-/// RFC 5987's `value-chars`: unreserved ASCII as it is, every other byte `%XX`.
-fn percent_encode(text: &str) -> String {
-    let mut out = String::new();
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~+".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            let _ = write!(out, "%{byte:02X}");
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -118,23 +118,10 @@ pub fn base32_decode(text: &str) -> Option<Vec<u8>> {
 /// label's prefix and the `issuer` parameter, the account name, the base32 secret and the
 /// parameters spelled out (most apps ignore other values anyway).
 pub fn otpauth_uri(issuer: &str, account: &str, secret_base32: &str) -> String {
-    let (issuer, account) = (percent_encode(issuer), percent_encode(account));
+    let (issuer, account) = (crate::percent::encode(issuer, b"@"), crate::percent::encode(account, b"@"));
     format!(
         "otpauth://totp/{issuer}:{account}?secret={secret_base32}&issuer={issuer}&algorithm=SHA1&digits={DIGITS}&period={STEP_SECS}"
     )
-}
-
-/// RFC 3986 percent-encoding of all but the unreserved characters and `@`.
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~@".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 /// A fresh recovery code: 10 random base32 characters (50 bits), lower case, as two groups

@@ -3,6 +3,7 @@
 //! not honour, so that a Firezone `.env` never starts something other than it says in silence.
 
 use anyhow::{bail, Context};
+use ferrozone_domain::percent;
 
 /// The parts of Firezone's database connection. Host, name and user have no default here
 /// (Firezone's defaults suit its Docker network only), so each must be set.
@@ -42,31 +43,18 @@ pub fn database_url(var: impl Fn(&str) -> Option<String>) -> anyhow::Result<Opti
     let host = var(HOST).unwrap_or_default();
     let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host };
     url.set_host(Some(host.trim())).with_context(|| format!("{HOST}: `{host}` is not a host name or address"))?;
-    // These cannot fail on a URL with a host.
+    // These cannot fail on a URL with a host. User, password and name are percent-encoded
+    // here: the `url` crate leaves `%` alone in them, which the driver would then decode.
     let _ = url.set_port(Some(port));
-    let _ = url.set_username(&encode(&var(USER).unwrap_or_default()));
+    let _ = url.set_username(&percent::encode(&var(USER).unwrap_or_default(), b""));
     if let Some(password) = var(PASSWORD).filter(|p| !p.is_empty()) {
-        let _ = url.set_password(Some(&encode(&password)));
+        let _ = url.set_password(Some(&percent::encode(&password, b"")));
     }
-    url.set_path(&format!("/{}", encode(&var(NAME).unwrap_or_default())));
+    url.set_path(&format!("/{}", percent::encode(&var(NAME).unwrap_or_default(), b"")));
     if ssl(&var)? {
         url.query_pairs_mut().append_pair("sslmode", "require");
     }
     Ok(Some(url.into()))
-}
-
-/// `text` percent-encoded but for RFC 3986's unreserved characters: the `url` crate leaves
-/// `%` alone in a user name, password or path, which the driver would then decode.
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(char::from(byte));
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
 }
 
 /// Whether `DATABASE_SSL_ENABLED` (or `DATABASE_SSL`) asks for TLS: Firezone's booleans are
