@@ -7,6 +7,7 @@
 //! write through; `ferrozone-store` implements it for SQLite and PostgreSQL, running the
 //! rules that need a write transaction ([`rules`]) on its own transactions.
 
+pub mod audit;
 pub mod client;
 pub mod client_config;
 pub mod configuration;

@@ -7,6 +7,7 @@
 use async_trait::async_trait;
 use uuid::Uuid;
 
+use crate::audit::{AuditHead, AuditQuery, EventRecord, NewAuditEvent};
 use crate::crypto::Sealed;
 use crate::egress::{EgressPolicy, Rule};
 use crate::error::Result;
@@ -84,7 +85,7 @@ pub const STREAM_DEPTH: usize = 2;
 /// comes back as [`crate::DomainError::Invalid`] with the field and message the API shows;
 /// a database that cannot be reached as [`crate::DomainError::Unavailable`].
 #[async_trait]
-pub trait Store: UserDirectory {
+pub trait Store: UserDirectory + AuditLog {
     /// Checks that the database answers.
     async fn ping(&self) -> Result<()>;
 
@@ -298,4 +299,17 @@ pub trait UserDirectory: Send + Sync + 'static {
     async fn list_user_sessions(&self, user_id: Uuid, now: Timestamp) -> Result<Vec<Session>>;
     /// What the user has; `None` when there is no such user.
     async fn user_belongings(&self, user_id: Uuid) -> Result<Option<Belongings>>;
+}
+
+/// The audit log ([`crate::audit`]), a part of every [`Store`]. The events of data changes
+/// are appended by the store's own writes, inside their transactions; these methods append
+/// the events that change no data (sign-ins) and read the log.
+#[async_trait]
+pub trait AuditLog: Send + Sync + 'static {
+    /// Appends `events`, in order, in one transaction of their own.
+    async fn append_audit_events(&self, events: &[NewAuditEvent]) -> Result<()>;
+    /// The chain's head.
+    async fn audit_head(&self) -> Result<AuditHead>;
+    /// The events `query` selects, as stored (see [`EventRecord::decode`]).
+    async fn audit_records(&self, query: &AuditQuery) -> Result<Vec<EventRecord>>;
 }

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::bail;
+use ferrozone_domain::audit::AuditKey;
 use ferrozone_domain::Store;
 
 mod coalesce;
@@ -76,11 +77,19 @@ pub struct StoreOptions {
     /// How long an operation waits for a pooled connection before the store reports
     /// [`ferrozone_domain::DomainError::Unavailable`]. Default 10 s.
     pub acquire_timeout: Duration,
+    /// The MAC key of the audit chain. `serve` and the CLI derive it from the secret key
+    /// ([`AuditKey::from_cipher`]); the default ([`AuditKey::unkeyed`]) suits tests only.
+    pub audit_key: AuditKey,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        Self { synchronous: Synchronous::Full, max_connections: 10, acquire_timeout: Duration::from_secs(10) }
+        Self {
+            synchronous: Synchronous::Full,
+            max_connections: 10,
+            acquire_timeout: Duration::from_secs(10),
+            audit_key: AuditKey::unkeyed(),
+        }
     }
 }
 

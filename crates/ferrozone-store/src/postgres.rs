@@ -12,6 +12,7 @@ use crate::rows::{DeviceRow, UserRow};
 use crate::sql::sql;
 use crate::{Redacted, StoreOptions};
 
+mod audit;
 mod errors;
 mod point_reads;
 mod reach;
@@ -100,7 +101,7 @@ impl PgStore {
         // One connection: the point reader runs one statement at a time.
         let reader = pool_options(1, options).connect_lazy_with(point_reads::connect_options(connect));
         let point_reads = point_reads::start(reader.clone());
-        Ok(Self { pool, cursors, reader, point_reads })
+        Ok(Self { pool, cursors, reader, point_reads, audit_key: options.audit_key.clone() })
     }
 
     /// Applies the pending migrations (under an advisory lock, so concurrent starts are safe).

@@ -5,6 +5,7 @@
 //! ([`text`]); statements that differ (row locks) live in each backend's module and are
 //! built the same way.
 
+pub(crate) mod audit;
 pub(crate) mod text;
 pub(crate) mod totp;
 

@@ -12,6 +12,7 @@
 //!
 //! Row locks are not needed: a write transaction holds the whole database.
 
+mod audit;
 pub mod backup;
 mod conn;
 mod errors;

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use axum::http::{Method, StatusCode};
+use ferrozone_domain::audit::{AuditHead, AuditQuery, EventRecord, NewAuditEvent};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
@@ -15,7 +16,7 @@ use ferrozone_domain::model::{
     ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, TotpRecord, UserUpdate,
 };
 use ferrozone_domain::store::{
-    Belongings, DeviceBatches, DeviceQuery, ListedUser, TokenPage, UserDirectory, UserQuery,
+    AuditLog, Belongings, DeviceBatches, DeviceQuery, ListedUser, TokenPage, UserDirectory, UserQuery,
 };
 use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::{ApiToken, Device, DomainError, Store, Timestamp, User};
@@ -138,6 +139,22 @@ impl UserDirectory for Flaky {
     async fn user_belongings(&self, user_id: Uuid) -> Result<Option<Belongings>> {
         self.check("user_belongings")?;
         self.inner.user_belongings(user_id).await
+    }
+}
+
+#[async_trait]
+impl AuditLog for Flaky {
+    async fn append_audit_events(&self, events: &[NewAuditEvent]) -> Result<()> {
+        self.check("append_audit_events")?;
+        self.inner.append_audit_events(events).await
+    }
+    async fn audit_head(&self) -> Result<AuditHead> {
+        self.check("audit_head")?;
+        self.inner.audit_head().await
+    }
+    async fn audit_records(&self, query: &AuditQuery) -> Result<Vec<EventRecord>> {
+        self.check("audit_records")?;
+        self.inner.audit_records(query).await
     }
 }
 

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use ferrozone_domain::audit::AuditKey;
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
@@ -37,6 +38,7 @@ use crate::rows::{
 };
 use crate::sql;
 
+mod audit_log;
 mod import;
 mod users_page;
 mod watch;
@@ -105,6 +107,8 @@ pub struct PgStore {
     pub(crate) reader: PgPool,
     /// [`Store::token_and_device`], many in one statement ([`crate::coalesce`]).
     pub(crate) point_reads: PointReads,
+    /// The MAC key of the audit chain.
+    pub(crate) audit_key: AuditKey,
 }
 
 impl PgStore {

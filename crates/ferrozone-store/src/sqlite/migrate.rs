@@ -57,6 +57,7 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "change_counters",
         sql: include_str!("../../migrations/sqlite/0015_change_counters.sql"),
     },
+    Migration { version: 16, name: "audit_events", sql: include_str!("../../migrations/sqlite/0016_audit_events.sql") },
 ];
 
 /// Applies every migration newer than the database.

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use async_trait::async_trait;
+use ferrozone_domain::audit::AuditKey;
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
@@ -31,6 +32,7 @@ use super::tx::SqliteTx;
 use super::writer::Writer;
 use super::{migrate, point_reads, prepare, rows};
 
+mod audit_log;
 mod import;
 mod users_page;
 mod watch;
@@ -56,6 +58,8 @@ pub(super) struct Inner {
     max_idle: usize,
     closed: AtomicBool,
     writer: Writer,
+    /// The MAC key of the audit chain.
+    pub(super) audit_key: AuditKey,
 }
 
 impl std::fmt::Debug for SqliteStore {
@@ -80,8 +84,15 @@ impl SqliteStore {
             .with_context(|| format!("cannot open the SQLite database {}", location.describe()))?;
         let writer = Writer::start(conn).context("cannot start the SQLite writer thread")?;
         let max_idle = usize::try_from(options.max_connections.max(1)).unwrap_or(1);
-        let inner =
-            Inner { location, synchronous, idle: Mutex::new(Vec::new()), max_idle, closed: false.into(), writer };
+        let inner = Inner {
+            location,
+            synchronous,
+            idle: Mutex::new(Vec::new()),
+            max_idle,
+            closed: false.into(),
+            writer,
+            audit_key: options.audit_key.clone(),
+        };
         let inner = Arc::new(inner);
         let point_reads = point_reads::start(inner.clone());
         Ok(Self { inner, point_reads })

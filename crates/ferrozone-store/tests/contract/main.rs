@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod addresses;
+mod audit;
 mod cancellation;
 mod configuration;
 mod dataplane;

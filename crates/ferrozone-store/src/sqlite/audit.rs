@@ -1,0 +1,92 @@
+//! The audit log on SQLite ([`ferrozone_domain::audit`]). Appends run inside a write
+//! transaction of the writer, which holds the database: the head read there is the last.
+
+use ferrozone_domain::audit::{AuditHead, AuditKey, AuditQuery, EventRecord, NewAuditEvent};
+use ferrozone_domain::error::Result;
+use rusqlite::{params, Connection, ToSql};
+
+use super::errors::OrDb;
+use super::prepare;
+use crate::sql::audit::{self as sql, Param};
+
+/// Appends `event` after the head and moves the head, inside the caller's transaction.
+pub(crate) fn append(conn: &Connection, key: &AuditKey, event: &NewAuditEvent) -> Result<()> {
+    const CONTEXT: &str = "append an audit event";
+    let head = head(conn).or_db(CONTEXT)?;
+    let record = EventRecord::seal(key, head.last_seq + 1, head.last_hash, event);
+    prepare(conn, sql::INSERT_EVENT)
+        .and_then(|mut stmt| {
+            stmt.execute(params![
+                record.seq,
+                record.id,
+                record.at,
+                record.actor_kind,
+                record.actor_id,
+                record.actor_user_id,
+                record.action,
+                record.subject_kind,
+                record.subject_id,
+                record.changes,
+                record.client_address,
+                record.request_id,
+                record.prev_hash,
+                record.hash,
+            ])
+        })
+        .or_db(CONTEXT)?;
+    prepare(conn, sql::MOVE_HEAD).and_then(|mut stmt| stmt.execute(params![record.seq, record.hash])).or_db(CONTEXT)?;
+    Ok(())
+}
+
+pub(crate) fn head(conn: &Connection) -> rusqlite::Result<AuditHead> {
+    prepare(conn, sql::HEAD)?.query_row([], |row| {
+        Ok(AuditHead {
+            last_seq: row.get(0)?,
+            last_hash: hash32(row.get(1)?),
+            pruned_seq: row.get(2)?,
+            pruned_hash: hash32(row.get(3)?),
+        })
+    })
+}
+
+/// The events `query` selects.
+pub(crate) fn select(conn: &Connection, query: &AuditQuery) -> rusqlite::Result<Vec<EventRecord>> {
+    let (statement, params) = sql::select(query);
+    let params: Vec<&dyn ToSql> = params.iter().map(as_sql).collect();
+    let mut stmt = prepare(conn, &statement)?;
+    let rows = stmt.query_map(params.as_slice(), record)?;
+    rows.collect()
+}
+
+fn as_sql(param: &Param) -> &dyn ToSql {
+    match param {
+        Param::Int(value) => value,
+        Param::Text(value) => value,
+        Param::Uuid(value) => value,
+    }
+}
+
+fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<EventRecord> {
+    Ok(EventRecord {
+        seq: row.get(0)?,
+        id: row.get(1)?,
+        at: row.get(2)?,
+        actor_kind: row.get(3)?,
+        actor_id: row.get(4)?,
+        actor_user_id: row.get(5)?,
+        action: row.get(6)?,
+        subject_kind: row.get(7)?,
+        subject_id: row.get(8)?,
+        changes: row.get(9)?,
+        client_address: row.get(10)?,
+        request_id: row.get(11)?,
+        prev_hash: row.get(12)?,
+        hash: row.get(13)?,
+    })
+}
+
+/// A stored hash; one of another length (an edited head) reads as zeros, which no chain
+/// ends with, so verification reports it.
+fn hash32(bytes: Vec<u8>) -> [u8; 32] {
+    bytes.try_into().unwrap_or([0; 32])
+}
