@@ -23,6 +23,7 @@ use crate::crypto::Cipher;
 use crate::time::Timestamp;
 
 pub mod chain;
+pub mod context;
 
 pub use chain::{verify, Break, ChainStart, Verified, Verifier};
 
