@@ -24,8 +24,10 @@ use crate::time::Timestamp;
 
 pub mod chain;
 pub mod context;
+pub mod view;
 
 pub use chain::{verify, Break, ChainStart, Verified, Verifier};
+pub use view::EventView;
 
 /// The MAC key of the chain, derived from the secret key. Every process sharing a database
 /// uses the same secret key, and so the same chain key.
