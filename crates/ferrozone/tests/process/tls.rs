@@ -225,6 +225,24 @@ async fn plain_http_to_the_https_port_gets_no_http_answer_and_the_server_carries
 }
 
 #[tokio::test]
+async fn status_reads_the_health_report_of_a_server_that_serves_https() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::new();
+    let files = Files::write(dir.path(), &pki.issue());
+    let data = dir.path().join("data");
+    let server = Https::start(&data, &files.env(), &pki.client()).await;
+
+    let mut env = files.env();
+    env.push(("FERROZONE_LISTEN", format!("127.0.0.1:{}", server.port)));
+    env.push(("FERROZONE_EXTERNAL_URL", server.base.clone()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = command(&data, &env).arg("status").stdin(std::process::Stdio::null()).output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(shown.contains("status: ok") && shown.contains("data plane: backend none"), "{shown}");
+}
+
+#[tokio::test]
 async fn the_redirect_listener_sends_plain_http_to_the_external_url() {
     let dir = tempfile::tempdir().unwrap();
     let pki = Pki::new();
