@@ -38,6 +38,7 @@ use crate::rows::{
 use crate::sql;
 
 mod import;
+mod sample;
 mod users_page;
 mod watch;
 

@@ -2,7 +2,7 @@
 //! multi-statement rules of [`ferrozone_domain::rules`] among them) in the batches of
 //! [`super::writer`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
@@ -32,6 +32,7 @@ use super::writer::Writer;
 use super::{migrate, point_reads, prepare, rows};
 
 mod import;
+mod sample;
 mod users_page;
 mod watch;
 use crate::columns::Columns;
@@ -54,6 +55,8 @@ pub(super) struct Inner {
     /// Idle read connections; at most `max_idle` are kept.
     idle: Mutex<Vec<Connection>>,
     max_idle: usize,
+    /// Reads running now, each on a connection of its own (for the pool gauges).
+    reading: AtomicUsize,
     closed: AtomicBool,
     writer: Writer,
 }
@@ -80,8 +83,15 @@ impl SqliteStore {
             .with_context(|| format!("cannot open the SQLite database {}", location.describe()))?;
         let writer = Writer::start(conn).context("cannot start the SQLite writer thread")?;
         let max_idle = usize::try_from(options.max_connections.max(1)).unwrap_or(1);
-        let inner =
-            Inner { location, synchronous, idle: Mutex::new(Vec::new()), max_idle, closed: false.into(), writer };
+        let inner = Inner {
+            location,
+            synchronous,
+            idle: Mutex::new(Vec::new()),
+            max_idle,
+            reading: AtomicUsize::new(0),
+            closed: false.into(),
+            writer,
+        };
         let inner = Arc::new(inner);
         let point_reads = point_reads::start(inner.clone());
         Ok(Self { inner, point_reads })
@@ -207,8 +217,10 @@ impl Inner {
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T> {
         if self.closed.load(Ordering::Acquire) {
+            crate::metrics::unavailable("sqlite");
             return Err(DomainError::Unavailable(anyhow::anyhow!("the SQLite database is closed")));
         }
+        let _reading = sample::Reading::start(&self.reading);
         let idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
         let conn = match idle {
             Some(conn) => conn,
