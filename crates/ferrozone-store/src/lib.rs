@@ -33,6 +33,7 @@ mod coalesce;
 mod columns;
 mod errors;
 mod import;
+pub mod metrics;
 pub mod postgres;
 mod rows;
 mod sql;

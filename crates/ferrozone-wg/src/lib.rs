@@ -17,6 +17,7 @@ pub mod kernel;
 mod key;
 pub mod link;
 pub mod memory;
+pub mod metrics;
 pub mod nft;
 mod peer;
 pub mod reconciler;

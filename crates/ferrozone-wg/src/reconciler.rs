@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{watch, Notify};
 
 use crate::diff::{diff, Changes};
+use crate::metrics;
 use crate::peer::Peer;
 use crate::{PeerSource, WireGuard};
 
@@ -58,9 +59,11 @@ impl Reconciler {
         self.pass(true).await
     }
 
-    /// One pass, its outcome recorded in [`Self::status`].
+    /// One pass, its outcome recorded in [`Self::status`] and the [`crate::metrics`].
     async fn pass(&mut self, read_interface: bool) -> anyhow::Result<Changes> {
+        let started = std::time::Instant::now();
         let result = self.try_pass(read_interface).await;
+        metrics::reconcile_pass(&result, started.elapsed());
         self.status.send_modify(|status| {
             status.last_failed = result.is_err();
             if result.is_ok() {
@@ -83,6 +86,7 @@ impl Reconciler {
                 (desired, observed.into_iter().map(|o| o.peer).collect())
             }
         };
+        metrics::desired_peers(desired.len());
         let changes = diff(&desired, &observed);
         if !changes.is_empty() {
             self.interface.apply(&changes).await?;
@@ -107,6 +111,7 @@ impl Reconciler {
                 "WireGuard peers checked"
             );
         }
+        metrics::applied_peers(desired.len());
         self.applied = Some((generation, desired));
         Ok(changes)
     }
@@ -269,6 +274,43 @@ mod tests {
         reconciler.reconcile().await.unwrap();
         let repaired = *status.borrow();
         assert!(!repaired.last_failed && repaired.last_success >= first.last_success, "{repaired:?}");
+    }
+
+    #[tokio::test]
+    async fn passes_are_counted_by_outcome_with_the_peers_desired_and_applied() {
+        use crate::metrics::recorded::{metric, take};
+        use crate::metrics::{PEERS, RECONCILE_DURATION, RECONCILE_PASSES};
+
+        let (source, _interface, mut reconciler) = setup();
+        let recorder = metrics_util::debugging::DebuggingRecorder::new();
+        let _recording = ::metrics::set_default_local_recorder(&recorder);
+        *source.0.lock().unwrap() = vec![peer(1), peer(2)];
+        reconciler.reconcile().await.unwrap();
+        let after_ok = take(&recorder);
+        assert_eq!(
+            after_ok,
+            [
+                metric(PEERS, "applied", 2.0),
+                metric(PEERS, "desired", 2.0),
+                metric(RECONCILE_DURATION, "", 1.0),
+                metric(RECONCILE_PASSES, "ok", 1.0),
+            ]
+        );
+
+        source.1.store(true, Ordering::Relaxed);
+        reconciler.reconcile().await.unwrap_err();
+        let after_error = take(&recorder);
+        // Taking reset the gauges: a failed pass sets neither.
+        assert_eq!(
+            after_error,
+            [
+                metric(PEERS, "applied", 0.0),
+                metric(PEERS, "desired", 0.0),
+                metric(RECONCILE_DURATION, "", 1.0),
+                metric(RECONCILE_PASSES, "error", 1.0),
+                metric(RECONCILE_PASSES, "ok", 0.0),
+            ]
+        );
     }
 
     #[tokio::test]

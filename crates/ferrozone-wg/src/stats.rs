@@ -3,9 +3,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::key::Key;
+use crate::metrics;
 use crate::peer::PeerStats;
 use crate::{PeerSource, WireGuard};
 
@@ -23,9 +24,18 @@ impl StatsCollector {
 
     /// One cycle: records the peers whose statistics changed since the last cycle. Peers
     /// without a handshake on this interface are skipped: with several gateways, each
-    /// reports the peers it talks to, and none erases another's figures.
+    /// reports the peers it talks to, and none erases another's figures. Measured, and the
+    /// peers online counted, in the [`crate::metrics`].
     pub async fn collect(&mut self) -> anyhow::Result<usize> {
+        let started = std::time::Instant::now();
+        let result = self.cycle().await;
+        metrics::stats_cycle(&result, started.elapsed());
+        result
+    }
+
+    async fn cycle(&mut self) -> anyhow::Result<usize> {
         let observed = self.interface.peers().await?;
+        metrics::online_peers(&observed, SystemTime::now());
         let changed: Vec<(Key, PeerStats)> = observed
             .iter()
             .filter(|o| o.stats.latest_handshake.is_some())
@@ -103,5 +113,30 @@ mod tests {
         interface.set_stats(&Key([2; 32]), more.clone());
         assert_eq!(collector.collect().await.unwrap(), 1);
         assert_eq!(*recorder.0.lock().unwrap(), vec![vec![(Key([2; 32]), talked)], vec![(Key([2; 32]), more)]]);
+    }
+
+    #[tokio::test]
+    async fn a_cycle_is_counted_with_the_peers_online() {
+        use crate::metrics::recorded::{metric, take};
+        use crate::metrics::{PEERS, STATS_CYCLES, STATS_CYCLE_DURATION};
+
+        let interface = Arc::new(MemoryInterface::default());
+        let peers: Vec<Peer> = (1..=3).map(|n| Peer::new(Key([n; 32]), None, vec![])).collect();
+        interface.apply(&Changes { upsert: peers, remove: vec![] }).await.unwrap();
+        let now = SystemTime::now();
+        let seen = |secs_ago| PeerStats {
+            latest_handshake: Some(now - Duration::from_secs(secs_ago)),
+            ..PeerStats::default()
+        };
+        interface.set_stats(&Key([1; 32]), seen(10));
+        interface.set_stats(&Key([2; 32]), seen(600));
+        let mut collector = StatsCollector::new(Arc::new(Recorder::default()), interface);
+
+        let recorder = metrics_util::debugging::DebuggingRecorder::new();
+        let _recording = ::metrics::set_default_local_recorder(&recorder);
+        collector.collect().await.unwrap();
+        let expected =
+            [metric(PEERS, "online", 1.0), metric(STATS_CYCLE_DURATION, "", 1.0), metric(STATS_CYCLES, "ok", 1.0)];
+        assert_eq!(take(&recorder), expected, "one handshake is recent, one ten minutes old, one never");
     }
 }

@@ -24,6 +24,19 @@ mod routing;
 use crate::supervisor::Supervisor;
 use routing::RoutingStatus;
 
+/// `ferrozone_rules_applied`: the egress rules in the nftables table as last applied.
+pub const RULES_APPLIED: &str = "ferrozone_rules_applied";
+
+/// Gives the data plane's metrics (the WireGuard side's and the table's) their help texts.
+pub fn describe_metrics() {
+    ferrozone_wg::metrics::describe();
+    metrics::describe_gauge!(
+        RULES_APPLIED,
+        metrics::Unit::Count,
+        "Egress rules in the nftables table inet ferrozone, as last found or applied."
+    );
+}
+
 /// How often the reconciler runs without a trigger, to repair drift.
 const REPAIR_INTERVAL: Duration = Duration::from_secs(30);
 

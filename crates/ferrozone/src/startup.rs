@@ -18,12 +18,18 @@ pub fn store_options(config: &Config) -> StoreOptions {
 
 /// Opens the database, applies pending migrations, and opens the domain on it.
 pub async fn open_domain(config: &Config) -> anyhow::Result<Arc<Domain>> {
+    Ok(open_domain_with_database(config).await?.0)
+}
+
+/// [`open_domain`], and the database it is open on, for what reads the database itself
+/// (the store's metrics: its pool, its counts).
+pub async fn open_domain_with_database(config: &Config) -> anyhow::Result<(Arc<Domain>, ferrozone_store::Database)> {
     let settings = Arc::new(config.settings()?);
     let db = open_database(config).await?;
     tracing::info!(backend = db.backend(), database = %Redacted(&config.database_url()), "database ready");
     let cipher = crate::secret::load(config)?;
-    let domain = Domain::open(db.into_store(), settings, cipher).await?;
-    Ok(Arc::new(domain))
+    let domain = Domain::open(db.clone().into_store(), settings, cipher).await?;
+    Ok((Arc::new(domain), db))
 }
 
 /// The configured database (in the data directory, made if missing), migrated.

@@ -42,6 +42,7 @@ pub(crate) fn db_error(err: sqlx::Error, context: &'static str) -> DomainError {
         }
     }
     if is_unavailable(&err) {
+        crate::metrics::unavailable("postgres");
         return DomainError::Unavailable(anyhow::Error::new(err).context(context));
     }
     DomainError::Internal(anyhow::Error::new(err).context(context))

@@ -40,6 +40,7 @@ use crate::sql;
 
 mod audit_log;
 mod import;
+mod sample;
 mod users_page;
 mod watch;
 

@@ -41,6 +41,7 @@ pub(crate) fn db_error(err: rusqlite::Error, context: &'static str) -> DomainErr
                 | ErrorCode::CannotOpen
                 | ErrorCode::ReadOnly
         ) {
+            crate::metrics::unavailable("sqlite");
             return DomainError::Unavailable(anyhow::Error::new(err).context(context));
         }
     }

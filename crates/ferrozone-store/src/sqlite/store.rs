@@ -2,7 +2,7 @@
 //! multi-statement rules of [`ferrozone_domain::rules`] among them) in the batches of
 //! [`super::writer`].
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
@@ -34,6 +34,7 @@ use super::{migrate, point_reads, prepare, rows};
 
 mod audit_log;
 mod import;
+mod sample;
 mod users_page;
 mod watch;
 use crate::columns::Columns;
@@ -56,6 +57,8 @@ pub(super) struct Inner {
     /// Idle read connections; at most `max_idle` are kept.
     idle: Mutex<Vec<Connection>>,
     max_idle: usize,
+    /// Reads running now, each on a connection of its own (for the pool gauges).
+    reading: AtomicUsize,
     closed: AtomicBool,
     writer: Writer,
     /// The MAC key of the audit chain.
@@ -89,6 +92,7 @@ impl SqliteStore {
             synchronous,
             idle: Mutex::new(Vec::new()),
             max_idle,
+            reading: AtomicUsize::new(0),
             closed: false.into(),
             writer,
             audit_key: options.audit_key.clone(),
@@ -218,8 +222,10 @@ impl Inner {
         read: impl FnOnce(&Connection) -> rusqlite::Result<T>,
     ) -> Result<T> {
         if self.closed.load(Ordering::Acquire) {
+            crate::metrics::unavailable("sqlite");
             return Err(DomainError::Unavailable(anyhow::anyhow!("the SQLite database is closed")));
         }
+        let _reading = sample::Reading::start(&self.reading);
         let idle = self.idle.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
         let conn = match idle {
             Some(conn) => conn,

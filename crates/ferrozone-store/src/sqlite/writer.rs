@@ -9,14 +9,20 @@
 //!
 //! A job runs to its end whatever happens to its caller: a request cancelled by a client
 //! disconnect cannot leave a transaction half done.
+//!
+//! Each committed batch is measured ([`crate::metrics`]): its jobs, and its time from
+//! `BEGIN` to the end of `COMMIT`, the sync to disk included.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
+use std::time::Instant;
 
 use ferrozone_domain::error::Result;
 use ferrozone_domain::DomainError;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
+
+use crate::metrics::{COMMIT_DURATION, WRITE_BATCH_SIZE};
 
 /// Jobs in one transaction at most: bounds the wait of the first job of a batch.
 const MAX_BATCH: usize = 256;
@@ -112,6 +118,7 @@ impl Writer {
 }
 
 fn unavailable(reason: String) -> DomainError {
+    crate::metrics::unavailable("sqlite");
     DomainError::Unavailable(anyhow::anyhow!(reason))
 }
 
@@ -144,6 +151,7 @@ fn serve(mut conn: Connection, queue: &mpsc::Receiver<Message>) {
 }
 
 fn run_batch(conn: &mut Connection, batch: Vec<Box<dyn Job>>) {
+    let (started, jobs) = (Instant::now(), batch.len());
     if let Err(err) = conn.execute_batch("BEGIN IMMEDIATE") {
         let reason = err.to_string();
         // Each job answers with the reason; none of them ran.
@@ -172,7 +180,10 @@ fn run_batch(conn: &mut Connection, batch: Vec<Box<dyn Job>>) {
         ran.extend(outcome.ok());
     }
     let committed = conn.execute_batch("COMMIT").map_err(|err| err.to_string());
-    if committed.is_err() {
+    if committed.is_ok() {
+        metrics::histogram!(WRITE_BATCH_SIZE).record(jobs as f64);
+        metrics::histogram!(COMMIT_DURATION).record(started.elapsed().as_secs_f64());
+    } else {
         let _ = conn.execute_batch("ROLLBACK");
     }
     answer_all(ran.into_iter(), committed.as_ref().map(|_| ()).map_err(String::as_str));
@@ -181,5 +192,52 @@ fn run_batch(conn: &mut Connection, batch: Vec<Box<dyn Job>>) {
 fn answer_all(ran: impl Iterator<Item = Ran>, committed: Committed<'_>) {
     for job in ran {
         (job.answer)(committed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    use super::*;
+
+    /// A job inserting `value`, and where its answer arrives.
+    fn insert(value: i64) -> (Box<dyn Job>, oneshot::Receiver<Result<usize>>) {
+        let (reply, answer) = oneshot::channel();
+        let work = move |conn: &mut Connection| {
+            conn.execute("INSERT INTO t (x) VALUES (?1)", [value])
+                .map_err(|e| DomainError::Internal(anyhow::anyhow!("insert: {e}")))
+        };
+        (Box::new(Pending { work, reply }), answer)
+    }
+
+    /// Every histogram's values, by name; taking them empties them.
+    fn histograms(recorder: &DebuggingRecorder) -> Vec<(String, Vec<f64>)> {
+        let snapshot = recorder.snapshotter().snapshot().into_vec().into_iter();
+        snapshot
+            .filter_map(|(key, _, _, value)| match value {
+                DebugValue::Histogram(values) => {
+                    Some((key.key().name().to_owned(), values.into_iter().map(|v| v.0).collect()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_committed_batch_is_measured_with_its_size() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (x INTEGER NOT NULL UNIQUE)").unwrap();
+        let recorder = DebuggingRecorder::new();
+        let (jobs, answers): (Vec<_>, Vec<_>) = [1, 2, 1].into_iter().map(insert).unzip();
+        metrics::with_local_recorder(&recorder, || run_batch(&mut conn, jobs));
+
+        let outcomes: Vec<bool> = answers.into_iter().map(|mut a| a.try_recv().unwrap().is_ok()).collect();
+        assert_eq!(outcomes, [true, true, false], "the duplicate failed alone");
+        let histograms = histograms(&recorder);
+        let [(size, jobs), (duration, seconds)] = &histograms[..] else { panic!("{histograms:?}") };
+        assert_eq!((size.as_str(), &jobs[..]), (WRITE_BATCH_SIZE, &[3.0][..]), "every job, the failed one too");
+        assert_eq!(duration, COMMIT_DURATION);
+        assert!(matches!(seconds[..], [s] if s > 0.0), "{seconds:?}");
     }
 }

@@ -10,6 +10,7 @@ mod configuration;
 mod dataplane;
 mod devices;
 mod import;
+mod metrics;
 mod migrations;
 mod oidc;
 mod rules;

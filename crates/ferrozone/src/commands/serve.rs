@@ -12,7 +12,7 @@ use ferrozone_oidc::RefreshJob;
 use tokio::net::TcpListener;
 
 use crate::config::Config;
-use crate::startup::open_domain;
+use crate::startup::open_domain_with_database;
 use crate::supervisor::Supervisor;
 
 /// Serves until SIGTERM or SIGINT (then `Ok`), or until one of its tasks ends unexpectedly
@@ -27,9 +27,11 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     for warning in &warnings {
         tracing::warn!("{warning}");
     }
-    let domain = open_domain(config).await?;
+    let (domain, database) = open_domain_with_database(config).await?;
     let signal = shutdown_signal()?;
     let mut tasks = Supervisor::default();
+    describe_store_and_data_plane_metrics();
+    tasks.spawn("store metrics", store_metrics(database));
     let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
     tasks.spawn("session janitor", janitor(domain.clone()));
     let watcher = domain.clone();
@@ -171,6 +173,20 @@ fn oidc_refresh(
         job.run(interval).await;
         Ok(())
     }
+}
+
+/// Gives the store's and the data plane's metrics their help texts (the recorder, when
+/// metrics are on, is installed by then).
+fn describe_store_and_data_plane_metrics() {
+    ferrozone_store::metrics::describe();
+    crate::dataplane::describe_metrics();
+}
+
+/// Samples the pool and counts the users and devices every
+/// [`ferrozone_store::metrics::SAMPLE_PERIOD`], for their gauges.
+async fn store_metrics(database: ferrozone_store::Database) -> anyhow::Result<()> {
+    ferrozone_store::metrics::publish_every(database, ferrozone_store::metrics::SAMPLE_PERIOD).await;
+    Ok(())
 }
 
 /// How often expired browser sessions are deleted.

@@ -130,6 +130,7 @@ impl Routing {
         }
         let applied = self.keeper.reconcile_once().await?;
         let rules = self.table.egress.rules.len();
+        metrics::gauge!(super::RULES_APPLIED).set(rules as f64);
         self.status.send_modify(|status| {
             status.rules = rules;
             if applied {

@@ -122,9 +122,13 @@ async fn a_failed_pass_is_reported_and_the_default_action_is_applied() {
     let domain = domain_on(&db, &Cipher::generate_key()).await;
     create_rule(&domain, "192.0.2.0/24".into()).await;
     let table = base_table(&domain);
+    let recorder = metrics_util::debugging::DebuggingRecorder::new();
+    let recording = metrics::set_default_local_recorder(&recorder);
     let mut routing =
         Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Drop).await.unwrap();
+    drop(recording);
     assert_eq!(routing.status.borrow().rules, 1, "the first pass reads the rules");
+    assert_eq!(rules_applied(&recorder), Some(1.0));
     assert_eq!(routing.table.egress.default, Verdict::Drop);
     assert!(!routing.status.borrow().last_pass_failed);
     // `nft` cannot run any more: the namespace is gone.
@@ -134,6 +138,17 @@ async fn a_failed_pass_is_reported_and_the_default_action_is_applied() {
     let status = *routing.status.borrow();
     assert!(status.last_pass_failed);
     assert_eq!(status.rules, 1, "the last rules applied");
+}
+
+/// The value of the `ferrozone_rules_applied` gauge the recorder holds.
+fn rules_applied(recorder: &metrics_util::debugging::DebuggingRecorder) -> Option<f64> {
+    let snapshot = recorder.snapshotter().snapshot().into_vec();
+    snapshot.into_iter().find_map(|(key, _, _, value)| match value {
+        metrics_util::debugging::DebugValue::Gauge(x) if key.key().name() == crate::dataplane::RULES_APPLIED => {
+            Some(x.0)
+        }
+        _ => None,
+    })
 }
 
 /// The timed pass repairs the table even while changes keep coming (on SQLite every commit
