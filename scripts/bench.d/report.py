@@ -93,6 +93,8 @@ def main():
         f"concurrency {conns} (list: {one['list_connections']}); "
         f"devices spread over {one['owners']} users"
     )
+    if one.get("metrics") == "true":
+        w("- Prometheus metrics on (`--metrics`: FERROZONE_METRICS_LISTEN, scraped once at the end)")
     w(f"- first start on the empty database: {one['first_start_ms']} ms to the first 200 of /healthz")
     for key in sorted((k for k in meta if k.startswith("seed_")), key=lambda k: int(k[5:])):
         w(f"- seeding to {int(key[5:]):,}: {one[key]}")

@@ -13,6 +13,7 @@ use ferrozone_domain::Principal;
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
+use crate::telemetry::sign_ins::{token_refused, TokenKind};
 use crate::telemetry::{record_actor, sign_in_refused, SignInMethod};
 use crate::web::{cookies, same_secret};
 use crate::wire::Attributes;
@@ -39,7 +40,10 @@ impl Auth {
                 record_actor(&principal);
                 Ok(Auth(principal))
             }
-            Err(refusal) => Err(ApiError::Refused(refusal)),
+            Err(refusal) => {
+                token_refused(TokenKind::ApiToken, &refusal);
+                Err(ApiError::Refused(refusal))
+            }
         }
     }
 
@@ -71,8 +75,13 @@ impl FromRequestParts<AppState> for Auth {
         };
         let active = match state.domain.authenticate_session(secret).await? {
             Ok(active) => active,
-            Err(Refusal::InvalidToken) => return Err(ApiError::Unauthenticated),
-            Err(refusal) => return Err(ApiError::Refused(refusal)),
+            Err(refusal) => {
+                token_refused(TokenKind::Session, &refusal);
+                return Err(match refusal {
+                    Refusal::InvalidToken => ApiError::Unauthenticated,
+                    refusal => ApiError::Refused(refusal),
+                });
+            }
         };
         let safe = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
         let sent = parts.headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
@@ -165,7 +174,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Bearer {
 
 /// The token of `Authorization: Bearer <token>`. The scheme is case-insensitive and may
 /// be followed by a colon (`Bearer: <token>`), as Firezone accepted.
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
     let (scheme, token) = value.split_once(|c: char| c.is_ascii_whitespace())?;
     let scheme = scheme.strip_suffix(':').unwrap_or(scheme);

@@ -11,6 +11,7 @@ mod reply;
 mod report;
 mod responses;
 mod routes;
+mod scrape;
 pub mod server;
 mod stream;
 mod telemetry;
@@ -27,6 +28,7 @@ pub use error::ApiError;
 pub use openapi::openapi_json;
 pub use report::{ReportedSetting, ServerReport, SettingSource};
 pub use routes::health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
+pub use scrape::{metrics_app, MetricsExport, Render as RenderMetrics};
 pub use web::saml::{
     SamlLimits, SamlSp, DEFAULT_BODY_LIMIT as DEFAULT_SAML_CONSUMER_BODY_LIMIT,
     DEFAULT_ENTITY_ID as DEFAULT_SAML_ENTITY_ID,
@@ -43,6 +45,8 @@ pub struct AppState {
     pub report: Arc<ServerReport>,
     /// Start-up warnings an operator should act on, shown on `/healthz`.
     pub warnings: Arc<[String]>,
+    /// How metrics are exported, when they are on: requests are then measured.
+    pub metrics: Option<MetricsExport>,
 }
 
 impl AppState {
@@ -68,7 +72,7 @@ impl AppState {
         let throttle = web::throttle::Throttle::new(&domain.settings().passwords);
         let web = WebState { external_url, secure_cookies, providers, throttle };
         let (data_plane, report) = (Arc::new(routes::health::NoDataPlane), Arc::default());
-        Self { domain, web: Arc::new(web), data_plane, report, warnings: Arc::new([]) }
+        Self { domain, web: Arc::new(web), data_plane, report, warnings: Arc::new([]), metrics: None }
     }
 
     /// Reports `probe`'s data plane on `/healthz`.
@@ -87,6 +91,13 @@ impl AppState {
     #[must_use]
     pub fn with_warnings(self, warnings: Vec<String>) -> Self {
         Self { warnings: warnings.into(), ..self }
+    }
+
+    /// Measures requests, and serves `/metrics` on the API listener when `export` has a
+    /// token (docs/api.md section 8, "Metrics").
+    #[must_use]
+    pub fn with_metrics(self, export: MetricsExport) -> Self {
+        Self { metrics: Some(export), ..self }
     }
 }
 
@@ -127,19 +138,23 @@ impl WebState {
     }
 }
 
-/// The whole HTTP application: routes, fallbacks, request ids, tracing and panic safety.
+/// The whole HTTP application: routes, fallbacks, request ids, tracing, panic safety and,
+/// with metrics on, the request metrics and `/metrics`.
 /// Serve it with [`server::serve`] (or `into_make_service_with_connect_info::<SocketAddr>()`):
 /// sign-in throttling keys on the client's address.
 pub fn app(state: AppState) -> Router {
     let (api, doc) = openapi::api();
+    let metrics = state.metrics.as_ref().map(scrape::api_route).unwrap_or_default();
+    let metered = state.metrics.is_some();
     let router = Router::new()
         .merge(api)
         .merge(routes::health::routes())
         .merge(web::routes())
         .merge(web::assets::routes())
         .merge(openapi::routes(&doc))
+        .merge(metrics)
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .with_state(state);
-    telemetry::wrap(router)
+    telemetry::wrap(router, metered)
 }

@@ -1,5 +1,8 @@
-//! Request ids, one log line per request, panic safety, and the headers of every `/v0`
-//! response.
+//! Request ids, one log line per request, panic safety, the headers of every `/v0`
+//! response, and the request and sign-in metrics.
+
+pub mod requests;
+pub mod sign_ins;
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -24,9 +27,11 @@ use crate::error::ApiError;
 /// The longest client request id kept; a longer one is replaced.
 const MAX_REQUEST_ID: usize = 128;
 
-/// Wraps `router` in the `/v0` headers, request-id, tracing and panic layers (outermost first).
-pub fn wrap(router: Router) -> Router {
-    router.layer(
+/// Wraps `router` in the request metrics (when `metered`), `/v0` headers, request-id,
+/// tracing and panic layers (outermost first). Unmetered, the app has no metrics layer at
+/// all: metrics off cost nothing per request.
+pub fn wrap(router: Router, metered: bool) -> Router {
+    let router = router.layer(
         ServiceBuilder::new()
             .layer(axum::middleware::from_fn(api_headers))
             .layer(MapRequestLayer::new(drop_unusable_request_id))
@@ -43,7 +48,12 @@ pub fn wrap(router: Router) -> Router {
                 tracing::error!("a request handler panicked");
                 ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
             })),
-    )
+    );
+    if metered {
+        router.layer(axum::middleware::from_fn(requests::measure))
+    } else {
+        router
+    }
 }
 
 /// The span of one request: method, matched route (not the raw URI, which may carry

@@ -34,6 +34,7 @@ use subtle::ConstantTimeEq;
 
 use crate::error::ApiError;
 use crate::extract::{ClientAddr, FormFields};
+use crate::telemetry::sign_ins::{self, Outcome};
 use crate::telemetry::{sign_in_refused, SignInMethod};
 use crate::AppState;
 use page_error::PageError;
@@ -108,11 +109,13 @@ async fn check_password(
     let account = email_key(email);
     if let Err(refused) = app.web.throttle.reserve(&account, address) {
         sign_in_refused(address, SignInMethod::Password, "throttled", email);
+        sign_ins::sign_in(sign_ins::Method::Password, Outcome::Throttled);
         return Ok(PasswordSignIn::Throttled(refused));
     }
     match app.domain.sign_in_with_password(email, password).await {
         Ok(Some(checked)) => {
             app.web.throttle.succeeded(&account, address);
+            sign_ins::sign_in(sign_ins::Method::Password, Outcome::Success);
             Ok(match checked {
                 PasswordChecked::SignedIn(session) => PasswordSignIn::SignedIn(session),
                 PasswordChecked::CodeNeeded(user) | PasswordChecked::SetUpNeeded(user) => {
@@ -122,6 +125,7 @@ async fn check_password(
         }
         Ok(None) => {
             sign_in_refused(address, SignInMethod::Password, "wrong_password", email);
+            sign_ins::sign_in(sign_ins::Method::Password, Outcome::Refused);
             Ok(PasswordSignIn::Refused)
         }
         Err(DomainError::Busy(_)) => {

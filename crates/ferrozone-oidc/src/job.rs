@@ -102,7 +102,9 @@ impl RefreshJob {
                 report.skipped += 1;
                 continue;
             };
-            match self.refresh(&oidc, &claimed).await? {
+            let handled = self.refresh(&oidc, &claimed).await?;
+            handled.count();
+            match handled {
                 Handled::Refreshed => report.refreshed += 1,
                 Handled::Refused { disabled } => {
                     report.refused += 1;
@@ -163,6 +165,12 @@ impl RefreshJob {
     }
 }
 
+/// Refreshes by `outcome`: `ok`, `refused` (for good: `invalid_grant`) or `failed` (left for
+/// the next pass).
+pub const REFRESHES: &str = "ferrozone_oidc_refreshes_total";
+/// Users disabled because their provider refused the refresh.
+pub const USERS_DISABLED: &str = "ferrozone_oidc_users_disabled_total";
+
 enum Handled {
     Refreshed,
     Refused {
@@ -173,4 +181,19 @@ enum Handled {
     Failed {
         skip_provider: bool,
     },
+}
+
+impl Handled {
+    /// Counts what happened to one connection in the refresh metrics.
+    fn count(&self) {
+        let outcome = match self {
+            Handled::Refreshed => "ok",
+            Handled::Refused { .. } => "refused",
+            Handled::Failed { .. } => "failed",
+        };
+        metrics::counter!(REFRESHES, "outcome" => outcome).increment(1);
+        if let Handled::Refused { disabled: true } = self {
+            metrics::counter!(USERS_DISABLED).increment(1);
+        }
+    }
 }

@@ -11,6 +11,7 @@ mod env;
 mod firezone;
 mod fixed;
 mod http;
+mod monitoring;
 mod report;
 mod settings;
 mod tls;

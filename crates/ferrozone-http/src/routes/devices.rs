@@ -100,7 +100,10 @@ async fn get_device(State(app): State<AppState>, reader: DeviceReader, id: PathI
     // The token and the device in one read of the store: the API's hottest path.
     match app.domain.get_device_with_token(&token, id).await? {
         Ok(device) => one(&app, device),
-        Err(refusal) => Err(ApiError::Refused(refusal)),
+        Err(refusal) => {
+            crate::telemetry::sign_ins::token_refused(crate::telemetry::sign_ins::TokenKind::ApiToken, &refusal);
+            Err(ApiError::Refused(refusal))
+        }
     }
 }
 

@@ -17,6 +17,7 @@ use ferrozone_oidc::{Begun, Callback, Completed, Provider, SignInError};
 use super::{cookies, html, local_path, providers, PageError};
 use crate::error::ApiError;
 use crate::extract::ClientAddr;
+use crate::telemetry::sign_ins::{self, Method, Outcome};
 use crate::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -41,7 +42,7 @@ async fn start(
     Ok(match oidc.start(&app.domain, &provider, return_to, client).await? {
         Begun::ToProvider { state, url } => providers::to_provider(&url, providers::flow_cookie(&app, &state))
             .unwrap_or_else(|| failed(&provider, &SignInError::Refused("an invalid authorization URL".into()))),
-        Begun::TooMany => providers::too_many_flows(),
+        Begun::TooMany => providers::too_many_flows(Method::Oidc),
         Begun::Failed(e) => failed(&provider, &e),
     })
 }
@@ -76,13 +77,20 @@ async fn completed_page(
     taken: bool,
 ) -> Result<Response, ApiError> {
     let page = match completed {
-        Completed::Done(end) => return providers::respond(app, headers, *end).await,
+        Completed::Done(end) => return providers::respond(app, headers, Method::Oidc, *end).await,
         Completed::ProviderRefused { code } => {
+            sign_ins::sign_in(Method::Oidc, Outcome::Refused);
             let text = format!("The identity provider did not sign you in ({code}). Please try again.");
             html::response(StatusCode::FORBIDDEN, html::message("Sign-in refused", &text))
         }
         Completed::UnknownFlow => providers::unknown_flow(),
-        Completed::Failed(e) => failed(provider, &e),
+        Completed::Failed(e) => {
+            // An unreachable provider checked nothing; every other failure refused an answer.
+            if !matches!(e, SignInError::Unavailable(_)) {
+                sign_ins::sign_in(Method::Oidc, Outcome::Refused);
+            }
+            failed(provider, &e)
+        }
     };
     Ok(if taken { clear_flow_cookie(app, page) } else { page })
 }

@@ -9,6 +9,7 @@ use ferrozone_domain::service::providers::{ProviderSignIn, ProviderSignInEnd, Re
 
 use super::{cookies, html, same_secret, session_started};
 use crate::error::ApiError;
+use crate::telemetry::sign_ins::{self, Method, Outcome};
 use crate::AppState;
 
 /// The cookie that binds the flow named by `state` to this browser (set it on the response
@@ -18,8 +19,9 @@ pub fn flow_cookie(app: &AppState, state: &str) -> HeaderValue {
     cookies::set(cookies::FLOW, state, cookies::FLOW_PATH, max_age, app.web.secure_cookies)
 }
 
-/// 429: this address started too many sign-ins; they expire after [`FLOW_SECS`].
-pub fn too_many_flows() -> Response {
+/// 429: this address started too many sign-ins (by `method`); they expire after [`FLOW_SECS`].
+pub fn too_many_flows(method: Method) -> Response {
+    sign_ins::sign_in(method, Outcome::Throttled);
     let text = "Too many sign-ins were started from your address. Please wait a few minutes and try again.";
     let mut response = html::response(StatusCode::TOO_MANY_REQUESTS, html::message("Too many sign-ins", text));
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(FLOW_SECS.unsigned_abs()));
@@ -40,10 +42,17 @@ pub async fn take(
     Ok(app.domain.take_sign_in_flow(provider_id, state).await?)
 }
 
-/// The answer to a provider sign-in at its `end`: to its `return_to` with a session cookie,
-/// or a 403 page saying why not. The flow's cookie goes either way.
-pub async fn respond(app: &AppState, headers: &HeaderMap, end: ProviderSignInEnd) -> Result<Response, ApiError> {
+/// The answer to a provider sign-in (by `method`) at its `end`: to its `return_to` with a
+/// session cookie, or a 403 page saying why not. The flow's cookie goes either way.
+pub async fn respond(
+    app: &AppState,
+    headers: &HeaderMap,
+    method: Method,
+    end: ProviderSignInEnd,
+) -> Result<Response, ApiError> {
     let ProviderSignInEnd { outcome, email, return_to } = end;
+    let signed_in = matches!(outcome, ProviderSignIn::SignedIn(_));
+    sign_ins::sign_in(method, if signed_in { Outcome::Success } else { Outcome::Refused });
     let mut response = match outcome {
         ProviderSignIn::SignedIn(session) => session_started(app, headers, &session, &return_to).await?,
         ProviderSignIn::NotAllowed => refused(

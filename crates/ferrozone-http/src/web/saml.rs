@@ -25,6 +25,7 @@ use ferrozone_saml::Outgoing;
 
 use super::{cookies, html, local_path, providers, query_value, redirect, PageError};
 use crate::extract::ClientAddr;
+use crate::telemetry::sign_ins::{self, Method, Outcome};
 use crate::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -49,7 +50,7 @@ async fn start(
     let started = saml.start(&app.domain, provider, local_path(&return_to), client, &app.web.external_url);
     Ok(match started.await? {
         Started::ToIdp { state, outgoing } => to_idp(&app, &provider.config().label, &state, outgoing),
-        Started::TooMany => providers::too_many_flows(),
+        Started::TooMany => providers::too_many_flows(Method::Saml),
         Started::NotMade(e) => not_made(&id, &e),
     })
 }
@@ -114,11 +115,14 @@ async fn consume(State(app): State<AppState>, Path(id): Path<String>, request: R
         }
         Consumed::Busy => consumer::busy(),
         Consumed::UnknownFlow => providers::unknown_flow(),
-        Consumed::Refused => providers::refused(
-            "Sign-in refused",
-            "The identity provider's answer could not be verified. Please sign in again.",
-        ),
+        Consumed::Refused => refused_answer(),
     })
+}
+
+/// The page for a response that failed verification: a refused SAML sign-in.
+fn refused_answer() -> Response {
+    sign_ins::sign_in(Method::Saml, Outcome::Refused);
+    providers::refused("Sign-in refused", "The identity provider's answer could not be verified. Please sign in again.")
 }
 
 /// Creates the session, in the browser that started the flow only.
@@ -133,7 +137,7 @@ async fn finish(
     let state = query_value(query.as_deref(), "state");
     let flow_cookie = cookies::get(&headers, cookies::FLOW);
     Ok(match saml.finish(&app.domain, provider, &state, flow_cookie).await? {
-        Finished::Done(end) => providers::respond(&app, &headers, *end).await?,
+        Finished::Done(end) => providers::respond(&app, &headers, Method::Saml, *end).await?,
         Finished::UnknownFlow => providers::unknown_flow(),
     })
 }

@@ -24,6 +24,7 @@ use super::page_error::PageError;
 use super::{cookies, html, redirect, throttle, with_retry_after};
 use crate::error::ApiError;
 use crate::extract::{ClientAddr, FormFields};
+use crate::telemetry::sign_ins::{self, Method, Outcome};
 use crate::telemetry::{sign_in_refused, SignInMethod};
 use crate::AppState;
 
@@ -127,6 +128,7 @@ async fn submit_code(
     let (code, return_to) = (field("code"), super::local_path(&pending.return_to));
     if setup.is_some() {
         let outcome = throttled(&app, &user, address, app.domain.sign_in_setting_up(user.clone(), code)).await?;
+        count(Method::Totp, &outcome);
         return match outcome {
             Err(refused) => Ok(with_retry_after(
                 page(&app, StatusCode::TOO_MANY_REQUESTS, setup, Some(THROTTLED)),
@@ -144,7 +146,9 @@ async fn submit_code(
             }
         };
     }
-    match throttled(&app, &user, address, app.domain.sign_in_with_code(user.clone(), code)).await? {
+    let outcome = throttled(&app, &user, address, app.domain.sign_in_with_code(user.clone(), code)).await?;
+    count(Method::of_code(code), &outcome);
+    match outcome {
         Err(refused) => Ok(with_retry_after(
             page(&app, StatusCode::TOO_MANY_REQUESTS, None, Some(THROTTLED)),
             refused.retry_after_secs(),
@@ -152,6 +156,16 @@ async fn submit_code(
         Ok(None) => Ok(page(&app, StatusCode::UNAUTHORIZED, None, Some(WRONG_CODE))),
         Ok(Some(session)) => Ok(finished(&app, super::session_started(&app, &headers, &session, return_to).await?)),
     }
+}
+
+/// Counts a second step's `outcome` in the sign-in metrics.
+fn count<T>(method: Method, outcome: &Result<Option<T>, throttle::Refused>) {
+    let outcome = match outcome {
+        Err(_) => Outcome::Throttled,
+        Ok(None) => Outcome::Refused,
+        Ok(Some(_)) => Outcome::Success,
+    };
+    sign_ins::sign_in(method, outcome);
 }
 
 /// `response` with the pending sign-in's and the form's cookies cleared: the sign-in is done.

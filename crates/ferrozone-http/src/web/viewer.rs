@@ -131,7 +131,10 @@ impl FromRequestParts<AppState> for Viewer {
                 crate::telemetry::record_actor(&session.principal);
                 Ok(Viewer { session })
             }
-            Ok(Err(_)) => Err(NoViewer::SignIn(here)),
+            Ok(Err(refusal)) => {
+                crate::telemetry::sign_ins::token_refused(crate::telemetry::sign_ins::TokenKind::Session, &refusal);
+                Err(NoViewer::SignIn(here))
+            }
             Err(e) => Err(NoViewer::Failed(e.into())),
         }
     }

@@ -21,6 +21,7 @@ mod outage;
 mod portal;
 mod robustness;
 mod rules;
+mod scrape;
 mod signin;
 mod tokens;
 mod totp;

@@ -12,6 +12,7 @@ use ferrozone_oidc::RefreshJob;
 use tokio::net::TcpListener;
 
 use crate::config::Config;
+use crate::monitoring::Metrics;
 use crate::startup::open_domain_with_database;
 use crate::supervisor::Supervisor;
 
@@ -27,11 +28,15 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     for warning in &warnings {
         tracing::warn!("{warning}");
     }
+    // Before the database opens, so that the store's first measures are recorded.
+    let metrics = Metrics::install(config)?;
     let (domain, database) = open_domain_with_database(config).await?;
     let signal = shutdown_signal()?;
     let mut tasks = Supervisor::default();
-    describe_store_and_data_plane_metrics();
-    tasks.spawn("store metrics", store_metrics(database));
+    if metrics.is_some() {
+        describe_store_and_data_plane_metrics();
+        tasks.spawn("store metrics", store_metrics(database));
+    }
     let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
     tasks.spawn("session janitor", janitor(domain.clone()));
     let watcher = domain.clone();
@@ -44,6 +49,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;
     let address = listener.local_addr()?;
     let redirect_listener = redirect_listener(config).await?;
+    let metrics_listener = crate::monitoring::listener(config).await?;
     if let Some(acme) = acme {
         tasks.spawn("automatic certificates (ACME)", acme);
     }
@@ -64,10 +70,14 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         providers,
         saml,
     };
-    let state = AppState::with_web(domain.clone(), web)
+    let mut state = AppState::with_web(domain.clone(), web)
         .with_data_plane(data_plane)
         .with_report(report(config))
         .with_warnings(warnings);
+    if let Some(metrics) = &metrics {
+        metrics.start(config, metrics_listener, &mut tasks);
+        state = state.with_metrics(metrics.export());
+    }
     tasks.spawn("OpenID Connect refresh job", oidc_refresh(config, &state, domain.clone()));
     let app = ferrozone_http::app(state);
     let app = if tls.is_some() { ferrozone_http::server::hsts(app, config.tls.hsts_max_age) } else { app };

@@ -62,6 +62,7 @@ const SHOWN: &[(&str, &[&str])] = &[
         ],
     ),
     ("Automatic certificates (ACME)", &["acme", "acme_directory_url", "acme_contact_email", "acme_ca_file"]),
+    ("Monitoring", &["metrics_listen"]),
 ];
 
 /// Every shown setting of `matches` (a parse of the whole command line).
@@ -136,7 +137,13 @@ mod tests {
         let report = crate::cli::Cli::parse_args(["ferrozone", "serve"]).unwrap().config.report;
         let shown: usize = SHOWN.iter().map(|(_, ids)| ids.len()).sum();
         assert_eq!(report.len(), shown, "an id of SHOWN names no flag");
-        for secret in ["FERROZONE_DATABASE_URL", "FERROZONE_SECRET_KEY", "FERROZONE_OPENID_CONNECT_PROVIDERS"] {
+        let secrets = [
+            "FERROZONE_DATABASE_URL",
+            "FERROZONE_SECRET_KEY",
+            "FERROZONE_OPENID_CONNECT_PROVIDERS",
+            "FERROZONE_METRICS_TOKEN",
+        ];
+        for secret in secrets {
             assert!(report.iter().all(|s| s.name != secret), "{secret}");
         }
     }

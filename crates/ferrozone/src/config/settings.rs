@@ -297,6 +297,9 @@ pub struct Config {
     /// HTTPS: certificate files, the redirect listener, Strict-Transport-Security.
     #[command(flatten)]
     pub tls: super::tls::Tls,
+    /// Prometheus metrics: the scraper's token, the metrics listener.
+    #[command(flatten)]
+    pub monitoring: super::monitoring::Monitoring,
 }
 
 impl Config {

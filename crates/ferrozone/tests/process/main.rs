@@ -13,6 +13,7 @@ mod durability;
 mod files;
 mod first_day;
 mod import;
+mod monitoring;
 mod postgres_restart;
 mod shared_postgres;
 mod supervision;
