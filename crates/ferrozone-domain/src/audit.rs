@@ -23,6 +23,7 @@ use crate::crypto::Cipher;
 use crate::time::Timestamp;
 
 pub mod chain;
+pub mod changes;
 pub mod context;
 pub mod view;
 
@@ -147,6 +148,28 @@ impl Actor {
 pub struct Subject {
     pub kind: String,
     pub id: Option<String>,
+}
+
+impl Subject {
+    /// A subject of `kind` with the id `id`.
+    pub fn new(kind: &str, id: impl fmt::Display) -> Self {
+        Self { kind: kind.to_owned(), id: Some(id.to_string()) }
+    }
+}
+
+/// What a write changed, before the store adds who did it and from where
+/// ([`context::Context::event`]): the action, its subject and the changed fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub action: &'static str,
+    pub subject: Subject,
+    pub changes: Vec<Change>,
+}
+
+impl Entry {
+    pub fn new(action: &'static str, subject: Subject, changes: Vec<Change>) -> Self {
+        Self { action, subject, changes }
+    }
 }
 
 /// One field's change. A secret (a key, a password, a token) is only named: `secret` is

@@ -131,7 +131,9 @@ pub trait Store: UserDirectory + AuditLog {
     /// not an edit: `updated_at` does not move. An unknown user is not an error.
     async fn record_sign_in(&self, user_id: Uuid, method: &str, at: Timestamp) -> Result<()>;
 
-    async fn insert_session(&self, session: &Session) -> Result<()>;
+    /// Inserts the session of a sign-in by `method` (`password` or a provider's id), which
+    /// the audit log records as `user.signed_in`.
+    async fn insert_session(&self, session: &Session, method: &str) -> Result<()>;
     /// The session with this secret hash and its user, if it exists (expired or not).
     async fn session_by_hash(&self, hash: &[u8]) -> Result<Option<(Session, User)>>;
     /// Returns whether a session was deleted.

@@ -37,7 +37,7 @@ impl Auth {
     pub async fn check(state: &AppState, token: &str) -> Result<Self, ApiError> {
         match state.domain.authenticate(token).await? {
             Ok(principal) => {
-                record_actor(&principal);
+                record_actor(&principal, None);
                 Ok(Auth(principal))
             }
             Err(refusal) => {
@@ -88,7 +88,7 @@ impl FromRequestParts<AppState> for Auth {
         if !safe && !same_secret(sent, &active.csrf_token) {
             return Err(ApiError::Csrf);
         }
-        record_actor(&active.principal);
+        record_actor(&active.principal, Some(active.id));
         Ok(Auth(active.principal))
     }
 }

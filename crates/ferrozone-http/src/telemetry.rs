@@ -4,11 +4,11 @@
 pub mod requests;
 pub mod sign_ins;
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::MatchedPath;
+use axum::extract::{ConnectInfo, MatchedPath};
 use axum::http::{header, HeaderMap, HeaderValue, Request, Response};
 use axum::middleware::Next;
 use axum::response::IntoResponse;
@@ -20,7 +20,9 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
+use ferrozone_domain::audit::{context, Actor, ActorKind, Origin};
 use ferrozone_domain::Principal;
+use uuid::Uuid;
 
 use crate::error::ApiError;
 
@@ -44,6 +46,7 @@ pub fn wrap(router: Router, metered: bool) -> Router {
                     .on_failure(()),
             )
             .layer(PropagateRequestIdLayer::x_request_id())
+            .layer(axum::middleware::from_fn(audit_scope))
             .layer(CatchPanicLayer::custom(|_| {
                 tracing::error!("a request handler panicked");
                 ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
@@ -64,17 +67,44 @@ fn make_span(req: &Request<Body>) -> Span {
     tracing::info_span!("request", method = %req.method(), route, request_id, actor = tracing::field::Empty)
 }
 
+/// Runs the request inside an audit scope ([`context::scope`]): what it writes is recorded
+/// from the client's address (the socket peer, as the logs and throttles see it) with the
+/// request id of its log lines, by nobody known until authentication names the actor
+/// ([`record_actor`]).
+async fn audit_scope(req: axum::extract::Request, next: Next) -> axum::response::Response {
+    let origin = Origin {
+        client_address: req
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(addr)| addr.ip().to_string()),
+        request_id: req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
+    };
+    context::scope(context::Context::new(Actor::anonymous(), origin), next.run(req)).await
+}
+
 /// Names who acts on every later log line of the current request, its `request` line
 /// included, so that each write is traced to its caller: `token:<id>` for an API token,
 /// `user:<id>` for a browser session. Ids, not emails: the logs keep no personal data
-/// but that of refused sign-ins ([`sign_in_refused`]).
-pub(crate) fn record_actor(principal: &Principal) {
+/// but that of refused sign-ins ([`sign_in_refused`]). The audit log records the same
+/// actor: the token, or the session (`session`, the id of a browser session).
+pub(crate) fn record_actor(principal: &Principal, session: Option<Uuid>) {
     let actor = match (principal.token_id, principal.user_id) {
         (Some(token), _) => format!("token:{token}"),
         (None, Some(user)) => format!("user:{user}"),
         (None, None) => "operator".to_owned(),
     };
     Span::current().record("actor", tracing::field::display(&actor));
+    context::set_actor(audit_actor(principal, session));
+}
+
+/// The audit log's actor for `principal`, authenticated by a token or by `session`.
+fn audit_actor(principal: &Principal, session: Option<Uuid>) -> Actor {
+    let (kind, id) = match (principal.token_id, session) {
+        (Some(token), _) => (ActorKind::Token, Some(token)),
+        (None, Some(session)) => (ActorKind::Session, Some(session)),
+        (None, None) => return Actor::cli(),
+    };
+    Actor { kind, id: id.map(|id| id.to_string()), user_id: principal.user_id }
 }
 
 /// How a refused sign-in was attempted.

@@ -481,3 +481,14 @@ impl Batcher {
         (!self.batch.is_empty()).then_some(self.batch)
     }
 }
+
+/// The counts of [`crate::sql::users_page::BELONGINGS`] (devices, tokens, rules, sessions).
+pub(crate) fn belongings([devices, tokens, rules, sessions]: [i64; 4]) -> ferrozone_domain::store::Belongings {
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    ferrozone_domain::store::Belongings {
+        devices: count(devices),
+        tokens: count(tokens),
+        rules: count(rules),
+        sessions: count(sessions),
+    }
+}

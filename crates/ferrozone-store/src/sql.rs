@@ -75,7 +75,8 @@ pub(crate) const LIST_ALL_TOKENS: &str = sql![
     " FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE (t.inserted_at, t.id) > ($1, $2) \
      ORDER BY t.inserted_at, t.id LIMIT $3"
 ];
-pub(crate) const DELETE_TOKEN: &str = "DELETE FROM api_tokens WHERE id = $1";
+/// Returns what the audit event of the delete names: the owner and the name.
+pub(crate) const DELETE_TOKEN: &str = "DELETE FROM api_tokens WHERE id = $1 RETURNING user_id, name";
 
 /// Signing in is not an edit: `updated_at` stays.
 pub(crate) const RECORD_SIGN_IN: &str =
@@ -89,7 +90,8 @@ pub(crate) const SESSION_WITH_USER: &str = sql![
     (aliased UserRow),
     " FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.secret_hash = $1"
 ];
-pub(crate) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1";
+/// Returns the session's user, whom the audit event names.
+pub(crate) const DELETE_SESSION: &str = "DELETE FROM sessions WHERE id = $1 RETURNING user_id";
 pub(crate) const DELETE_USER_SESSIONS: &str = "DELETE FROM sessions WHERE user_id = $1";
 pub(crate) const DELETE_OTHER_USER_SESSIONS: &str = "DELETE FROM sessions WHERE user_id = $1 AND id <> $2";
 pub(crate) const DELETE_EXPIRED_SESSIONS: &str = "DELETE FROM sessions WHERE expires_at <= $1";
@@ -99,6 +101,9 @@ pub(crate) const UPSERT_OIDC_CONNECTION: &str = sql![
     " ON CONFLICT (user_id, provider_id) DO UPDATE SET ",
     (excluded OidcConnectionRow)
 ];
+/// Whether the user has a connection to the provider (an upsert that creates one is an event).
+pub(crate) const OIDC_CONNECTION_EXISTS: &str =
+    "SELECT 1 FROM oidc_connections WHERE user_id = $1 AND provider_id = $2";
 pub(crate) const LIST_OIDC_CONNECTIONS: &str = sql![(select OidcConnectionRow)];
 /// A compare-and-set on `refreshed_at`: of processes claiming the same connection, one wins.
 pub(crate) const CLAIM_OIDC_CONNECTION: &str = "UPDATE oidc_connections SET refreshed_at = $4 \
@@ -133,7 +138,8 @@ pub(crate) const DEVICE_BY_ID: &str = sql![(select DeviceRow), " WHERE id = $1"]
 pub(crate) const COUNT_USER_DEVICES: &str = "SELECT device_count FROM users WHERE id = $1";
 pub(crate) const INSERT_DEVICE: &str = sql![(insert DeviceRow)];
 pub(crate) const UPDATE_DEVICE: &str = sql![(update DeviceRow)];
-pub(crate) const DELETE_DEVICE: &str = "DELETE FROM devices WHERE id = $1";
+/// Returns the device as it was, for the audit event.
+pub(crate) const DELETE_DEVICE: &str = sql!["DELETE FROM devices WHERE id = $1 RETURNING ", (columns DeviceRow)];
 
 pub(crate) const LIST_RULES: &str = sql![(select RuleRow)];
 /// The rules of one action (`$1`) and scope (`$2`, a user id, or NULL for the global ones).
@@ -142,7 +148,8 @@ pub(crate) const SCOPED_RULES: &str =
 pub(crate) const RULE_BY_ID: &str = sql![(select RuleRow), " WHERE id = $1"];
 pub(crate) const INSERT_RULE: &str = sql![(insert RuleRow)];
 pub(crate) const UPDATE_RULE: &str = sql![(update RuleRow)];
-pub(crate) const DELETE_RULE: &str = "DELETE FROM rules WHERE id = $1";
+/// Returns the rule as it was, for the audit event.
+pub(crate) const DELETE_RULE: &str = sql!["DELETE FROM rules WHERE id = $1 RETURNING ", (columns RuleRow)];
 /// The addresses of the active devices (as [`ACTIVE_PEERS`], `$1` the same cutoff) of every
 /// user a rule names:
 /// with [`LIST_RULES`], in one read transaction, what the data plane enforces.

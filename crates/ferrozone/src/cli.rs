@@ -79,6 +79,17 @@ pub enum Command {
     Device(DeviceCommand),
     /// Who is online, and the state of the running server's data plane.
     Status,
+    /// The audit log: who changed what, from where and when.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+/// `ferrozone audit ...`: one variant per subcommand.
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check that no event was edited, deleted or reordered (with the secret key); exit
+    /// status 1 names the first event that breaks the chain.
+    Verify,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -1,6 +1,7 @@
 //! The subcommands.
 
 mod admin;
+mod audit;
 mod backup;
 mod device;
 mod explain;
@@ -10,17 +11,20 @@ mod status;
 mod user_edit;
 
 use clap::CommandFactory;
+use ferrozone_domain::audit::{context, Actor, Origin};
 use tracing::Instrument;
 
 use crate::cli::{Cli, Command};
 
 /// Runs the command; every log line of a command other than `serve` names the command
-/// line as the actor of what it writes (`actor=cli`), as a request's names its caller.
+/// line as the actor of what it writes (`actor=cli`), as a request's names its caller,
+/// and so does every audit event it records.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     if matches!(cli.command, Command::Serve) {
         return serve::run(&cli.config).await;
     }
-    run_command(cli).instrument(tracing::info_span!("command", actor = "cli")).await
+    let cli_context = context::Context::new(Actor::cli(), Origin::default());
+    context::scope(cli_context, run_command(cli)).instrument(tracing::info_span!("command", actor = "cli")).await
 }
 
 async fn run_command(cli: Cli) -> anyhow::Result<()> {
@@ -29,7 +33,8 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
         Command::Migrate => {
             crate::startup::create_data_dir(&cli.config.data_dir)?;
             let url = cli.config.database_url();
-            ferrozone_store::migrate(&url, &crate::startup::store_options(&cli.config)).await?;
+            let cipher = crate::secret::load(&cli.config)?;
+            ferrozone_store::migrate(&url, &crate::startup::store_options(&cli.config, &cipher)).await?;
             eprintln!("database {} is up to date", ferrozone_store::Redacted(&url));
             Ok(())
         }
@@ -48,5 +53,6 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Device(cmd) => device::run(&cli.config, cmd).await,
         Command::Status => status::run(&cli.config).await,
+        Command::Audit(cmd) => audit::run(&cli.config, cmd).await,
     }
 }

@@ -3,15 +3,21 @@
 use std::sync::Arc;
 
 use anyhow::Context;
+use ferrozone_domain::audit::AuditKey;
+use ferrozone_domain::crypto::Cipher;
 use ferrozone_domain::Domain;
 use ferrozone_store::{Redacted, StoreOptions};
 
 use crate::config::Config;
 
-pub fn store_options(config: &Config) -> StoreOptions {
+/// The store's options. `cipher` is the secret key's: the audit chain is keyed from it, so
+/// every process that writes to the database must open it with the key (a store opened
+/// without one would chain events that anyone who can write the database could forge).
+pub fn store_options(config: &Config, cipher: &Cipher) -> StoreOptions {
     StoreOptions {
         synchronous: config.sqlite_synchronous,
         max_connections: config.database_max_connections,
+        audit_key: AuditKey::from_cipher(cipher),
         ..StoreOptions::default()
     }
 }
@@ -25,18 +31,19 @@ pub async fn open_domain(config: &Config) -> anyhow::Result<Arc<Domain>> {
 /// (the store's metrics: its pool, its counts).
 pub async fn open_domain_with_database(config: &Config) -> anyhow::Result<(Arc<Domain>, ferrozone_store::Database)> {
     let settings = Arc::new(config.settings()?);
-    let db = open_database(config).await?;
-    tracing::info!(backend = db.backend(), database = %Redacted(&config.database_url()), "database ready");
     let cipher = crate::secret::load(config)?;
+    let db = open_database(config, &cipher).await?;
+    tracing::info!(backend = db.backend(), database = %Redacted(&config.database_url()), "database ready");
     let domain = Domain::open(db.clone().into_store(), settings, cipher).await?;
     Ok((Arc::new(domain), db))
 }
 
-/// The configured database (in the data directory, made if missing), migrated.
-pub async fn open_database(config: &Config) -> anyhow::Result<ferrozone_store::Database> {
+/// The configured database (in the data directory, made if missing), migrated, keyed for
+/// the audit chain with `cipher`.
+pub async fn open_database(config: &Config, cipher: &Cipher) -> anyhow::Result<ferrozone_store::Database> {
     create_data_dir(&config.data_dir)?;
     let url = config.database_url();
-    let db = ferrozone_store::open(&url, &store_options(config))
+    let db = ferrozone_store::open(&url, &store_options(config, cipher))
         .await
         .with_context(|| format!("opening the database {}", Redacted(&url)))?;
     db.migrate().await.context("applying database migrations")?;

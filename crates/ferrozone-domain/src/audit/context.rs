@@ -11,7 +11,7 @@
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::{Actor, NewAuditEvent, Origin, Subject};
+use super::{Actor, ActorKind, Entry, NewAuditEvent, Origin, Subject};
 
 /// The actor and origin of the work in progress.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +28,20 @@ impl Context {
     /// An event now, by this actor from this origin.
     pub fn event(&self, action: &str, subject: Subject) -> NewAuditEvent {
         NewAuditEvent::new(self.actor.clone(), action, subject, self.origin.clone())
+    }
+
+    /// The event of `entry` now, by this actor from this origin.
+    pub fn record(&self, entry: Entry) -> NewAuditEvent {
+        self.event(entry.action, entry.subject).with_changes(entry.changes)
+    }
+
+    /// This context for the sign-in of `user_id`: a request nobody authenticated yet acts
+    /// as the user signing in ([`ActorKind::User`]).
+    pub fn signing_in(mut self, user_id: uuid::Uuid) -> Self {
+        if self.actor.kind == ActorKind::Anonymous {
+            self.actor = Actor { kind: ActorKind::User, id: None, user_id: Some(user_id) };
+        }
+        self
     }
 }
 

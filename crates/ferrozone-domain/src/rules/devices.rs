@@ -2,6 +2,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::audit::changes;
 use crate::error::Result;
 use crate::ipam::Pools;
 use crate::model::{AddressRequest, Device, DeviceInsert, DeviceUpdate, PeerStats};
@@ -83,6 +84,7 @@ pub async fn insert_in(tx: &mut dyn WriteTx, new: &DeviceInsert, pools: &Pools, 
         updated_at: new.now,
     };
     tx.insert_device(&device).await?;
+    tx.record(changes::device_created(&device)).await?;
     Ok(device)
 }
 
@@ -105,6 +107,9 @@ pub async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &DeviceUpdate, no
         tx.unrelease(IpAddr::V6(addr)).await?;
     }
     tx.update_device(&changed).await?;
+    if let Some(entry) = changes::device_updated(&stored, &changed) {
+        tx.record(entry).await?;
+    }
     Ok(changed)
 }
 

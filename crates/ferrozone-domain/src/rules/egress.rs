@@ -5,6 +5,7 @@
 
 use uuid::Uuid;
 
+use crate::audit::changes;
 use crate::egress::{Rule, OVERLAPS};
 use crate::error::Result;
 use crate::input::RuleChanges;
@@ -38,7 +39,8 @@ pub async fn update_rule(db: &dyn Begin, id: Uuid, changes: &RuleChanges, now: T
 /// The body of [`insert_rule`].
 pub async fn insert_rule_in(tx: &mut dyn WriteTx, rule: &Rule) -> Result<()> {
     check(tx, rule).await?;
-    tx.insert_rule(rule).await
+    tx.insert_rule(rule).await?;
+    tx.record(changes::rule_created(rule)).await
 }
 
 /// The body of [`update_rule`].
@@ -52,6 +54,9 @@ pub async fn update_rule_in(
     let rule = check_update(&stored, changes)?.into_rule(id, stored.inserted_at, now);
     check(tx, &rule).await?;
     tx.update_rule(&rule).await?;
+    if let Some(entry) = changes::rule_updated(&stored, &rule) {
+        tx.record(entry).await?;
+    }
     Ok(Some(rule))
 }
 

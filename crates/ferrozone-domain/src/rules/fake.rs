@@ -18,10 +18,12 @@ use uuid::Uuid;
 
 use super::tx::{look_and_take, Begin, Commit, Family, WriteTx};
 use super::Unique;
+use crate::audit::Entry;
 use crate::egress::{Rule, RuleAction};
 use crate::error::Result;
 use crate::ipam::Pool;
 use crate::model::{Device, Role, User};
+use crate::store::Belongings;
 use crate::Timestamp;
 
 /// What the fake database holds.
@@ -34,6 +36,8 @@ pub(super) struct State {
     /// `(family code, address)`, in text order like `ip_released`'s primary key.
     pub released: BTreeSet<(i16, String)>,
     pub rules: BTreeMap<Uuid, Rule>,
+    /// The audit entries recorded, in order.
+    pub recorded: Vec<Entry>,
 }
 
 impl State {
@@ -159,6 +163,21 @@ impl WriteTx for FakeTx {
         self.state.sessions.retain(|(owner, _)| *owner != id);
         self.state.rules.retain(|_, rule| rule.user_id != Some(id));
         Ok(self.state.users.remove(&id).is_some())
+    }
+
+    async fn belongings(&mut self, id: Uuid) -> Result<Belongings> {
+        let state = &self.state;
+        Ok(Belongings {
+            devices: state.devices.values().filter(|d| d.user_id == id).count() as u64,
+            tokens: 0,
+            rules: state.rules.values().filter(|r| r.user_id == Some(id)).count() as u64,
+            sessions: state.sessions.iter().filter(|(owner, _)| *owner == id).count() as u64,
+        })
+    }
+
+    async fn record(&mut self, entry: Entry) -> Result<()> {
+        self.state.recorded.push(entry);
+        Ok(())
     }
 
     async fn delete_sessions(&mut self, user_id: Uuid, except: Option<Uuid>) -> Result<()> {

@@ -14,10 +14,12 @@
 
 use std::net::IpAddr;
 
+use crate::audit::Entry;
 use crate::egress::{Rule, RuleAction};
 use crate::error::Result;
 use crate::ipam::Pool;
 use crate::model::{Device, User};
+use crate::store::Belongings;
 use async_trait::async_trait;
 use uuid::Uuid;
 
@@ -64,6 +66,8 @@ pub trait WriteTx: Send {
     async fn update_user(&mut self, user: &User) -> Result<()>;
     /// Deletes the user (its tokens and devices go with it); whether a row went.
     async fn delete_user(&mut self, id: Uuid) -> Result<bool>;
+    /// What goes with the user when it is deleted (counted before the delete).
+    async fn belongings(&mut self, id: Uuid) -> Result<Belongings>;
     /// Deletes every browser session of the user, but the one with id `except`.
     async fn delete_sessions(&mut self, user_id: Uuid, except: Option<Uuid>) -> Result<()>;
 
@@ -99,6 +103,11 @@ pub trait WriteTx: Send {
     async fn insert_rule(&mut self, rule: &Rule) -> Result<()>;
     /// Writes every column but `id` and `inserted_at`; whether the rule was there.
     async fn update_rule(&mut self, rule: &Rule) -> Result<bool>;
+
+    /// Appends the audit event of `entry`, by the actor and from the origin the transaction
+    /// was begun for ([`crate::audit::context`]). The rules call it last, once the change
+    /// is written: on PostgreSQL it locks the chain's head until the commit.
+    async fn record(&mut self, entry: Entry) -> Result<()>;
 
     /// The user, locked, with the number of devices it has then: a count that no other
     /// transaction can change before this one ends. PostgreSQL reads both with one

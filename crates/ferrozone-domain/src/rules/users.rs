@@ -1,5 +1,6 @@
 //! Updating and deleting users, with the last-admin rule.
 
+use crate::audit::changes;
 use crate::error::Result;
 use crate::model::{Role, User, UserUpdate};
 use crate::{DomainError, Timestamp};
@@ -45,6 +46,9 @@ pub async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdate, now:
         let keep = if disabling { None } else { update.keep_session };
         tx.delete_sessions(id, keep).await?;
     }
+    if let Some(entry) = changes::user_updated(&stored, &changed) {
+        tx.record(entry).await?;
+    }
     Ok(changed)
 }
 
@@ -72,10 +76,11 @@ pub async fn delete_in(tx: &mut dyn WriteTx, id: Uuid) -> Result<()> {
     if stored.role == Role::Admin && is_last_admin(&admins, id) {
         return Err(DomainError::invalid("base", LAST_ADMIN));
     }
+    let belongings = tx.belongings(id).await?;
     if !tx.delete_user(id).await? {
         return Err(DomainError::NotFound);
     }
-    Ok(())
+    tx.record(changes::user_deleted(&stored, &belongings)).await
 }
 
 /// Whether no admin other than `id` is left.

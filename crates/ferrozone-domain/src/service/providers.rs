@@ -14,6 +14,7 @@ use zeroize::Zeroizing;
 
 use super::sessions::NewSession;
 use super::Domain;
+use crate::audit::{context, Actor, ActorKind};
 use crate::client::client_network;
 use crate::crypto::{hash_session_secret, random_secret, Sealed};
 use crate::error::{DomainError, Result};
@@ -110,7 +111,7 @@ impl Domain {
             );
             return Ok(ProviderSignIn::UnusableEmail);
         }
-        let user = match self.user_for_provider(email, policy.auto_create_users).await? {
+        let user = match self.user_for_provider(email, method, policy.auto_create_users).await? {
             Some(user) if !user.email.trim().eq_ignore_ascii_case(email.trim()) => {
                 tracing::warn!(user.id = %user.id, provider = method, "provider sign-in refused: the email matches a user's only beyond ASCII case");
                 return Ok(ProviderSignIn::UnusableEmail);
@@ -132,7 +133,9 @@ impl Domain {
         Ok(ProviderSignIn::SignedIn(self.start_session(user, method).await?))
     }
 
-    async fn user_for_provider(&self, email: &str, auto_create: bool) -> Result<Option<User>> {
+    /// The user with `email`, or (with `auto_create`) a new one, created by the provider
+    /// `provider_id` as the audit log records it.
+    async fn user_for_provider(&self, email: &str, provider_id: &str, auto_create: bool) -> Result<Option<User>> {
         if let Some(user) = self.user_with_email(email).await? {
             return Ok(Some(user));
         }
@@ -145,7 +148,9 @@ impl Domain {
         };
         let now = Timestamp::now();
         let user = User::new(input.email, model::Role::Unprivileged, None, now);
-        match self.store().insert_user(&user).await {
+        let provider = Actor { kind: ActorKind::Provider, id: Some(provider_id.to_owned()), user_id: None };
+        let by_provider = context::Context::new(provider, context::current().origin);
+        match context::scope(by_provider, self.store().insert_user(&user)).await {
             Ok(()) => {
                 tracing::info!(user.id = %user.id, "user created by a provider sign-in");
                 Ok(Some(user))

@@ -90,7 +90,7 @@ impl Domain {
             inserted_at: now,
             expires_at: now.plus_secs(i64::from(self.settings().session_hours) * 3600),
         };
-        self.store().insert_session(&session).await?;
+        self.store().insert_session(&session, method).await?;
         self.store().record_sign_in(user.id, method, now).await?;
         if self.vpn_session().expires() {
             // The sign-in renews the user's VPN session: an expired one's devices come back.

@@ -128,7 +128,7 @@ impl FromRequestParts<AppState> for Viewer {
         match app.domain.authenticate_session(secret).await {
             Ok(Ok(session)) => {
                 parts.extensions.insert(SessionCsrf(session.csrf_token.clone()));
-                crate::telemetry::record_actor(&session.principal);
+                crate::telemetry::record_actor(&session.principal, Some(session.id));
                 Ok(Viewer { session })
             }
             Ok(Err(refusal)) => {

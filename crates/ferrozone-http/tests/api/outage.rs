@@ -86,7 +86,7 @@ delegate! {
         touch_token(id: Uuid, now: Timestamp) -> ();
         delete_token(id: Uuid) -> bool;
         record_sign_in(user_id: Uuid, method: &str, at: Timestamp) -> ();
-        insert_session(session: &Session) -> ();
+        insert_session(session: &Session, method: &str) -> ();
         delete_user_sessions(user_id: Uuid) -> u64;
         insert_sign_in_flow(flow: &SignInFlow, now: Timestamp) -> ();
         take_sign_in_flow(state_hash: &[u8]) -> Option<SignInFlow>;

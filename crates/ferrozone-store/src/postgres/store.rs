@@ -5,7 +5,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use ferrozone_domain::audit::AuditKey;
+use ferrozone_domain::audit::context::{self, Context};
+use ferrozone_domain::audit::{changes, AuditKey, Entry};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
@@ -17,10 +18,11 @@ use ferrozone_domain::model::{
     TotpRecord, User, UserUpdate,
 };
 use ferrozone_domain::rules;
-use ferrozone_domain::rules::tx::{Begin, Commit};
+use ferrozone_domain::rules::tx::{finish, Begin, Commit};
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, TokenPage, STREAM_DEPTH};
 use ferrozone_domain::vpn_session::VpnSession;
 use ferrozone_domain::Timestamp;
+use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use sqlx::postgres::{PgArguments, PgRow};
 use sqlx::query::Map;
@@ -121,13 +123,67 @@ impl PgStore {
     }
 }
 
-#[async_trait]
-impl Begin for PgStore {
-    async fn begin(&self) -> Result<Box<dyn Commit>> {
-        let tx = self.pool.begin().await.or_db("begin a write transaction")?;
-        Ok(Box::new(PgTx::new(tx, self.cursors.clone())))
+/// The store as the rules begin its transactions: for the audit context of one store call.
+pub(crate) struct Audited {
+    store: PgStore,
+    audit: Context,
+}
+
+impl Audited {
+    async fn begin_tx(&self) -> Result<PgTx> {
+        let tx = self.store.pool.begin().await.or_db("begin a write transaction")?;
+        Ok(PgTx::new(tx, self.store.cursors.clone(), self.store.audit_key.clone(), self.audit.clone()))
     }
 }
+
+#[async_trait]
+impl Begin for Audited {
+    async fn begin(&self) -> Result<Box<dyn Commit>> {
+        Ok(Box::new(self.begin_tx().await?))
+    }
+}
+
+impl PgStore {
+    /// The store for the transactions of the current call, with its audit context: read
+    /// here, in the caller's task, since the work is spawned ([`to_completion`]).
+    pub(crate) fn audited(&self) -> Audited {
+        Audited { store: self.clone(), audit: context::current() }
+    }
+
+    /// Runs `body` in a write transaction of its own to its end (see [`to_completion`]),
+    /// committing it when `body` succeeds.
+    async fn write<T, F>(&self, body: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: for<'t> FnOnce(&'t mut PgTx) -> BoxFuture<'t, Result<T>> + Send + 'static,
+    {
+        let db = self.audited();
+        to_completion(async move {
+            let mut tx = db.begin_tx().await?;
+            let result = body(&mut tx).await;
+            finish(Box::new(tx), result).await
+        })
+        .await
+    }
+
+    /// One statement in a transaction of its own, recording `entry` when it changed a row;
+    /// returns whether it did.
+    async fn execute_recorded(&self, context: &'static str, query: PgQuery, entry: Entry) -> Result<bool> {
+        self.write(move |tx| {
+            Box::pin(async move {
+                if query.execute(tx.conn()).await.or_db(context)?.rows_affected() == 0 {
+                    return Ok(false);
+                }
+                tx.append(entry).await?;
+                Ok(true)
+            })
+        })
+        .await
+    }
+}
+
+/// A statement with its arguments bound, ready to run in another task.
+type PgQuery = sqlx::query::Query<'static, Postgres, PgArguments>;
 
 #[async_trait]
 impl Store for PgStore {
@@ -154,16 +210,31 @@ impl Store for PgStore {
     }
 
     async fn put_settings(&self, entries: &[(String, Vec<u8>)]) -> Result<()> {
-        let mut tx = self.pool.begin().await.or_db("store settings")?;
-        for (key, value) in entries {
-            sqlx::query(sql::PUT_SETTING)
-                .bind(key.clone())
-                .bind(value.clone())
-                .execute(&mut *tx)
-                .await
-                .or_db("store settings")?;
-        }
-        tx.commit().await.or_db("store settings")
+        const CONTEXT: &str = "store settings";
+        let entries = entries.to_vec();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let mut before: Vec<Option<Vec<u8>>> = Vec::with_capacity(entries.len());
+                for (key, value) in &entries {
+                    let old = sqlx::query_scalar(SETTING_FOR_UPDATE)
+                        .bind(key)
+                        .fetch_optional(tx.conn())
+                        .await
+                        .or_db(CONTEXT)?;
+                    before.push(old);
+                    sqlx::query(sql::PUT_SETTING).bind(key).bind(value).execute(tx.conn()).await.or_db(CONTEXT)?;
+                }
+                let rows = entries
+                    .iter()
+                    .zip(&before)
+                    .map(|((key, after), before)| (key.as_str(), before.as_deref(), after.as_slice()));
+                if let Some(entry) = changes::configuration_updated(rows) {
+                    tx.append(entry).await?;
+                }
+                Ok(())
+            })
+        })
+        .await
     }
 
     async fn list_users(&self) -> Result<Vec<User>> {
@@ -210,25 +281,35 @@ impl Store for PgStore {
     }
 
     async fn insert_user(&self, user: &User) -> Result<()> {
-        let row = UserRow::from(user);
-        row.bind_insert(sqlx::query(sql::INSERT_USER)).execute(&self.pool).await.or_db("insert a user")?;
-        Ok(())
+        let (row, entry) = (UserRow::from(user), changes::user_created(user));
+        self.write(move |tx| {
+            Box::pin(async move {
+                row.bind_insert(sqlx::query(sql::INSERT_USER)).execute(tx.conn()).await.or_db("insert a user")?;
+                tx.append(entry).await
+            })
+        })
+        .await
     }
 
     async fn update_user(&self, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
-        let (db, update) = (self.clone(), update.clone());
+        let (db, update) = (self.audited(), update.clone());
         to_completion(async move { rules::update_user(&db, id, &update, now).await }).await
     }
 
     async fn delete_user(&self, id: Uuid) -> Result<()> {
-        let db = self.clone();
+        let db = self.audited();
         to_completion(async move { rules::delete_user(&db, id).await }).await
     }
 
     async fn insert_token(&self, token: &ApiToken) -> Result<()> {
-        let row = TokenRow::from(token);
-        row.bind_insert(sqlx::query(sql::INSERT_TOKEN)).execute(&self.pool).await.or_db("insert a token")?;
-        Ok(())
+        let (row, entry) = (TokenRow::from(token), changes::token_created(token));
+        self.write(move |tx| {
+            Box::pin(async move {
+                row.bind_insert(sqlx::query(sql::INSERT_TOKEN)).execute(tx.conn()).await.or_db("insert a token")?;
+                tx.append(entry).await
+            })
+        })
+        .await
     }
 
     async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>> {
@@ -285,8 +366,19 @@ impl Store for PgStore {
     }
 
     async fn delete_token(&self, id: Uuid) -> Result<bool> {
-        let done = sqlx::query(sql::DELETE_TOKEN).bind(id).execute(&self.pool).await.or_db("delete a token")?;
-        Ok(done.rows_affected() > 0)
+        self.write(move |tx| {
+            Box::pin(async move {
+                let gone: Option<(Uuid, String)> = sqlx::query_as(sql::DELETE_TOKEN)
+                    .bind(id)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db("delete a token")?;
+                let Some((user_id, name)) = gone else { return Ok(false) };
+                tx.append(changes::token_deleted(id, user_id, &name)).await?;
+                Ok(true)
+            })
+        })
+        .await
     }
 
     async fn record_sign_in(&self, user_id: Uuid, method: &str, at: Timestamp) -> Result<()> {
@@ -300,10 +392,18 @@ impl Store for PgStore {
         Ok(())
     }
 
-    async fn insert_session(&self, session: &Session) -> Result<()> {
+    async fn insert_session(&self, session: &Session, method: &str) -> Result<()> {
         let row = SessionRow::from(session);
-        row.bind_insert(sqlx::query(sql::INSERT_SESSION)).execute(&self.pool).await.or_db("insert a session")?;
-        Ok(())
+        let entry = changes::signed_in(session.user_id, session.id, method);
+        let user_id = session.user_id;
+        self.write(move |tx| {
+            Box::pin(async move {
+                row.bind_insert(sqlx::query(sql::INSERT_SESSION)).execute(tx.conn()).await.or_db("insert a session")?;
+                let audit = tx.audit().clone().signing_in(user_id);
+                tx.append_as(&audit, entry).await
+            })
+        })
+        .await
     }
 
     async fn session_by_hash(&self, hash: &[u8]) -> Result<Option<(Session, User)>> {
@@ -317,8 +417,20 @@ impl Store for PgStore {
     }
 
     async fn delete_session(&self, id: Uuid) -> Result<bool> {
-        let done = sqlx::query(sql::DELETE_SESSION).bind(id).execute(&self.pool).await.or_db("delete a session")?;
-        Ok(done.rows_affected() > 0)
+        self.write(move |tx| {
+            Box::pin(async move {
+                let user_id: Option<Uuid> = sqlx::query_scalar(sql::DELETE_SESSION)
+                    .bind(id)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db("delete a session")?;
+                let Some(user_id) = user_id else { return Ok(false) };
+                let entry = changes::session_ended(&tx.audit().actor, id, user_id);
+                tx.append(entry).await?;
+                Ok(true)
+            })
+        })
+        .await
     }
 
     async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()> {
@@ -346,12 +458,21 @@ impl Store for PgStore {
     }
 
     async fn delete_user_sessions(&self, user_id: Uuid) -> Result<u64> {
-        let done = sqlx::query(sql::DELETE_USER_SESSIONS)
-            .bind(user_id)
-            .execute(&self.pool)
-            .await
-            .or_db("delete a user's sessions")?;
-        Ok(done.rows_affected())
+        self.write(move |tx| {
+            Box::pin(async move {
+                let done = sqlx::query(sql::DELETE_USER_SESSIONS)
+                    .bind(user_id)
+                    .execute(tx.conn())
+                    .await
+                    .or_db("delete a user's sessions")?;
+                let deleted = done.rows_affected();
+                if deleted > 0 {
+                    tx.append(changes::sessions_revoked(user_id, deleted)).await?;
+                }
+                Ok(deleted)
+            })
+        })
+        .await
     }
 
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64> {
@@ -364,12 +485,27 @@ impl Store for PgStore {
     }
 
     async fn upsert_oidc_connection(&self, connection: &OidcConnection) -> Result<()> {
+        const CONTEXT: &str = "store an OIDC connection";
         let row = OidcConnectionRow::from(connection);
-        row.bind_insert(sqlx::query(sql::UPSERT_OIDC_CONNECTION))
-            .execute(&self.pool)
-            .await
-            .or_db("store an OIDC connection")?;
-        Ok(())
+        let (user_id, provider_id) = (connection.user_id, connection.provider_id.clone());
+        self.write(move |tx| {
+            Box::pin(async move {
+                let existed = sqlx::query(sql::OIDC_CONNECTION_EXISTS)
+                    .bind(user_id)
+                    .bind(&provider_id)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db(CONTEXT)?
+                    .is_some();
+                row.bind_insert(sqlx::query(sql::UPSERT_OIDC_CONNECTION)).execute(tx.conn()).await.or_db(CONTEXT)?;
+                if existed {
+                    return Ok(());
+                }
+                let audit = tx.audit().clone().signing_in(user_id);
+                tx.append_as(&audit, changes::oidc_connection_created(user_id, &provider_id)).await
+            })
+        })
+        .await
     }
 
     async fn list_oidc_connections(&self) -> Result<Vec<OidcConnection>> {
@@ -420,14 +556,12 @@ impl Store for PgStore {
     }
 
     async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> Result<bool> {
-        let done = sqlx::query(sql::DELETE_OIDC_CONNECTION)
+        let query = sqlx::query(sql::DELETE_OIDC_CONNECTION)
             .bind(user_id)
             .bind(provider_id.to_owned())
-            .bind(claimed_at.micros())
-            .execute(&self.pool)
-            .await
-            .or_db("delete an OIDC connection")?;
-        Ok(done.rows_affected() > 0)
+            .bind(claimed_at.micros());
+        let entry = changes::oidc_connection_deleted(user_id, provider_id);
+        self.execute_recorded("delete an OIDC connection", query, entry).await
     }
 
     async fn totp_of(&self, user_id: Uuid) -> Result<Option<TotpRecord>> {
@@ -445,32 +579,31 @@ impl Store for PgStore {
     }
 
     async fn start_totp(&self, user_id: Uuid, secret: &Sealed, now: Timestamp) -> Result<bool> {
-        let done = sqlx::query(sql::totp::START_TOTP)
-            .bind(user_id)
-            .bind(secret.0.clone())
-            .bind(now.micros())
-            .execute(&self.pool)
-            .await
-            .or_db("start an authenticator")?;
-        Ok(done.rows_affected() > 0)
+        let query = sqlx::query(sql::totp::START_TOTP).bind(user_id).bind(secret.0.clone()).bind(now.micros());
+        self.execute_recorded("start an authenticator", query, changes::totp(user_id, "totp.started", None)).await
     }
 
     async fn confirm_totp(&self, user_id: Uuid, step: i64, now: Timestamp, recovery_codes: &[Vec<u8>]) -> Result<bool> {
         const CONTEXT: &str = "confirm an authenticator";
-        let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
-        let done = sqlx::query(sql::totp::CONFIRM_TOTP)
-            .bind(user_id)
-            .bind(now.micros())
-            .bind(step)
-            .execute(&mut *tx)
-            .await
-            .or_db(CONTEXT)?;
-        if done.rows_affected() == 0 {
-            return Ok(false);
-        }
-        insert_recovery_codes(&mut tx, user_id, recovery_codes).await?;
-        tx.commit().await.or_db(CONTEXT)?;
-        Ok(true)
+        let codes = recovery_codes.to_vec();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let done = sqlx::query(sql::totp::CONFIRM_TOTP)
+                    .bind(user_id)
+                    .bind(now.micros())
+                    .bind(step)
+                    .execute(tx.conn())
+                    .await
+                    .or_db(CONTEXT)?;
+                if done.rows_affected() == 0 {
+                    return Ok(false);
+                }
+                insert_recovery_codes(tx.conn(), user_id, &codes).await?;
+                tx.append(changes::totp(user_id, "totp.confirmed", Some(codes.len()))).await?;
+                Ok(true)
+            })
+        })
+        .await
     }
 
     async fn accept_totp_step(&self, user_id: Uuid, step: i64) -> Result<bool> {
@@ -485,37 +618,49 @@ impl Store for PgStore {
 
     async fn replace_recovery_codes(&self, user_id: Uuid, recovery_codes: &[Vec<u8>]) -> Result<bool> {
         const CONTEXT: &str = "replace recovery codes";
-        let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
-        let confirmed = sqlx::query(&format!("{} FOR UPDATE", sql::totp::TOTP_CONFIRMED))
-            .bind(user_id)
-            .fetch_optional(&mut *tx)
-            .await
-            .or_db(CONTEXT)?;
-        if confirmed.is_none() {
-            return Ok(false);
-        }
-        insert_recovery_codes(&mut tx, user_id, recovery_codes).await?;
-        tx.commit().await.or_db(CONTEXT)?;
-        Ok(true)
+        let codes = recovery_codes.to_vec();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let confirmed = sqlx::query(&format!("{} FOR UPDATE", sql::totp::TOTP_CONFIRMED))
+                    .bind(user_id)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db(CONTEXT)?;
+                if confirmed.is_none() {
+                    return Ok(false);
+                }
+                insert_recovery_codes(tx.conn(), user_id, &codes).await?;
+                tx.append(changes::totp(user_id, "totp.recovery_codes_replaced", Some(codes.len()))).await?;
+                Ok(true)
+            })
+        })
+        .await
     }
 
     async fn use_recovery_code(&self, user_id: Uuid, code_hash: &[u8]) -> Result<bool> {
-        let done = sqlx::query(sql::totp::USE_RECOVERY_CODE)
-            .bind(user_id)
-            .bind(code_hash.to_vec())
-            .execute(&self.pool)
-            .await
-            .or_db("use a recovery code")?;
-        Ok(done.rows_affected() > 0)
+        let code_hash = code_hash.to_vec();
+        self.write(move |tx| {
+            Box::pin(async move {
+                let done = sqlx::query(sql::totp::USE_RECOVERY_CODE)
+                    .bind(user_id)
+                    .bind(code_hash)
+                    .execute(tx.conn())
+                    .await
+                    .or_db("use a recovery code")?;
+                if done.rows_affected() == 0 {
+                    return Ok(false);
+                }
+                let audit = tx.audit().clone().signing_in(user_id);
+                tx.append_as(&audit, changes::totp(user_id, "totp.recovery_code_used", None)).await?;
+                Ok(true)
+            })
+        })
+        .await
     }
 
     async fn delete_totp(&self, user_id: Uuid) -> Result<bool> {
-        let done = sqlx::query(sql::totp::DELETE_TOTP)
-            .bind(user_id)
-            .execute(&self.pool)
-            .await
-            .or_db("delete an authenticator")?;
-        Ok(done.rows_affected() > 0)
+        let query = sqlx::query(sql::totp::DELETE_TOTP).bind(user_id);
+        self.execute_recorded("delete an authenticator", query, changes::totp(user_id, "totp.deleted", None)).await
     }
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {
@@ -558,19 +703,31 @@ impl Store for PgStore {
     }
 
     async fn insert_device(&self, device: &DeviceInsert, pools: &Pools, max_devices: u32) -> Result<Device> {
-        let (db, device, pools) = (self.clone(), device.clone(), pools.clone());
+        let (db, device, pools) = (self.audited(), device.clone(), pools.clone());
         to_completion(async move { rules::insert_device(&db, &device, &pools, max_devices).await }).await
     }
 
     async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device> {
-        let (db, update) = (self.clone(), update.clone());
+        let (db, update) = (self.audited(), update.clone());
         to_completion(async move { rules::update_device(&db, id, &update, now).await }).await
     }
 
     async fn delete_device(&self, id: Uuid) -> Result<bool> {
         // The release trigger puts its addresses back into ip_released.
-        let done = sqlx::query(sql::DELETE_DEVICE).bind(id).execute(&self.pool).await.or_db("delete a device")?;
-        Ok(done.rows_affected() > 0)
+        self.write(move |tx| {
+            Box::pin(async move {
+                let row = sqlx::query(sql::DELETE_DEVICE)
+                    .bind(id)
+                    .try_map(from_row::<DeviceRow>)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db("delete a device")?;
+                let Some(row) = row else { return Ok(false) };
+                tx.append(changes::device_deleted(&Device::try_from(row)?)).await?;
+                Ok(true)
+            })
+        })
+        .await
     }
 
     async fn list_rules(&self) -> Result<Vec<Rule>> {
@@ -593,18 +750,30 @@ impl Store for PgStore {
     }
 
     async fn insert_rule(&self, rule: &Rule) -> Result<()> {
-        let (db, rule) = (self.clone(), rule.clone());
+        let (db, rule) = (self.audited(), rule.clone());
         to_completion(async move { rules::egress::insert_rule(&db, &rule).await }).await
     }
 
     async fn update_rule(&self, id: Uuid, changes: &RuleChanges, now: Timestamp) -> Result<Option<Rule>> {
-        let (db, changes) = (self.clone(), changes.clone());
+        let (db, changes) = (self.audited(), changes.clone());
         to_completion(async move { rules::egress::update_rule(&db, id, &changes, now).await }).await
     }
 
     async fn delete_rule(&self, id: Uuid) -> Result<bool> {
-        let done = sqlx::query(sql::DELETE_RULE).bind(id).execute(&self.pool).await.or_db("delete a rule")?;
-        Ok(done.rows_affected() > 0)
+        self.write(move |tx| {
+            Box::pin(async move {
+                let row = sqlx::query(sql::DELETE_RULE)
+                    .bind(id)
+                    .try_map(from_row::<RuleRow>)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db("delete a rule")?;
+                let Some(row) = row else { return Ok(false) };
+                tx.append(changes::rule_deleted(&Rule::try_from(row)?)).await?;
+                Ok(true)
+            })
+        })
+        .await
     }
 
     async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy> {
@@ -662,6 +831,10 @@ impl Store for PgStore {
         self.import_batch(batch, mode).await
     }
 }
+
+/// A setting's value, locked for the transaction that replaces it (its audit event names
+/// the value before).
+const SETTING_FOR_UPDATE: &str = "SELECT value FROM settings WHERE key = $1 FOR UPDATE";
 
 /// Makes a transaction's statements read one snapshot (its first statement).
 const SNAPSHOT: &str = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";

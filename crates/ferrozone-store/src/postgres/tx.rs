@@ -4,11 +4,14 @@
 use std::net::IpAddr;
 
 use async_trait::async_trait;
+use ferrozone_domain::audit::context::Context;
+use ferrozone_domain::audit::{AuditKey, Entry};
 use ferrozone_domain::egress::{Rule, RuleAction};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
 use ferrozone_domain::rules::tx::{look_and_take, Commit, Family, WriteTx};
+use ferrozone_domain::store::Belongings;
 use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
@@ -32,17 +35,44 @@ use crate::sql;
 /// without a look: the device's insert takes them out of the released list, and its unique
 /// indexes decide whether they were free, which saves a create two round trips. A taken one
 /// fails the insert; the rule then retries with [`WriteTx::look_before_taking`] (`careful`).
-pub(super) struct PgTx {
+///
+/// `audit` is the actor and origin of the store call the transaction serves, read in the
+/// caller's task before the work was spawned; `key` chains its events.
+pub(crate) struct PgTx {
     tx: Transaction<'static, Postgres>,
     cursors: PgPool,
     released: Option<[bool; 2]>,
     unchecked: [Option<String>; 2],
     careful: bool,
+    key: AuditKey,
+    audit: Context,
 }
 
 impl PgTx {
-    pub(super) fn new(tx: Transaction<'static, Postgres>, cursors: PgPool) -> Self {
-        Self { tx, cursors, released: None, unchecked: [None, None], careful: false }
+    pub(super) fn new(tx: Transaction<'static, Postgres>, cursors: PgPool, key: AuditKey, audit: Context) -> Self {
+        Self { tx, cursors, released: None, unchecked: [None, None], careful: false, key, audit }
+    }
+
+    /// The transaction's connection, for statements of its own.
+    pub(crate) fn conn(&mut self) -> &mut sqlx::PgConnection {
+        &mut self.tx
+    }
+
+    /// The audit context the transaction was begun for.
+    pub(crate) fn audit(&self) -> &Context {
+        &self.audit
+    }
+
+    /// Appends the audit event of `entry` by `audit` (the transaction's context, perhaps
+    /// adjusted). Call it last: it locks the chain's head until the commit.
+    pub(crate) async fn append_as(&mut self, audit: &Context, entry: Entry) -> Result<()> {
+        super::audit::append(&mut self.tx, &self.key, &audit.record(entry)).await
+    }
+
+    /// [`Self::append_as`] with the transaction's own context.
+    pub(crate) async fn append(&mut self, entry: Entry) -> Result<()> {
+        let event = self.audit.record(entry);
+        super::audit::append(&mut self.tx, &self.key, &event).await
     }
 }
 
@@ -81,6 +111,19 @@ impl WriteTx for PgTx {
     async fn delete_user(&mut self, id: Uuid) -> Result<bool> {
         let done = sqlx::query(sql::DELETE_USER).bind(id).execute(&mut *self.tx).await.or_db("delete a user")?;
         Ok(done.rows_affected() > 0)
+    }
+
+    async fn belongings(&mut self, id: Uuid) -> Result<Belongings> {
+        let (devices, tokens, rules, sessions): (i64, i64, i64, i64) = sqlx::query_as(sql::users_page::BELONGINGS)
+            .bind(id)
+            .fetch_one(&mut *self.tx)
+            .await
+            .or_db("count a user's belongings")?;
+        Ok(crate::rows::belongings([devices, tokens, rules, sessions]))
+    }
+
+    async fn record(&mut self, entry: Entry) -> Result<()> {
+        self.append(entry).await
     }
 
     async fn delete_sessions(&mut self, user_id: Uuid, except: Option<Uuid>) -> Result<()> {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use async_trait::async_trait;
-use ferrozone_domain::audit::AuditKey;
+use ferrozone_domain::audit::{changes, context, AuditKey, Entry};
 use ferrozone_domain::crypto::Sealed;
 use ferrozone_domain::egress::{EgressPolicy, Rule};
 use ferrozone_domain::error::Result;
@@ -138,37 +138,51 @@ impl SqliteStore {
             .map_err(|e| DomainError::Internal(anyhow::anyhow!("a read task failed: {e}")))?
     }
 
-    /// Runs `write` in the writer's next batch; returns once it is committed.
+    /// Runs `write` in the writer's next batch; returns once it is committed. The audit
+    /// context is read here, in the caller's task: the writer thread has none.
     async fn write<T: Send + 'static>(
         &self,
         write: impl FnOnce(&mut SqliteTx<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
-        self.inner.writer.write(move |conn| write(&mut SqliteTx::new(conn))).await
-    }
-
-    /// `row`'s insert in the writer's next batch.
-    async fn insert<R: Columns + Send + 'static>(
-        &self,
-        context: &'static str,
-        statement: &'static str,
-        row: R,
-    ) -> Result<()> {
-        self.write(move |tx| {
-            let args = rows::insert_args(&row);
-            prepare(tx.conn(), statement).and_then(|mut stmt| stmt.execute(args.as_slice())).or_db(context)
-        })
-        .await?;
-        Ok(())
+        let (key, audit) = (self.inner.audit_key.clone(), context::current());
+        self.inner.writer.write(move |conn| write(&mut SqliteTx::new(conn, &key, &audit))).await
     }
 
     /// One statement in the writer's next batch; returns the number of rows it changed.
     async fn execute(&self, context: &'static str, statement: &'static str, args: Args) -> Result<usize> {
+        self.write(move |tx| execute_in(tx, context, statement, &args)).await
+    }
+
+    /// [`Self::execute`], recording `entry` when the statement changed a row; returns whether.
+    async fn execute_recorded(
+        &self,
+        context: &'static str,
+        statement: &'static str,
+        args: Args,
+        entry: Entry,
+    ) -> Result<bool> {
         self.write(move |tx| {
-            let params: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref() as &dyn ToSql).collect();
-            prepare(tx.conn(), statement).and_then(|mut stmt| stmt.execute(params.as_slice())).or_db(context)
+            if execute_in(tx, context, statement, &args)? == 0 {
+                return Ok(false);
+            }
+            tx.append(entry)?;
+            Ok(true)
         })
         .await
     }
+}
+
+/// Inserts `row` with `statement`, inside the caller's write.
+fn insert_row<R: Columns>(tx: &SqliteTx<'_>, context: &'static str, statement: &'static str, row: &R) -> Result<()> {
+    let args = rows::insert_args(row);
+    prepare(tx.conn(), statement).and_then(|mut stmt| stmt.execute(args.as_slice())).or_db(context)?;
+    Ok(())
+}
+
+/// Runs one statement inside the caller's write; returns the number of rows it changed.
+fn execute_in(tx: &SqliteTx<'_>, context: &'static str, statement: &'static str, args: &Args) -> Result<usize> {
+    let params: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref() as &dyn ToSql).collect();
+    prepare(tx.conn(), statement).and_then(|mut stmt| stmt.execute(params.as_slice())).or_db(context)
 }
 
 /// A row of [`sql::totp::TOTP_OF`].
@@ -281,11 +295,24 @@ impl Store for SqliteStore {
     }
 
     async fn put_settings(&self, entries: &[(String, Vec<u8>)]) -> Result<()> {
+        const CONTEXT: &str = "store settings";
         let entries = entries.to_vec();
         self.write(move |tx| {
-            let mut statement = prepare(tx.conn(), sql::PUT_SETTING).or_db("store settings")?;
+            let mut before = Vec::with_capacity(entries.len());
+            let mut read = prepare(tx.conn(), sql::SETTING).or_db(CONTEXT)?;
+            for (key, _) in &entries {
+                before.push(read.query_row([key], |row| row.get::<_, Vec<u8>>(0)).optional().or_db(CONTEXT)?);
+            }
+            let mut statement = prepare(tx.conn(), sql::PUT_SETTING).or_db(CONTEXT)?;
             for (key, value) in &entries {
-                statement.execute(params![key, value]).or_db("store settings")?;
+                statement.execute(params![key, value]).or_db(CONTEXT)?;
+            }
+            let rows = entries
+                .iter()
+                .zip(&before)
+                .map(|((key, after), before)| (key.as_str(), before.as_deref(), after.as_slice()));
+            if let Some(entry) = changes::configuration_updated(rows) {
+                tx.append(entry)?;
             }
             Ok(())
         })
@@ -326,7 +353,12 @@ impl Store for SqliteStore {
     }
 
     async fn insert_user(&self, user: &User) -> Result<()> {
-        self.insert("insert a user", sql::INSERT_USER, UserRow::from(user)).await
+        let (row, entry) = (UserRow::from(user), changes::user_created(user));
+        self.write(move |tx| {
+            insert_row(tx, "insert a user", sql::INSERT_USER, &row)?;
+            tx.append(entry)
+        })
+        .await
     }
 
     async fn update_user(&self, id: Uuid, update: &UserUpdate, now: Timestamp) -> Result<User> {
@@ -339,7 +371,12 @@ impl Store for SqliteStore {
     }
 
     async fn insert_token(&self, token: &ApiToken) -> Result<()> {
-        self.insert("insert a token", sql::INSERT_TOKEN, TokenRow::from(token)).await
+        let (row, entry) = (TokenRow::from(token), changes::token_created(token));
+        self.write(move |tx| {
+            insert_row(tx, "insert a token", sql::INSERT_TOKEN, &row)?;
+            tx.append(entry)
+        })
+        .await
     }
 
     async fn token_by_hash(&self, hash: &[u8]) -> Result<Option<(ApiToken, User)>> {
@@ -379,7 +416,15 @@ impl Store for SqliteStore {
     }
 
     async fn delete_token(&self, id: Uuid) -> Result<bool> {
-        Ok(self.execute("delete a token", sql::DELETE_TOKEN, vec![Box::new(id)]).await? > 0)
+        self.write(move |tx| {
+            let gone: Option<(Uuid, String)> = prepare(tx.conn(), sql::DELETE_TOKEN)
+                .and_then(|mut stmt| stmt.query_row([id], |row| Ok((row.get(0)?, row.get(1)?))).optional())
+                .or_db("delete a token")?;
+            let Some((user_id, name)) = gone else { return Ok(false) };
+            tx.append(changes::token_deleted(id, user_id, &name))?;
+            Ok(true)
+        })
+        .await
     }
 
     async fn record_sign_in(&self, user_id: Uuid, method: &str, at: Timestamp) -> Result<()> {
@@ -388,8 +433,15 @@ impl Store for SqliteStore {
         Ok(())
     }
 
-    async fn insert_session(&self, session: &Session) -> Result<()> {
-        self.insert("insert a session", sql::INSERT_SESSION, SessionRow::from(session)).await
+    async fn insert_session(&self, session: &Session, method: &str) -> Result<()> {
+        let row = SessionRow::from(session);
+        let entry = changes::signed_in(session.user_id, session.id, method);
+        let user_id = session.user_id;
+        self.write(move |tx| {
+            insert_row(tx, "insert a session", sql::INSERT_SESSION, &row)?;
+            tx.append_as(|audit| audit.signing_in(user_id), entry)
+        })
+        .await
     }
 
     async fn session_by_hash(&self, hash: &[u8]) -> Result<Option<(Session, User)>> {
@@ -400,13 +452,28 @@ impl Store for SqliteStore {
     }
 
     async fn delete_session(&self, id: Uuid) -> Result<bool> {
-        Ok(self.execute("delete a session", sql::DELETE_SESSION, vec![Box::new(id)]).await? > 0)
+        let actor = context::current().actor;
+        self.write(move |tx| {
+            let user_id: Option<Uuid> = prepare(tx.conn(), sql::DELETE_SESSION)
+                .and_then(|mut stmt| stmt.query_row([id], |row| row.get(0)).optional())
+                .or_db("delete a session")?;
+            let Some(user_id) = user_id else { return Ok(false) };
+            tx.append(changes::session_ended(&actor, id, user_id))?;
+            Ok(true)
+        })
+        .await
     }
 
     async fn delete_user_sessions(&self, user_id: Uuid) -> Result<u64> {
-        let deleted =
-            self.execute("delete a user's sessions", sql::DELETE_USER_SESSIONS, vec![Box::new(user_id)]).await?;
-        Ok(deleted as u64)
+        self.write(move |tx| {
+            let args: Args = vec![Box::new(user_id)];
+            let deleted = execute_in(tx, "delete a user's sessions", sql::DELETE_USER_SESSIONS, &args)? as u64;
+            if deleted > 0 {
+                tx.append(changes::sessions_revoked(user_id, deleted))?;
+            }
+            Ok(deleted)
+        })
+        .await
     }
 
     async fn delete_expired_sessions(&self, now: Timestamp) -> Result<u64> {
@@ -416,8 +483,20 @@ impl Store for SqliteStore {
     }
 
     async fn upsert_oidc_connection(&self, connection: &OidcConnection) -> Result<()> {
+        const CONTEXT: &str = "store an OIDC connection";
         let row = OidcConnectionRow::from(connection);
-        self.insert("store an OIDC connection", sql::UPSERT_OIDC_CONNECTION, row).await
+        let (user_id, provider_id) = (connection.user_id, connection.provider_id.clone());
+        self.write(move |tx| {
+            let existed = prepare(tx.conn(), sql::OIDC_CONNECTION_EXISTS)
+                .and_then(|mut stmt| stmt.exists(params![user_id, provider_id]))
+                .or_db(CONTEXT)?;
+            insert_row(tx, CONTEXT, sql::UPSERT_OIDC_CONNECTION, &row)?;
+            if existed {
+                return Ok(());
+            }
+            tx.append_as(|audit| audit.signing_in(user_id), changes::oidc_connection_created(user_id, &provider_id))
+        })
+        .await
     }
 
     async fn list_oidc_connections(&self) -> Result<Vec<OidcConnection>> {
@@ -460,8 +539,16 @@ impl Store for SqliteStore {
     }
 
     async fn delete_oidc_connection(&self, user_id: Uuid, provider_id: &str, claimed_at: Timestamp) -> Result<bool> {
-        let args: Args = vec![Box::new(user_id), Box::new(provider_id.to_owned()), Box::new(claimed_at.micros())];
-        Ok(self.execute("delete an OIDC connection", sql::DELETE_OIDC_CONNECTION, args).await? > 0)
+        let provider_id = provider_id.to_owned();
+        self.write(move |tx| {
+            let args: Args = vec![Box::new(user_id), Box::new(provider_id.clone()), Box::new(claimed_at.micros())];
+            if execute_in(tx, "delete an OIDC connection", sql::DELETE_OIDC_CONNECTION, &args)? == 0 {
+                return Ok(false);
+            }
+            tx.append(changes::oidc_connection_deleted(user_id, &provider_id))?;
+            Ok(true)
+        })
+        .await
     }
 
     async fn insert_sign_in_flow(&self, flow: &SignInFlow, now: Timestamp) -> Result<()> {
@@ -500,7 +587,13 @@ impl Store for SqliteStore {
 
     async fn start_totp(&self, user_id: Uuid, secret: &Sealed, now: Timestamp) -> Result<bool> {
         let args: Args = vec![Box::new(user_id), Box::new(secret.0.clone()), Box::new(now.micros())];
-        Ok(self.execute("start an authenticator", sql::totp::START_TOTP, args).await? > 0)
+        self.execute_recorded(
+            "start an authenticator",
+            sql::totp::START_TOTP,
+            args,
+            changes::totp(user_id, "totp.started", None),
+        )
+        .await
     }
 
     async fn confirm_totp(&self, user_id: Uuid, step: i64, now: Timestamp, recovery_codes: &[Vec<u8>]) -> Result<bool> {
@@ -514,6 +607,7 @@ impl Store for SqliteStore {
                 return Ok(false);
             }
             insert_recovery_codes(conn, user_id, &codes)?;
+            tx.append(changes::totp(user_id, "totp.confirmed", Some(codes.len())))?;
             Ok(true)
         })
         .await
@@ -535,6 +629,7 @@ impl Store for SqliteStore {
                 return Ok(false);
             }
             insert_recovery_codes(conn, user_id, &codes)?;
+            tx.append(changes::totp(user_id, "totp.recovery_codes_replaced", Some(codes.len())))?;
             Ok(true)
         })
         .await
@@ -542,11 +637,25 @@ impl Store for SqliteStore {
 
     async fn use_recovery_code(&self, user_id: Uuid, code_hash: &[u8]) -> Result<bool> {
         let args: Args = vec![Box::new(user_id), Box::new(code_hash.to_vec())];
-        Ok(self.execute("use a recovery code", sql::totp::USE_RECOVERY_CODE, args).await? > 0)
+        self.write(move |tx| {
+            if execute_in(tx, "use a recovery code", sql::totp::USE_RECOVERY_CODE, &args)? == 0 {
+                return Ok(false);
+            }
+            tx.append_as(|audit| audit.signing_in(user_id), changes::totp(user_id, "totp.recovery_code_used", None))?;
+            Ok(true)
+        })
+        .await
     }
 
     async fn delete_totp(&self, user_id: Uuid) -> Result<bool> {
-        Ok(self.execute("delete an authenticator", sql::totp::DELETE_TOTP, vec![Box::new(user_id)]).await? > 0)
+        let args: Args = vec![Box::new(user_id)];
+        self.execute_recorded(
+            "delete an authenticator",
+            sql::totp::DELETE_TOTP,
+            args,
+            changes::totp(user_id, "totp.deleted", None),
+        )
+        .await
     }
 
     async fn list_devices(&self, query: &DeviceQuery) -> Result<Vec<Device>> {
@@ -616,7 +725,15 @@ impl Store for SqliteStore {
 
     async fn delete_device(&self, id: Uuid) -> Result<bool> {
         // The release trigger puts its addresses back into ip_released.
-        Ok(self.execute("delete a device", sql::DELETE_DEVICE, vec![Box::new(id)]).await? > 0)
+        self.write(move |tx| {
+            let row = prepare(tx.conn(), sql::DELETE_DEVICE)
+                .and_then(|mut stmt| stmt.query_row([id], rows::device).optional())
+                .or_db("delete a device")?;
+            let Some(row) = row else { return Ok(false) };
+            tx.append(changes::device_deleted(&Device::try_from(row)?))?;
+            Ok(true)
+        })
+        .await
     }
 
     async fn list_rules(&self) -> Result<Vec<Rule>> {
@@ -643,7 +760,15 @@ impl Store for SqliteStore {
     }
 
     async fn delete_rule(&self, id: Uuid) -> Result<bool> {
-        Ok(self.execute("delete a rule", sql::DELETE_RULE, vec![Box::new(id)]).await? > 0)
+        self.write(move |tx| {
+            let row = prepare(tx.conn(), sql::DELETE_RULE)
+                .and_then(|mut stmt| stmt.query_row([id], rows::rule).optional())
+                .or_db("delete a rule")?;
+            let Some(row) = row else { return Ok(false) };
+            tx.append(changes::rule_deleted(&Rule::try_from(row)?))?;
+            Ok(true)
+        })
+        .await
     }
 
     async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy> {

@@ -7,11 +7,14 @@
 use std::net::IpAddr;
 
 use async_trait::async_trait;
+use ferrozone_domain::audit::context::Context;
+use ferrozone_domain::audit::{AuditKey, Entry};
 use ferrozone_domain::egress::{Rule, RuleAction};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
 use ferrozone_domain::rules::tx::{Family, WriteTx};
+use ferrozone_domain::store::Belongings;
 use rusqlite::{params, Connection, OptionalExtension};
 use uuid::Uuid;
 
@@ -20,17 +23,32 @@ use super::{prepare, rows};
 use crate::rows::{DeviceRow, RuleRow, UserRow};
 use crate::sql;
 
+/// A write of the writer's batch, with the audit key and the context (actor, origin) of
+/// the store call it serves: the context is read where the call was made, since the
+/// writer thread has none.
 pub(crate) struct SqliteTx<'c> {
     conn: &'c mut Connection,
+    key: &'c AuditKey,
+    audit: &'c Context,
 }
 
 impl<'c> SqliteTx<'c> {
-    pub(crate) fn new(conn: &'c mut Connection) -> Self {
-        Self { conn }
+    pub(crate) fn new(conn: &'c mut Connection, key: &'c AuditKey, audit: &'c Context) -> Self {
+        Self { conn, key, audit }
     }
 
     pub(crate) fn conn(&self) -> &Connection {
         self.conn
+    }
+
+    /// Appends the audit event of `entry` to the chain, in this write.
+    pub(crate) fn append(&self, entry: Entry) -> Result<()> {
+        super::audit::append(self.conn, self.key, &self.audit.record(entry))
+    }
+
+    /// [`Self::append`] with the context changed by `adjust` (a sign-in's actor).
+    pub(crate) fn append_as(&self, adjust: impl FnOnce(Context) -> Context, entry: Entry) -> Result<()> {
+        super::audit::append(self.conn, self.key, &adjust(self.audit.clone()).record(entry))
     }
 }
 
@@ -66,6 +84,17 @@ impl WriteTx for SqliteTx<'_> {
     async fn delete_user(&mut self, id: Uuid) -> Result<bool> {
         let n = prepare(self.conn, sql::DELETE_USER).and_then(|mut s| s.execute([id])).or_db("delete a user")?;
         Ok(n > 0)
+    }
+
+    async fn belongings(&mut self, id: Uuid) -> Result<Belongings> {
+        let counts: [i64; 4] = prepare(self.conn, sql::users_page::BELONGINGS)
+            .and_then(|mut stmt| stmt.query_row([id], |row| Ok([row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?])))
+            .or_db("count a user's belongings")?;
+        Ok(crate::rows::belongings(counts))
+    }
+
+    async fn record(&mut self, entry: Entry) -> Result<()> {
+        self.append(entry)
     }
 
     async fn delete_sessions(&mut self, user_id: Uuid, except: Option<Uuid>) -> Result<()> {

@@ -5,6 +5,7 @@
 
 mod addresses;
 mod audit;
+mod audit_recording;
 mod cancellation;
 mod configuration;
 mod dataplane;

@@ -25,12 +25,15 @@ async fn sessions_are_found_by_hash_with_their_user_and_deleted() {
     let now = Timestamp::now();
     let first = session(alice.id, &[1; 32], now, 24);
     let second = session(alice.id, &[2; 32], now, 24);
-    db.store.insert_session(&first).await.unwrap();
-    db.store.insert_session(&second).await.unwrap();
+    db.store.insert_session(&first, "password").await.unwrap();
+    db.store.insert_session(&second, "password").await.unwrap();
 
     assert_eq!(db.store.session_by_hash(&[1; 32]).await.unwrap(), Some((first.clone(), alice.clone())));
     assert_eq!(db.store.session_by_hash(&[3; 32]).await.unwrap(), None);
-    assert!(db.store.insert_session(&session(alice.id, &[1; 32], now, 1)).await.is_err(), "hashes are unique");
+    assert!(
+        db.store.insert_session(&session(alice.id, &[1; 32], now, 1), "password").await.is_err(),
+        "hashes are unique"
+    );
 
     assert!(db.store.delete_session(first.id).await.unwrap());
     assert!(!db.store.delete_session(first.id).await.unwrap());
@@ -44,9 +47,9 @@ async fn expired_sessions_are_deleted_and_users_take_theirs_along() {
     let alice = add_user(&db, "alice@example.com", Role::Admin).await;
     let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
     let now = Timestamp::now();
-    db.store.insert_session(&session(alice.id, &[1; 32], now.plus_secs(-7200), 1)).await.unwrap();
-    db.store.insert_session(&session(alice.id, &[2; 32], now, 1)).await.unwrap();
-    db.store.insert_session(&session(bob.id, &[3; 32], now, 1)).await.unwrap();
+    db.store.insert_session(&session(alice.id, &[1; 32], now.plus_secs(-7200), 1), "password").await.unwrap();
+    db.store.insert_session(&session(alice.id, &[2; 32], now, 1), "password").await.unwrap();
+    db.store.insert_session(&session(bob.id, &[3; 32], now, 1), "password").await.unwrap();
 
     assert_eq!(db.store.delete_expired_sessions(now).await.unwrap(), 1);
     assert_eq!(db.store.session_by_hash(&[1; 32]).await.unwrap(), None);
@@ -116,7 +119,7 @@ async fn a_new_password_ends_the_other_sessions_of_its_user_only() {
     let now = Timestamp::now();
     let kept = session(alice.id, &[1; 32], now, 1);
     for s in [&kept, &session(alice.id, &[2; 32], now, 1), &session(bob.id, &[3; 32], now, 1)] {
-        db.store.insert_session(s).await.unwrap();
+        db.store.insert_session(s, "password").await.unwrap();
     }
     let password = ferrozone_domain::model::UserUpdate {
         password_hash: Some("hash".into()),

@@ -45,12 +45,19 @@ async fn a_stream_returns_what_a_list_returns_across_batches() {
 async fn a_reader_that_goes_away_releases_the_stream() {
     let db = db().await;
     let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    // Sixteen writers, each inserting in turn: on PostgreSQL the audit chain's head
+    // serializes the commits, so a thousand requests at once would queue for connections
+    // longer than the pool waits.
     let mut inserts = JoinSet::new();
-    for _ in 0..STREAM_BATCH * 4 {
+    for _ in 0..16 {
         let store = db.store.clone();
-        let mut new = new_device(alice.id);
-        (new.ipv4, new.ipv6) = (AddressRequest::None, AddressRequest::None);
-        inserts.spawn(async move { store.insert_device(&new, &pools(), u32::MAX).await.unwrap() });
+        inserts.spawn(async move {
+            for _ in 0..STREAM_BATCH * 4 / 16 {
+                let mut new = new_device(alice.id);
+                (new.ipv4, new.ipv6) = (AddressRequest::None, AddressRequest::None);
+                store.insert_device(&new, &pools(), u32::MAX).await.unwrap();
+            }
+        });
     }
     inserts.join_all().await;
 

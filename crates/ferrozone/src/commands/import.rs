@@ -106,8 +106,8 @@ fn read_server_key(path: &Path) -> anyhow::Result<ServerKey> {
 
 /// This installation's store, migrated, and its key, checked against the database.
 async fn open_target(config: &Config, settings: Settings) -> anyhow::Result<(Arc<dyn Store>, Cipher)> {
-    let store = open_database(config).await?.into_store();
     let cipher = crate::secret::load(config)?;
+    let store = open_database(config, &cipher).await?.into_store();
     Domain::open(store.clone(), Arc::new(settings), cipher.clone()).await?;
     Ok((store, cipher))
 }

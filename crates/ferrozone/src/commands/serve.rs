@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use ferrozone_domain::audit::{context, Actor, Origin};
 use ferrozone_domain::Domain;
 use ferrozone_http::server::{redirect, Tls};
 use ferrozone_http::{AppState, WebSettings};
@@ -38,7 +39,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         tasks.spawn("store metrics", store_metrics(database));
     }
     let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
-    tasks.spawn("session janitor", janitor(domain.clone()));
+    tasks.spawn("session janitor", as_system(janitor(domain.clone())));
     let watcher = domain.clone();
     tasks.spawn("configuration reload", async move {
         watcher.watch_configuration().await;
@@ -78,7 +79,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         metrics.start(config, metrics_listener, &mut tasks);
         state = state.with_metrics(metrics.export());
     }
-    tasks.spawn("OpenID Connect refresh job", oidc_refresh(config, &state, domain.clone()));
+    tasks.spawn("OpenID Connect refresh job", as_system(oidc_refresh(config, &state, domain.clone())));
     let app = ferrozone_http::app(state);
     let app = if tls.is_some() { ferrozone_http::server::hsts(app, config.tls.hsts_max_age) } else { app };
     if let Some((listener, app)) = redirect_listener {
@@ -165,6 +166,13 @@ fn report(config: &Config) -> ferrozone_http::ServerReport {
         commit: option_env!("BUILD_COMMIT").map(str::to_owned),
         settings: config.report.clone(),
     }
+}
+
+/// Runs a background job as Ferrozone itself: what it changes (a user a provider refused,
+/// disabled) is recorded in the audit log with the system as the actor.
+async fn as_system<T>(job: impl std::future::Future<Output = T>) -> T {
+    let system = context::Context::new(Actor::system(), Origin::default());
+    context::scope(system, job).await
 }
 
 /// The OpenID Connect refresh job, with the providers in effect at each pass (they may

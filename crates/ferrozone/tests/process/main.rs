@@ -6,6 +6,7 @@ mod harness;
 
 mod acme;
 mod admin_commands;
+mod audit_chain;
 mod backup;
 mod cli;
 mod connections;

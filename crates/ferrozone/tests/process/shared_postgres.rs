@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::durability::{as_refs, roomy_env};
 use crate::harness::{Api, Server};
 
-fn postgres_configured() -> bool {
+pub(crate) fn postgres_configured() -> bool {
     let set = std::env::var("FERROZONE_TEST_DATABASE_URL").is_ok_and(|u| !u.is_empty());
     if !set {
         eprintln!(
@@ -21,7 +21,9 @@ fn postgres_configured() -> bool {
 
 /// Two servers started at once on a fresh database (racing on migrations and on the
 /// first admin), with one secret key.
-async fn two_servers(extra: &[(&'static str, String)]) -> (Server, Server, String, ferrozone_store::testing::TestDb) {
+pub(crate) async fn two_servers(
+    extra: &[(&'static str, String)],
+) -> (Server, Server, String, ferrozone_store::testing::TestDb) {
     let db = ferrozone_store::testing::fresh().await.unwrap();
     let mut env = roomy_env(&db.url);
     env.push(("FERROZONE_SECRET_KEY", Cipher::generate_key()));

@@ -20,6 +20,10 @@ use crate::import::{insert_many, plan, refuse_fresh, token_row, Plan, Taken, Tot
 use crate::rows::{decode_all, DeviceRow, OidcConnectionRow, RuleRow, UserRow};
 use crate::sql;
 
+use ferrozone_domain::audit::{changes, context};
+
+use super::super::audit;
+
 const CONTEXT: &str = "import";
 
 /// Other writers of these tables wait for the import; readers do not.
@@ -28,6 +32,7 @@ const LOCK: &str = "LOCK TABLE users, devices IN SHARE ROW EXCLUSIVE MODE";
 impl PgStore {
     pub(super) async fn import_batch(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
         let (pool, batch) = (self.pool.clone(), batch.clone());
+        let (key, audit) = (self.audit_key.clone(), context::current());
         to_completion(async move {
             let mut tx = pool.begin().await.or_db(CONTEXT)?;
             sqlx::query(LOCK).execute(&mut *tx).await.or_db(CONTEXT)?;
@@ -35,8 +40,11 @@ impl PgStore {
             refuse_fresh(&taken, mode)?;
             let plan = plan(&batch, &taken);
             write(&mut tx, &plan).await?;
+            let outcome = plan.outcome();
+            // One event for the whole import, last: it holds the chain's head until the commit.
+            audit::append(&mut tx, &key, &audit.record(changes::import_completed(&outcome))).await?;
             tx.commit().await.or_db(CONTEXT)?;
-            Ok(plan.outcome())
+            Ok(outcome)
         })
         .await
     }

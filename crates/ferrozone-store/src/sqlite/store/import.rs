@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use ferrozone_domain::audit::changes;
 use ferrozone_domain::egress::Rule;
 use ferrozone_domain::error::Result;
 use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
@@ -29,7 +30,9 @@ impl SqliteStore {
             refuse_fresh(&taken, mode)?;
             let plan = plan(&batch, &taken);
             write(conn, &plan)?;
-            Ok(plan.outcome())
+            let outcome = plan.outcome();
+            tx.append(changes::import_completed(&outcome))?;
+            Ok(outcome)
         })
         .await
     }
