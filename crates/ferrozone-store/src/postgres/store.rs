@@ -42,6 +42,7 @@ mod audit_log;
 mod import;
 mod users_page;
 mod watch;
+mod webhooks;
 
 use watch::{CONFIGURATION_CHANNEL, PEERS_CHANNEL};
 

@@ -36,6 +36,7 @@ mod audit_log;
 mod import;
 mod users_page;
 mod watch;
+mod webhooks;
 use crate::columns::Columns;
 use crate::rows::{
     decode_all, Batcher, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenAndDevice, TokenRow, UserRow,
