@@ -10,6 +10,7 @@ use zeroize::Zeroizing;
 
 use super::address;
 use crate::error::{Errors, Result};
+use crate::input::WrongTypes;
 
 pub const MAX_URL_LEN: usize = 2048;
 pub const MIN_SECRET_LEN: usize = 16;
@@ -32,6 +33,7 @@ pub struct NewWebhook {
     /// `None`: a secret is generated.
     pub secret: Option<Zeroizing<String>>,
     pub enabled: Option<bool>,
+    pub wrong_types: WrongTypes,
 }
 
 /// A change asked for; `None` leaves a field as it is.
@@ -44,6 +46,7 @@ pub struct WebhookChanges {
     /// Generate a new secret (shown once in the answer).
     pub rotate_secret: bool,
     pub enabled: Option<bool>,
+    pub wrong_types: WrongTypes,
 }
 
 /// A fresh secret: 32 random bytes, base64url, prefixed [`SECRET_PREFIX`].
@@ -129,8 +132,18 @@ pub struct Checked {
     pub enabled: bool,
 }
 
+/// The attributes sent with a JSON type they cannot have.
+fn wrong_types(errors: &mut Errors, wrong: &WrongTypes) {
+    for field in ["url", "events", "secret", "enabled", "rotate_secret"] {
+        if wrong.has(field) {
+            errors.add(field, "is invalid");
+        }
+    }
+}
+
 pub fn create(input: &NewWebhook, allow_private: bool) -> Result<Checked> {
     let mut errors = Errors::new();
+    wrong_types(&mut errors, &input.wrong_types);
     let url = match input.url.as_deref() {
         Some(text) => url(&mut errors, text, allow_private),
         None => {
@@ -156,6 +169,7 @@ pub struct CheckedChanges {
 
 pub fn update(input: &WebhookChanges, allow_private: bool) -> Result<CheckedChanges> {
     let mut errors = Errors::new();
+    wrong_types(&mut errors, &input.wrong_types);
     let url = input.url.as_deref().map(|text| url(&mut errors, text, allow_private));
     let events = input.events.as_deref().map(|list| events(&mut errors, list));
     if let Some(given) = &input.secret {
