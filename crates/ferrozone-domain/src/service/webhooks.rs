@@ -1,5 +1,5 @@
 //! Webhooks: administrators register endpoints; a delivery worker works through the
-//! [`Outbox`] (docs/api.md section 10, docs/operations.md "Webhooks").
+//! [`Outbox`] (docs/api.md section 5e, docs/operations.md "Webhooks").
 
 use std::sync::Arc;
 

@@ -1,5 +1,5 @@
 //! `/v0/webhooks`: endpoints that receive the audit events, admin only (docs/api.md
-//! section 10, docs/operations.md "Webhooks").
+//! section 5e, docs/operations.md "Webhooks").
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
