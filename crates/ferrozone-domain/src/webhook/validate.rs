@@ -147,7 +147,9 @@ pub fn create(input: &NewWebhook, allow_private: bool) -> Result<Checked> {
     let url = match input.url.as_deref() {
         Some(text) => url(&mut errors, text, allow_private),
         None => {
-            errors.add("url", "can't be blank");
+            if !input.wrong_types.has("url") {
+                errors.add("url", "can't be blank");
+            }
             String::new()
         }
     };

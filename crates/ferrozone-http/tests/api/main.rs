@@ -26,4 +26,5 @@ mod tokens;
 mod totp;
 mod users;
 mod web;
+mod webhooks;
 mod wire;
