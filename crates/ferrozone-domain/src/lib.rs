@@ -28,6 +28,7 @@ pub mod store;
 pub mod time;
 pub mod validate;
 pub mod vpn_session;
+pub mod webhook;
 
 pub use error::{DomainError, Errors};
 pub use model::{ApiToken, Device, Role, Session, User};

@@ -19,6 +19,7 @@ pub mod tokens;
 pub mod totp;
 pub mod user_directory;
 pub mod users;
+pub mod webhooks;
 
 use std::sync::Arc;
 

@@ -39,6 +39,9 @@ pub struct Settings {
     /// The provider lists the environment sets (empty where it sets none): in effect
     /// while nothing is stored, and always where `fixed` names the list.
     pub providers: ProviderLists,
+    /// Deliver webhooks to loopback, link-local and private addresses too
+    /// (`FERROZONE_WEBHOOK_ALLOW_PRIVATE`; see [`crate::webhook::address`]).
+    pub webhook_allow_private: bool,
 }
 
 /// How much password work the server takes on (docs/operations.md, "Throttling").
@@ -96,6 +99,7 @@ impl Settings {
             },
             fixed: Fixed::default(),
             providers: ProviderLists::default(),
+            webhook_allow_private: false,
         }
     }
 }

@@ -20,6 +20,7 @@ use crate::model::{
 };
 use crate::time::Timestamp;
 use crate::vpn_session::VpnSession;
+use crate::webhook::{Attempt, Progress, Webhook, WebhookInsert, WebhookLease, WebhookUpdate};
 
 /// Which devices a list returns, and how many.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -85,7 +86,7 @@ pub const STREAM_DEPTH: usize = 2;
 /// comes back as [`crate::DomainError::Invalid`] with the field and message the API shows;
 /// a database that cannot be reached as [`crate::DomainError::Unavailable`].
 #[async_trait]
-pub trait Store: UserDirectory + AuditLog {
+pub trait Store: UserDirectory + AuditLog + WebhookStore {
     /// Checks that the database answers.
     async fn ping(&self) -> Result<()>;
 
@@ -314,4 +315,41 @@ pub trait AuditLog: Send + Sync + 'static {
     async fn audit_head(&self) -> Result<AuditHead>;
     /// The events `query` selects, as stored (see [`EventRecord::decode`]).
     async fn audit_records(&self, query: &AuditQuery) -> Result<Vec<EventRecord>>;
+}
+
+/// Webhook endpoints and their delivery state ([`crate::webhook`]), a part of every
+/// [`Store`]. Creating, changing and deleting an endpoint appends its audit event in the
+/// same transaction, with the actor of [`crate::audit::context::current`].
+#[async_trait]
+pub trait WebhookStore: Send + Sync + 'static {
+    /// Inserts an endpoint whose cursor starts at the audit head: it receives the events
+    /// committed after it.
+    async fn insert_webhook(&self, webhook: &WebhookInsert) -> Result<Webhook>;
+    /// Every endpoint, oldest first.
+    async fn list_webhooks(&self) -> Result<Vec<Webhook>>;
+    async fn webhook_by_id(&self, id: Uuid) -> Result<Option<Webhook>>;
+    /// Applies `update`; `NotFound` when there is no such endpoint.
+    async fn update_webhook(&self, id: Uuid, update: &WebhookUpdate, now: Timestamp) -> Result<Webhook>;
+    /// Deletes an endpoint and its attempts; `false` when there was none.
+    async fn delete_webhook(&self, id: Uuid) -> Result<bool>;
+    /// The endpoint's last `limit` attempts, newest first.
+    async fn webhook_attempts(&self, id: Uuid, limit: u32) -> Result<Vec<Attempt>>;
+
+    /// Leases up to `limit` enabled endpoints that are due at `now`, have events after
+    /// their cursor and are not leased by anyone else, to `owner` until `until`.
+    async fn claim_webhooks(
+        &self,
+        owner: Uuid,
+        now: Timestamp,
+        until: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<WebhookLease>>;
+    /// Extends `owner`'s lease; `false` when it lost it (it expired and was taken).
+    async fn renew_webhook_lease(&self, id: Uuid, owner: Uuid, until: Timestamp) -> Result<bool>;
+    /// Records a step of delivery (the attempt, the cursor and the schedule) if `owner`
+    /// still holds the lease, keeping the last [`crate::webhook::KEPT_ATTEMPTS`] attempts;
+    /// `false` when it lost it.
+    async fn record_webhook_progress(&self, id: Uuid, owner: Uuid, progress: &Progress) -> Result<bool>;
+    /// Ends `owner`'s lease, so that the endpoint is due again at its next attempt time.
+    async fn release_webhook_lease(&self, id: Uuid, owner: Uuid) -> Result<()>;
 }

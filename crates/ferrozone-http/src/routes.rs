@@ -11,6 +11,7 @@ pub mod server;
 pub mod tokens;
 pub mod totp;
 pub mod users;
+pub mod webhooks;
 
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -28,4 +29,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(me::routes())
         .merge(totp::routes())
         .merge(server::routes())
+        .merge(webhooks::routes())
 }

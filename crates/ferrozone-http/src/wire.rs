@@ -11,6 +11,7 @@ mod reader;
 mod rules;
 mod tokens;
 mod users;
+mod webhooks;
 
 pub use reader::{Attr, Reader};
 
@@ -53,6 +54,7 @@ pub type DeviceEnvelope = Envelope<NewDevice>;
 pub type RuleEnvelope = Envelope<NewRule>;
 pub type TokenEnvelope = Envelope<NewToken>;
 pub type UserEnvelope = Envelope<NewUser>;
+pub type WebhookEnvelope = Envelope<ferrozone_domain::webhook::validate::NewWebhook>;
 
 impl<T: Described> Envelope<T> {
     fn attrs_name() -> String {

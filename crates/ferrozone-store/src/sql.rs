@@ -8,6 +8,7 @@
 pub(crate) mod audit;
 pub(crate) mod text;
 pub(crate) mod totp;
+pub(crate) mod webhooks;
 
 use ferrozone_domain::store::{DeviceQuery, Presence};
 

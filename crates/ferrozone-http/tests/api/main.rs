@@ -28,4 +28,5 @@ mod tokens;
 mod totp;
 mod users;
 mod web;
+mod webhooks;
 mod wire;

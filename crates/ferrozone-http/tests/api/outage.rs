@@ -158,6 +158,68 @@ impl AuditLog for Flaky {
     }
 }
 
+/// The webhook calls, each `self.inner.$name(args)` after `self.check("$name")`.
+mod webhook_calls {
+    use async_trait::async_trait;
+    use ferrozone_domain::error::Result;
+    use ferrozone_domain::store::WebhookStore;
+    use ferrozone_domain::webhook::{Attempt, Progress, Webhook, WebhookInsert, WebhookLease, WebhookUpdate};
+    use ferrozone_domain::Timestamp;
+    use uuid::Uuid;
+
+    use super::Flaky;
+
+    #[async_trait]
+    impl WebhookStore for Flaky {
+        async fn insert_webhook(&self, webhook: &WebhookInsert) -> Result<Webhook> {
+            self.check("insert_webhook")?;
+            self.inner.insert_webhook(webhook).await
+        }
+        async fn list_webhooks(&self) -> Result<Vec<Webhook>> {
+            self.check("list_webhooks")?;
+            self.inner.list_webhooks().await
+        }
+        async fn webhook_by_id(&self, id: Uuid) -> Result<Option<Webhook>> {
+            self.check("webhook_by_id")?;
+            self.inner.webhook_by_id(id).await
+        }
+        async fn update_webhook(&self, id: Uuid, update: &WebhookUpdate, now: Timestamp) -> Result<Webhook> {
+            self.check("update_webhook")?;
+            self.inner.update_webhook(id, update, now).await
+        }
+        async fn delete_webhook(&self, id: Uuid) -> Result<bool> {
+            self.check("delete_webhook")?;
+            self.inner.delete_webhook(id).await
+        }
+        async fn webhook_attempts(&self, id: Uuid, limit: u32) -> Result<Vec<Attempt>> {
+            self.check("webhook_attempts")?;
+            self.inner.webhook_attempts(id, limit).await
+        }
+        async fn claim_webhooks(
+            &self,
+            owner: Uuid,
+            now: Timestamp,
+            until: Timestamp,
+            limit: u32,
+        ) -> Result<Vec<WebhookLease>> {
+            self.check("claim_webhooks")?;
+            self.inner.claim_webhooks(owner, now, until, limit).await
+        }
+        async fn renew_webhook_lease(&self, id: Uuid, owner: Uuid, until: Timestamp) -> Result<bool> {
+            self.check("renew_webhook_lease")?;
+            self.inner.renew_webhook_lease(id, owner, until).await
+        }
+        async fn record_webhook_progress(&self, id: Uuid, owner: Uuid, progress: &Progress) -> Result<bool> {
+            self.check("record_webhook_progress")?;
+            self.inner.record_webhook_progress(id, owner, progress).await
+        }
+        async fn release_webhook_lease(&self, id: Uuid, owner: Uuid) -> Result<()> {
+            self.check("release_webhook_lease")?;
+            self.inner.release_webhook_lease(id, owner).await
+        }
+    }
+}
+
 /// Which store call fails (`"*"`: every one), and how; `None`: none.
 pub type Switch = Arc<Mutex<Option<(&'static str, Failure)>>>;
 

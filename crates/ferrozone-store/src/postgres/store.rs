@@ -45,6 +45,7 @@ mod import;
 mod sample;
 mod users_page;
 mod watch;
+mod webhooks;
 
 use watch::{CONFIGURATION_CHANNEL, PEERS_CHANNEL};
 

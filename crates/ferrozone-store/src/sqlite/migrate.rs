@@ -58,6 +58,7 @@ pub static MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0015_change_counters.sql"),
     },
     Migration { version: 16, name: "audit_events", sql: include_str!("../../migrations/sqlite/0016_audit_events.sql") },
+    Migration { version: 17, name: "webhooks", sql: include_str!("../../migrations/sqlite/0017_webhooks.sql") },
 ];
 
 /// Applies every migration newer than the database.

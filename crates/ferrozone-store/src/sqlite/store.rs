@@ -37,6 +37,7 @@ mod import;
 mod sample;
 mod users_page;
 mod watch;
+mod webhooks;
 use crate::columns::Columns;
 use crate::rows::{
     decode_all, Batcher, OidcConnectionRow, PointReads, SessionRow, SignInFlowRow, TokenAndDevice, TokenRow, UserRow,

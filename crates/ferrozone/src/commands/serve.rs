@@ -18,8 +18,8 @@ use crate::startup::open_domain_with_database;
 use crate::supervisor::Supervisor;
 
 /// Serves until SIGTERM or SIGINT (then `Ok`), or until one of its tasks ends unexpectedly
-/// (then an error naming it): the HTTP server, the data plane's loops, the session janitor
-/// and the OpenID Connect refresh job run under one [`Supervisor`].
+/// (then an error naming it): the HTTP server, the data plane's loops, the session janitor,
+/// the webhook delivery and the OpenID Connect refresh job run under one [`Supervisor`].
 pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
     let saml = std::sync::Arc::new(config.saml(&providers)?);
@@ -45,6 +45,8 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         watcher.watch_configuration().await;
         anyhow::bail!("the database was closed")
     });
+    let webhooks = ferrozone_webhooks::Worker::new(domain.webhook_outbox(), ferrozone_webhooks::Options::default())?;
+    tasks.spawn("webhook delivery", webhooks.run());
     let (tls, acme) = tls(config)?;
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;

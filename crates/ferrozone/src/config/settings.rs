@@ -285,6 +285,11 @@ pub struct Config {
     /// traffic to the gateway itself is not filtered).
     #[arg(long, global = true, env = "FERROZONE_EGRESS_DEFAULT_ACTION", value_enum, default_value = "accept")]
     pub egress_default_action: EgressDefaultAction,
+    /// Deliver webhooks to loopback, link-local and private addresses too (by default only
+    /// public addresses are called, checked on each address a receiver's name resolves to).
+    #[arg(long, global = true, env = "FERROZONE_WEBHOOK_ALLOW_PRIVATE", default_value_t = false,
+          action = clap::ArgAction::Set)]
+    pub webhook_allow_private: bool,
     /// Log format.
     #[arg(long, global = true, env = "FERROZONE_LOG_FORMAT", value_enum, default_value = "text")]
     pub log_format: LogFormat,
@@ -369,6 +374,7 @@ impl Config {
             session_hours: self.session_hours,
             sign_in_flows_per_address: self.sign_in_flows_per_address,
             passwords: self.password_limits(),
+            webhook_allow_private: self.webhook_allow_private,
         })
     }
 

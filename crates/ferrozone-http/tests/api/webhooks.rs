@@ -1,0 +1,74 @@
+//! `/v0/webhooks`: admins register endpoints; the secret is shown once and never again;
+//! bad input is a 422; each edit is an audit event naming the secret without its value.
+
+use axum::http::StatusCode;
+use ferrozone_domain::audit::AuditQuery;
+use serde_json::{json, Value};
+
+use crate::helpers::{TestApp, TestResponse};
+
+async fn create(app: &TestApp, attrs: Value) -> TestResponse {
+    app.post("/v0/webhooks", &app.admin, json!({ "webhook": attrs })).await
+}
+
+#[tokio::test]
+async fn an_endpoint_is_created_shown_updated_and_deleted_its_secret_shown_once() {
+    let app = TestApp::new().await;
+    let res = create(&app, json!({"url": "https://hooks.example.com/f", "events": ["device.", "user.deleted"]})).await;
+    let data = res.expect_status(StatusCode::CREATED).data().clone();
+    let secret = data["secret"].as_str().expect("the generated secret").to_owned();
+    assert!(secret.starts_with("whsec_") && secret.len() == 49, "{secret}");
+    // Pending: its own `webhook.created`, the first event after its cursor.
+    assert_eq!((&data["enabled"], &data["pending"], &data["last_attempt"]), (&json!(true), &json!(1), &Value::Null));
+    let location = res.header("location").expect("a location").to_owned();
+
+    let shown = app.get(&location, &app.admin).await.expect_status(StatusCode::OK).data().clone();
+    assert!(shown.get("secret").is_none(), "never shown again: {shown}");
+    assert_eq!(shown["events"], json!(["device.", "user.deleted"]));
+    assert_eq!(app.list("/v0/webhooks").await.len(), 1);
+    assert!(!app.get("/v0/webhooks", &app.admin).await.raw.windows(secret.len()).any(|w| w == secret.as_bytes()));
+
+    let updated = app.patch(&location, &app.admin, json!({"webhook": {"enabled": false, "rotate_secret": true}})).await;
+    let updated = updated.expect_status(StatusCode::OK).data().clone();
+    let rotated = updated["secret"].as_str().expect("the rotated secret");
+    assert!(rotated != secret && updated["enabled"] == json!(false) && updated["url"] == data["url"]);
+    let given = app.patch(&location, &app.admin, json!({"webhook": {"secret": "my own secret, long enough"}})).await;
+    assert!(given.expect_status(StatusCode::OK).data().get("secret").is_none(), "a given secret is not echoed");
+    app.get(&format!("{location}/attempts"), &app.admin).await.expect(StatusCode::OK, json!({"data": []}));
+
+    let deleted = app.delete(&location, &app.admin).await;
+    assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+    app.get(&location, &app.admin).await.expect_not_found();
+    app.get(&format!("{location}/attempts"), &app.admin).await.expect_not_found();
+    app.get("/v0/webhooks/not-a-uuid", &app.admin).await.expect_not_found();
+
+    let query = AuditQuery { after_seq: Some(0), limit: 100, ..AuditQuery::default() };
+    let records = app.store.audit_records(&query).await.expect("the audit log");
+    let actions: Vec<&str> = records.iter().map(|r| r.action.as_str()).collect();
+    assert_eq!(actions, ["webhook.created", "webhook.updated", "webhook.updated", "webhook.deleted"]);
+    for record in &records {
+        assert!(!record.changes.contains(&secret) && !record.changes.contains(rotated), "{}", record.changes);
+    }
+    assert!(records[0].changes.contains(r#"{"field":"secret","secret":true}"#), "{}", records[0].changes);
+}
+
+#[tokio::test]
+async fn bad_input_is_a_422_and_others_are_forbidden() {
+    let app = TestApp::new().await;
+    create(&app, json!({})).await.expect_errors(json!({"url": ["can't be blank"]}));
+    create(&app, json!({"url": "ftp://example.com/"}))
+        .await
+        .expect_errors(json!({"url": ["must be an http or https URL"]}));
+    let private = create(&app, json!({"url": "http://127.0.0.1:9000/hook"})).await;
+    private.expect_status(StatusCode::UNPROCESSABLE_ENTITY);
+    create(&app, json!({"url": "https://example.com/", "events": ["nothing.created"], "secret": "short"}))
+        .await
+        .expect_status(StatusCode::UNPROCESSABLE_ENTITY);
+    create(&app, json!({"url": 7, "enabled": "yes"}))
+        .await
+        .expect_errors(json!({"url": ["is invalid"], "enabled": ["is invalid"]}));
+    let (_, token) = app.user("bob@example.com", "unprivileged").await;
+    app.get("/v0/webhooks", &token).await.expect_forbidden();
+    app.post("/v0/webhooks", &token, json!({"webhook": {"url": "https://example.com/"}})).await.expect_forbidden();
+    assert!(app.list("/v0/webhooks").await.is_empty());
+}
