@@ -24,7 +24,8 @@ use crate::{reply, AppState};
         (name = "configuration", description = "Server-wide settings (Firezone's singleton)"),
         (name = "me", description = "The caller's own account (Ferrozone's own)"),
         (name = "totp", description = "Two-factor sign-in with an authenticator app (Ferrozone's own)"),
-        (name = "server", description = "This process: version, start-up settings, data plane (Ferrozone's own)"))
+        (name = "server", description = "This process: version, start-up settings, data plane (Ferrozone's own)"),
+        (name = "audit", description = "The audit log: who changed what, from where and when (Ferrozone's own)"))
 )]
 pub struct ApiDoc;
 

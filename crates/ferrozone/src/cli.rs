@@ -79,6 +79,16 @@ pub enum Command {
     Device(DeviceCommand),
     /// Who is online, and the state of the running server's data plane.
     Status,
+    /// Read the audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+/// `ferrozone audit …`
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// List audit events, newest first (secrets are named, never shown).
+    List(crate::commands::AuditListArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

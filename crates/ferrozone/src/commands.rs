@@ -1,6 +1,8 @@
 //! The subcommands.
 
 mod admin;
+mod audit_list;
+mod audit_retention;
 mod backup;
 mod device;
 mod explain;
@@ -12,7 +14,9 @@ mod user_edit;
 use clap::CommandFactory;
 use tracing::Instrument;
 
-use crate::cli::{Cli, Command};
+pub use audit_list::ListArgs as AuditListArgs;
+
+use crate::cli::{AuditCommand, Cli, Command};
 
 /// Runs the command; every log line of a command other than `serve` names the command
 /// line as the actor of what it writes (`actor=cli`), as a request's names its caller.
@@ -48,5 +52,6 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Device(cmd) => device::run(&cli.config, cmd).await,
         Command::Status => status::run(&cli.config).await,
+        Command::Audit(AuditCommand::List(args)) => audit_list::list(&cli.config, args).await,
     }
 }

@@ -27,3 +27,22 @@ impl Domain {
         Ok(AuditPage { events, next })
     }
 }
+
+/// The most events one retention transaction removes: a batch holds the head row (and so
+/// every write that records an event) only briefly.
+pub const PRUNE_BATCH: u32 = 1000;
+
+impl Domain {
+    /// Retention: removes every event recorded before `before`, oldest first, one batch
+    /// of at most [`PRUNE_BATCH`] per transaction. Returns how many were removed.
+    pub async fn prune_audit_log(&self, before: crate::time::Timestamp) -> Result<u64> {
+        let mut removed = 0;
+        loop {
+            let batch = self.store().prune_audit_events(before, PRUNE_BATCH).await?;
+            removed += batch;
+            if batch < u64::from(PRUNE_BATCH) {
+                return Ok(removed);
+            }
+        }
+    }
+}

@@ -297,6 +297,9 @@ pub struct Config {
     /// HTTPS: certificate files, the redirect listener, Strict-Transport-Security.
     #[command(flatten)]
     pub tls: super::tls::Tls,
+    /// The audit log's retention.
+    #[command(flatten)]
+    pub audit: super::audit::AuditSettings,
 }
 
 impl Config {
