@@ -122,6 +122,7 @@ async fn check_password(
         }
         Ok(None) => {
             sign_in_refused(address, SignInMethod::Password, "wrong_password", email);
+            app.domain.record_refused_sign_in(email, "password", "bad_password", address.to_string()).await;
             Ok(PasswordSignIn::Refused)
         }
         Err(DomainError::Busy(_)) => {

@@ -2,7 +2,7 @@
 //! `ferrozone audit list` all page through it here, an admin's to read.
 
 use super::{Domain, Principal};
-use crate::audit::{AuditEvent, AuditQuery};
+use crate::audit::{context, Actor, AuditEvent, AuditQuery, Change, NewAuditEvent, Subject};
 use crate::error::Result;
 
 /// One page of events, newest first (or oldest first with `after_seq`).
@@ -43,6 +43,42 @@ impl Domain {
             if batch < u64::from(PRUNE_BATCH) {
                 return Ok(removed);
             }
+        }
+    }
+}
+
+/// The most characters of a typed account a refused sign-in's event keeps.
+const MAX_RECORDED_ACCOUNT: usize = 254;
+
+impl Domain {
+    /// Records a refused sign-in (`user.sign_in_refused`, by nobody known) of `account`
+    /// (the email typed) by `method` (`password`, `totp`, ...) from `client_address`. The
+    /// subject is the user when the account exists, else the typed account is kept (cut
+    /// short). `reason` is refined from the account: `unknown_account` or `disabled` rather
+    /// than the caller's guess. Called only for attempts the sign-in throttle let through.
+    /// A failure to record is logged: the refusal stands either way.
+    pub async fn record_refused_sign_in(&self, account: &str, method: &str, reason: &str, client_address: String) {
+        let user = self.user_with_email(account).await.ok().flatten();
+        let reason = match &user {
+            None => "unknown_account",
+            Some(user) if user.disabled_at.is_some() => "disabled",
+            Some(_) => reason,
+        };
+        let mut changes = vec![
+            Change::value("method", None, Some(method.into())),
+            Change::value("reason", None, Some(reason.into())),
+        ];
+        if user.is_none() {
+            let typed: String = account.chars().take(MAX_RECORDED_ACCOUNT).collect();
+            changes.push(Change::value("account", None, Some(typed.into())));
+        }
+        let subject = Subject { kind: "user".into(), id: user.map(|u| u.id.to_string()) };
+        let mut origin = context::current().origin;
+        origin.client_address = Some(client_address);
+        let event =
+            NewAuditEvent::new(Actor::anonymous(), "user.sign_in_refused", subject, origin).with_changes(changes);
+        if let Err(e) = self.store().append_audit_events(&[event]).await {
+            tracing::warn!(error = %e, "recording a refused sign-in failed");
         }
     }
 }

@@ -102,3 +102,32 @@ async fn others_are_refused_and_bad_parameters_are_400() {
     let page = page.expect_status(StatusCode::OK).body.clone();
     assert_eq!(page, json!({"data": [], "metadata": {"limit": 500, "next_page_cursor": null}}));
 }
+
+#[tokio::test]
+async fn refused_password_sign_ins_are_recorded_until_the_throttle_refuses_them() {
+    use crate::signin::{password_user, Browser};
+    let app = TestApp::new().await;
+    let pat = password_user(&app, "pat@example.com", "admin").await;
+    let mut guesser = Browser::on(app.router.clone(), "192.0.2.44:1");
+    for _ in 0..7 {
+        guesser.sign_in("pat@example.com", "wrong password entirely", "").await;
+    }
+    guesser.sign_in("nobody@example.com", "wrong password entirely", "").await;
+
+    let page = app.get("/v0/audit_events?action=user.sign_in_refused&limit=100", &app.admin).await;
+    let events = page.expect_status(StatusCode::OK).body["data"].as_array().unwrap().clone();
+    assert_eq!(events.len(), 6, "five guesses let through for pat, one for nobody: {events:?}");
+    let unknown = &events[0];
+    assert_eq!(unknown["actor"]["kind"], "anonymous");
+    assert_eq!(unknown["subject"], json!({"kind": "user", "id": null}));
+    assert!(unknown["changes"]
+        .as_array()
+        .unwrap()
+        .contains(&json!({"field": "account", "after": "nobody@example.com"})));
+    let known = &events[1];
+    assert_eq!(known["subject"]["id"], json!(pat));
+    assert_eq!(known["origin"]["client_address"], "192.0.2.44");
+    let changes = known["changes"].as_array().unwrap();
+    assert!(changes.contains(&json!({"field": "method", "after": "password"})));
+    assert!(changes.contains(&json!({"field": "reason", "after": "bad_password"})));
+}
