@@ -3,6 +3,7 @@
 
 pub mod account;
 pub mod adding_devices;
+pub mod audit_log;
 pub mod configuration;
 pub mod console;
 pub mod dataplane;

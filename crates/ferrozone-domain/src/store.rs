@@ -311,6 +311,11 @@ pub trait UserDirectory: Send + Sync + 'static {
 pub trait AuditLog: Send + Sync + 'static {
     /// Appends `events`, in order, in one transaction of their own.
     async fn append_audit_events(&self, events: &[NewAuditEvent]) -> Result<()>;
+    /// Retention: removes up to `max` of the oldest events recorded before `before`, oldest
+    /// first, and moves the head's `pruned_seq`/`pruned_hash` to the last one removed, in
+    /// one transaction (verification then starts after it). Stops at the first event to
+    /// keep. Returns how many were removed (0: nothing to do).
+    async fn prune_audit_events(&self, before: Timestamp, max: u32) -> Result<u64>;
     /// The chain's head.
     async fn audit_head(&self) -> Result<AuditHead>;
     /// The events `query` selects, as stored (see [`EventRecord::decode`]).

@@ -34,6 +34,12 @@ impl Timestamp {
     pub const fn plus_days(self, days: i64) -> Self {
         self.plus_secs(days.saturating_mul(86_400))
     }
+
+    /// An RFC 3339 time with any offset (`2026-11-22T10:04:05Z`, `…+02:00`), as query
+    /// parameters and command flags take it; `None` when `text` is not one.
+    pub fn parse_rfc3339(text: &str) -> Option<Self> {
+        DateTime::parse_from_rfc3339(text.trim()).ok().map(|t| Self(t.timestamp_micros()))
+    }
 }
 
 impl fmt::Display for Timestamp {

@@ -25,7 +25,8 @@ use crate::{reply, AppState};
         (name = "me", description = "The caller's own account (Ferrozone's own)"),
         (name = "totp", description = "Two-factor sign-in with an authenticator app (Ferrozone's own)"),
         (name = "server", description = "This process: version, start-up settings, data plane (Ferrozone's own)"),
-        (name = "webhooks", description = "Endpoints that receive the audit events, signed (Ferrozone's own)"))
+        (name = "webhooks", description = "Endpoints that receive the audit events, signed (Ferrozone's own)"),
+        (name = "audit", description = "The audit log: who changed what, from where and when (Ferrozone's own)"))
 )]
 pub struct ApiDoc;
 

@@ -1,6 +1,7 @@
 //! Route tables. Routes are registered through `utoipa_axum`, so a route cannot exist
 //! without its entry in the OpenAPI document.
 
+pub mod audit;
 pub mod configuration;
 pub mod cursor;
 pub mod devices;
@@ -30,4 +31,5 @@ pub fn api() -> OpenApiRouter<AppState> {
         .merge(totp::routes())
         .merge(server::routes())
         .merge(webhooks::routes())
+        .merge(audit::routes())
 }

@@ -126,6 +126,7 @@ async fn check_password(
         Ok(None) => {
             sign_in_refused(address, SignInMethod::Password, "wrong_password", email);
             sign_ins::sign_in(sign_ins::Method::Password, Outcome::Refused);
+            app.domain.record_refused_sign_in(email, "password", "bad_password", address.to_string()).await;
             Ok(PasswordSignIn::Refused)
         }
         Err(DomainError::Busy(_)) => {

@@ -90,6 +90,8 @@ pub enum AuditCommand {
     /// Check that no event was edited, deleted or reordered (with the secret key); exit
     /// status 1 names the first event that breaks the chain.
     Verify,
+    /// List audit events, newest first (secrets are named, never shown).
+    List(crate::commands::AuditListArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -2,6 +2,8 @@
 
 mod admin;
 mod audit;
+mod audit_list;
+mod audit_retention;
 mod backup;
 mod device;
 mod explain;
@@ -13,6 +15,8 @@ mod user_edit;
 use clap::CommandFactory;
 use ferrozone_domain::audit::{context, Actor, Origin};
 use tracing::Instrument;
+
+pub use audit_list::ListArgs as AuditListArgs;
 
 use crate::cli::{Cli, Command};
 

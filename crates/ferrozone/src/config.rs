@@ -7,6 +7,7 @@
 
 pub mod acme;
 mod admin;
+mod audit;
 mod env;
 mod firezone;
 mod fixed;
@@ -17,6 +18,7 @@ mod settings;
 mod tls;
 mod warnings;
 
+pub use audit::Retention;
 pub use env::prepare_environment;
 pub use fixed::flags;
 pub use report::report;

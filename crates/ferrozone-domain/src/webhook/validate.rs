@@ -21,9 +21,10 @@ pub const MAX_ERROR_LEN: usize = 500;
 /// A generated secret's prefix, so that a leaked one is recognisable.
 pub const SECRET_PREFIX: &str = "whsec_";
 
-/// The kinds of subject events are about; an event filter names one of them.
+/// The first word of every action the audit log records (docs/api.md section 8, "Audit
+/// events: what is recorded"); an event filter names one of them.
 pub const SUBJECT_KINDS: &[&str] =
-    &["user", "device", "token", "session", "rule", "configuration", "provider", "webhook", "audit"];
+    &["user", "device", "token", "session", "rule", "configuration", "totp", "oidc_connection", "import", "webhook"];
 
 /// A new endpoint as asked for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

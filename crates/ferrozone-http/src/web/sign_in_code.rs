@@ -202,7 +202,10 @@ pub(crate) async fn throttled<T>(
     let outcome = check.await;
     match &outcome {
         Ok(Some(_)) => app.web.throttle.succeeded(&account, address),
-        Ok(None) => sign_in_refused(address, SignInMethod::Totp, "wrong_code", &user.email),
+        Ok(None) => {
+            sign_in_refused(address, SignInMethod::Totp, "wrong_code", &user.email);
+            app.domain.record_refused_sign_in(&user.email, "totp", "bad_code", address.to_string()).await;
+        }
         Err(_) => app.web.throttle.release(&account, address),
     }
     outcome.map(Ok)

@@ -9,6 +9,7 @@ mod account;
 mod add_device;
 mod admin_console;
 mod admin_users;
+mod audit;
 mod audit_events;
 mod auth;
 mod configuration;

@@ -148,6 +148,10 @@ impl AuditLog for Flaky {
         self.check("append_audit_events")?;
         self.inner.append_audit_events(events).await
     }
+    async fn prune_audit_events(&self, before: Timestamp, max: u32) -> Result<u64> {
+        self.check("prune_audit_events")?;
+        self.inner.prune_audit_events(before, max).await
+    }
     async fn audit_head(&self) -> Result<AuditHead> {
         self.check("audit_head")?;
         self.inner.audit_head().await

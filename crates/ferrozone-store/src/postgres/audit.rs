@@ -40,6 +40,22 @@ pub(crate) async fn append(tx: &mut PgConnection, key: &AuditKey, event: &NewAud
     Ok(())
 }
 
+/// Removes up to `max` of the oldest events older than `before_micros`, and moves the
+/// head's pruned mark to the last one removed, inside the caller's transaction. The head
+/// row is locked first, as an append does: pruners and appenders in every process take
+/// turns, and a second pruner reads the events the first one left. Returns how many were
+/// removed.
+pub(crate) async fn prune(tx: &mut PgConnection, before_micros: i64, max: u32) -> Result<u64> {
+    const CONTEXT: &str = "prune audit events";
+    sqlx::query(LOCK_HEAD).execute(&mut *tx).await.or_db(CONTEXT)?;
+    let oldest: Vec<sql::Oldest> =
+        sqlx::query_as(sql::OLDEST).bind(i64::from(max)).fetch_all(&mut *tx).await.or_db(CONTEXT)?;
+    let Some((seq, _, hash)) = sql::prune_end(&oldest, before_micros) else { return Ok(0) };
+    let removed = sqlx::query(sql::DELETE_THROUGH).bind(seq).execute(&mut *tx).await.or_db(CONTEXT)?;
+    sqlx::query(sql::MOVE_PRUNED).bind(seq).bind(hash).execute(&mut *tx).await.or_db(CONTEXT)?;
+    Ok(removed.rows_affected())
+}
+
 pub(crate) async fn head(conn: &mut PgConnection) -> Result<AuditHead> {
     sqlx::query(sql::HEAD).try_map(head_row).fetch_one(conn).await.or_db("read the audit head")
 }

@@ -14,6 +14,24 @@ pub(crate) const HEAD: &str = "SELECT last_seq, last_hash, pruned_seq, pruned_ha
 
 pub(crate) const MOVE_HEAD: &str = "UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1";
 
+/// Retention's candidates: the oldest kept events, a batch at most ($1), in seq order.
+pub(crate) const OLDEST: &str = "SELECT seq, at, hash FROM audit_events ORDER BY seq ASC LIMIT $1";
+
+pub(crate) const DELETE_THROUGH: &str = "DELETE FROM audit_events WHERE seq <= $1";
+
+pub(crate) const MOVE_PRUNED: &str = "UPDATE audit_head SET pruned_seq = $1, pruned_hash = $2 WHERE id = 1";
+
+/// One of [`OLDEST`]'s rows: an event's seq, time (micros) and hash.
+pub(crate) type Oldest = (i64, i64, Vec<u8>);
+
+/// The last event retention removes from `oldest` (in seq order): the end of the run of
+/// events older than `before_micros` that starts the log. Removal stops at the first newer
+/// event, even when older ones follow it (their times need not follow commit order), so
+/// the kept events always continue the chain from the head's `pruned_seq`.
+pub(crate) fn prune_end(oldest: &[Oldest], before_micros: i64) -> Option<&Oldest> {
+    oldest.iter().take_while(|(_, at, _)| *at < before_micros).last()
+}
+
 /// A value bound to a `$n` of [`select`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Param {
@@ -92,6 +110,15 @@ mod tests {
             params,
             [Param::Int(7), Param::Text("device.".into()), Param::Text("device/".into()), Param::Int(10)]
         );
+    }
+
+    #[test]
+    fn pruning_stops_at_the_first_event_to_keep() {
+        let oldest = [(1, 10, vec![1]), (2, 30, vec![2]), (3, 20, vec![3])];
+        assert_eq!(prune_end(&oldest, 25), Some(&oldest[0]));
+        assert_eq!(prune_end(&oldest, 31), Some(&oldest[2]));
+        assert_eq!(prune_end(&oldest, 10), None);
+        assert_eq!(prune_end(&[], 10), None);
     }
 
     #[test]

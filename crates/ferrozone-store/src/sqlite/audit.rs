@@ -38,6 +38,23 @@ pub(crate) fn append(conn: &Connection, key: &AuditKey, event: &NewAuditEvent) -
     Ok(())
 }
 
+/// Removes up to `max` of the oldest events older than `before_micros`, and moves the
+/// head's pruned mark to the last one removed, inside the caller's (writer) transaction.
+/// Returns how many were removed.
+pub(crate) fn prune(conn: &Connection, before_micros: i64, max: u32) -> Result<u64> {
+    const CONTEXT: &str = "prune audit events";
+    let oldest: Vec<sql::Oldest> = prepare(conn, sql::OLDEST)
+        .and_then(|mut stmt| {
+            let rows = stmt.query_map([i64::from(max)], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?;
+            rows.collect()
+        })
+        .or_db(CONTEXT)?;
+    let Some((seq, _, hash)) = sql::prune_end(&oldest, before_micros) else { return Ok(0) };
+    let removed = prepare(conn, sql::DELETE_THROUGH).and_then(|mut stmt| stmt.execute([seq])).or_db(CONTEXT)?;
+    prepare(conn, sql::MOVE_PRUNED).and_then(|mut stmt| stmt.execute(params![seq, hash])).or_db(CONTEXT)?;
+    Ok(removed as u64)
+}
+
 pub(crate) fn head(conn: &Connection) -> rusqlite::Result<AuditHead> {
     prepare(conn, sql::HEAD)?.query_row([], |row| {
         Ok(AuditHead {

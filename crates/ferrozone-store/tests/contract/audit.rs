@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use ferrozone_domain::audit::{self, Actor, ActorKind, AuditQuery, Change, NewAuditEvent, Origin, Subject};
+use ferrozone_domain::Timestamp;
 use serde_json::json;
 use uuid::Uuid;
 
@@ -88,4 +89,75 @@ async fn reads_filter_by_actor_subject_and_action_and_page_newest_first() {
     assert_eq!(seqs(db.store.audit_records(&next_page).await.unwrap()), [2, 1]);
     let after = AuditQuery { after_seq: Some(2), limit: 10, ..AuditQuery::default() };
     assert_eq!(seqs(db.store.audit_records(&after).await.unwrap()), [3, 4]);
+}
+
+fn at(event: NewAuditEvent, micros: i64) -> NewAuditEvent {
+    NewAuditEvent { at: Timestamp::from_micros(micros), ..event }
+}
+
+#[tokio::test]
+async fn pruning_removes_the_oldest_in_batches_and_the_rest_still_verifies() {
+    let db = db().await;
+    let events: Vec<_> =
+        (1..=5).map(|i| at(event(Actor::cli(), "device.created", &format!("d{i}")), i * 1000)).collect();
+    db.store.append_audit_events(&events).await.unwrap();
+    let before_pruning = db.store.audit_records(&every(10)).await.unwrap();
+
+    // Events at 1000, 2000 and 3000 are older than 3500: a batch of two takes the first two.
+    assert_eq!(db.store.prune_audit_events(Timestamp::from_micros(3500), 2).await.unwrap(), 2);
+    let head = db.store.audit_head().await.unwrap();
+    assert_eq!((head.pruned_seq, head.pruned_hash.to_vec()), (2, before_pruning[1].hash.clone()));
+    let kept = db.store.audit_records(&every(10)).await.unwrap();
+    assert_eq!(kept.iter().map(|r| r.seq).collect::<Vec<_>>(), [3, 4, 5]);
+    let verified = audit::verify(&audit::AuditKey::unkeyed(), &head, &kept).unwrap();
+    assert_eq!((verified.events, verified.first), (3, Some(3)));
+
+    assert_eq!(db.store.prune_audit_events(Timestamp::from_micros(3500), 1000).await.unwrap(), 1);
+    assert_eq!(db.store.prune_audit_events(Timestamp::from_micros(3500), 1000).await.unwrap(), 0, "nothing older");
+    let head = db.store.audit_head().await.unwrap();
+    assert_eq!(head.pruned_seq, 3);
+
+    // New events chain on after pruning, and everything kept verifies from the new start.
+    db.store.append_audit_events(&[event(Actor::cli(), "user.updated", "u1")]).await.unwrap();
+    let head = db.store.audit_head().await.unwrap();
+    let kept = db.store.audit_records(&every(10)).await.unwrap();
+    assert_eq!(audit::verify(&audit::AuditKey::unkeyed(), &head, &kept).unwrap().events, 3);
+}
+
+#[tokio::test]
+async fn pruning_an_empty_or_young_log_is_a_no_op() {
+    let db = db().await;
+    assert_eq!(db.store.prune_audit_events(Timestamp::now(), 1000).await.unwrap(), 0);
+    assert_eq!(db.store.audit_head().await.unwrap(), audit::AuditHead::EMPTY);
+
+    db.store.append_audit_events(&[event(Actor::cli(), "device.created", "d1")]).await.unwrap();
+    let head = db.store.audit_head().await.unwrap();
+    assert_eq!(db.store.prune_audit_events(Timestamp::from_micros(0), 1000).await.unwrap(), 0);
+    assert_eq!(db.store.audit_head().await.unwrap(), head);
+}
+
+#[tokio::test]
+async fn pruners_racing_each_other_and_appends_keep_one_chain() {
+    let db = db().await;
+    let events: Vec<_> = (1..=30).map(|i| at(event(Actor::cli(), "device.created", &format!("d{i}")), i)).collect();
+    db.store.append_audit_events(&events).await.unwrap();
+    let tasks: Vec<_> = (0..6)
+        .map(|i| {
+            let store = Arc::clone(&db.store);
+            tokio::spawn(async move {
+                if i % 2 == 0 {
+                    store.prune_audit_events(Timestamp::from_micros(21), 4).await.map(|_| ())
+                } else {
+                    store.append_audit_events(&[event(Actor::cli(), "user.updated", "u")]).await
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap().unwrap();
+    }
+    let head = db.store.audit_head().await.unwrap();
+    assert_eq!((head.pruned_seq, head.last_seq), (12, 33));
+    let kept = db.store.audit_records(&every(100)).await.unwrap();
+    assert_eq!(audit::verify(&audit::AuditKey::unkeyed(), &head, &kept).unwrap().events, 21);
 }

@@ -14,6 +14,7 @@ const PAGE: u32 = 1000;
 pub async fn run(config: &Config, cmd: AuditCommand) -> anyhow::Result<()> {
     match cmd {
         AuditCommand::Verify => verify(config).await,
+        AuditCommand::List(args) => super::audit_list::list(config, args).await,
     }
 }
 

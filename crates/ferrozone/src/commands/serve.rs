@@ -40,6 +40,9 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     }
     let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
     tasks.spawn("session janitor", as_system(janitor(domain.clone())));
+    if let Some(retention) = config.audit.audit_retention {
+        tasks.spawn("audit retention", as_system(super::audit_retention::run(domain.clone(), retention)));
+    }
     let watcher = domain.clone();
     tasks.spawn("configuration reload", async move {
         watcher.watch_configuration().await;

@@ -305,6 +305,9 @@ pub struct Config {
     /// Prometheus metrics: the scraper's token, the metrics listener.
     #[command(flatten)]
     pub monitoring: super::monitoring::Monitoring,
+    /// The audit log's retention.
+    #[command(flatten)]
+    pub audit: super::audit::AuditSettings,
 }
 
 impl Config {

@@ -174,3 +174,16 @@ async fn status_reports_the_running_servers_data_plane_or_that_none_answers() {
     let shown = status(&listen);
     assert!(shown.contains(&format!("server: not answering at {listen}")), "{shown}");
 }
+
+#[test]
+fn audit_list_checks_its_filters_and_prints_nothing_for_an_empty_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = run(dir.path(), &["audit", "list", "--json", "--action", "nothing."]);
+    assert!(empty.status.success(), "{}", stderr(&empty));
+    assert_eq!(stdout(&empty), "");
+    assert_error(&run(dir.path(), &["audit", "list", "--user", "nobody@example.com"]), "no user nobody@example.com");
+    for bad in [["--limit", "0"], ["--limit", "501"], ["--since", "soon"], ["--actor-kind", "robot"]] {
+        let out = run(dir.path(), &["audit", "list", bad[0], bad[1]]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", stderr(&out));
+    }
+}

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use ferrozone_domain::audit::{AuditHead, AuditQuery, EventRecord, NewAuditEvent};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::store::AuditLog;
+use ferrozone_domain::Timestamp;
 
 use super::super::audit;
 use super::super::errors::OrDb;
@@ -20,6 +21,18 @@ impl AuditLog for PgStore {
                 audit::append(&mut tx, &db.audit_key, event).await?;
             }
             tx.commit().await.or_db("commit audit events")
+        })
+        .await
+    }
+
+    async fn prune_audit_events(&self, before: Timestamp, max: u32) -> Result<u64> {
+        let db = self.clone();
+        // To completion, as an append: the head stays locked until the commit.
+        to_completion(async move {
+            let mut tx = db.pool.begin().await.or_db("begin a write transaction")?;
+            let removed = audit::prune(&mut tx, before.micros(), max).await?;
+            tx.commit().await.or_db("commit pruned audit events")?;
+            Ok(removed)
         })
         .await
     }

@@ -4,6 +4,7 @@ use async_trait::async_trait;
 use ferrozone_domain::audit::{AuditHead, AuditQuery, EventRecord, NewAuditEvent};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::store::AuditLog;
+use ferrozone_domain::Timestamp;
 
 use super::super::audit;
 use super::SqliteStore;
@@ -13,6 +14,10 @@ impl AuditLog for SqliteStore {
     async fn append_audit_events(&self, events: &[NewAuditEvent]) -> Result<()> {
         let (events, key) = (events.to_vec(), self.inner.audit_key.clone());
         self.write(move |tx| events.iter().try_for_each(|event| audit::append(tx.conn(), &key, event))).await
+    }
+
+    async fn prune_audit_events(&self, before: Timestamp, max: u32) -> Result<u64> {
+        self.write(move |tx| audit::prune(tx.conn(), before.micros(), max)).await
     }
 
     async fn audit_head(&self) -> Result<AuditHead> {
