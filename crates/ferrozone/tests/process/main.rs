@@ -19,3 +19,4 @@ mod postgres_restart;
 mod shared_postgres;
 mod supervision;
 mod tls;
+mod webhooks;
