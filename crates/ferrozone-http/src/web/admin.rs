@@ -2,6 +2,7 @@
 //! settings. Each page takes an [`AdminViewer`](super::viewer::AdminViewer) (an
 //! unprivileged user gets a 403 page) and calls the domain's use cases, never `/v0`.
 
+mod audit;
 mod devices;
 mod hints;
 mod settings;
@@ -24,6 +25,7 @@ pub fn routes() -> Router<AppState> {
         .merge(devices::routes())
         .merge(settings::routes())
         .merge(tokens::routes())
+        .merge(audit::routes())
 }
 
 /// The console's first page.

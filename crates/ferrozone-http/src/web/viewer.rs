@@ -39,6 +39,7 @@ pub enum Section {
     AdminDevices,
     AdminSettings,
     AdminTokens,
+    AdminAudit,
 }
 
 /// What the navigation of a signed-in page shows (templates/nav.html): the sections (the
