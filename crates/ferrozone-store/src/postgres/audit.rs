@@ -77,9 +77,9 @@ pub(crate) async fn select(conn: &mut PgConnection, query: &AuditQuery) -> Resul
 fn head_row(row: PgRow) -> sqlx::Result<AuditHead> {
     Ok(AuditHead {
         last_seq: row.try_get(0)?,
-        last_hash: hash32(row.try_get(1)?),
+        last_hash: sql::hash32(row.try_get(1)?),
         pruned_seq: row.try_get(2)?,
-        pruned_hash: hash32(row.try_get(3)?),
+        pruned_hash: sql::hash32(row.try_get(3)?),
     })
 }
 
@@ -100,10 +100,4 @@ fn record(row: PgRow) -> sqlx::Result<EventRecord> {
         prev_hash: row.try_get(12)?,
         hash: row.try_get(13)?,
     })
-}
-
-/// A stored hash; one of another length (an edited head) reads as zeros, which no chain
-/// ends with, so verification reports it.
-fn hash32(bytes: Vec<u8>) -> [u8; 32] {
-    bytes.try_into().unwrap_or([0; 32])
 }

@@ -59,9 +59,9 @@ pub(crate) fn head(conn: &Connection) -> rusqlite::Result<AuditHead> {
     prepare(conn, sql::HEAD)?.query_row([], |row| {
         Ok(AuditHead {
             last_seq: row.get(0)?,
-            last_hash: hash32(row.get(1)?),
+            last_hash: sql::hash32(row.get(1)?),
             pruned_seq: row.get(2)?,
-            pruned_hash: hash32(row.get(3)?),
+            pruned_hash: sql::hash32(row.get(3)?),
         })
     })
 }
@@ -100,10 +100,4 @@ fn record(row: &rusqlite::Row<'_>) -> rusqlite::Result<EventRecord> {
         prev_hash: row.get(12)?,
         hash: row.get(13)?,
     })
-}
-
-/// A stored hash; one of another length (an edited head) reads as zeros, which no chain
-/// ends with, so verification reports it.
-fn hash32(bytes: Vec<u8>) -> [u8; 32] {
-    bytes.try_into().unwrap_or([0; 32])
 }
