@@ -5,7 +5,7 @@
 // scripts/browser-test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, screenshots } from './harness.mjs';
+import { start, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, screenshots, sessionApi } from './harness.mjs';
 
 let base, browser, stop;
 
@@ -17,13 +17,8 @@ after(async () => {
   await stop?.();
 });
 
-/// `/v0` as the signed-in admin of `page` (its session cookie and CSRF token).
-async function api(page, method, path, data) {
-  const csrf = await page.locator('meta[name="csrf-token"]').getAttribute('content');
-  const res = await page.request.fetch(`${base}${path}`, { method, data, headers: { 'x-csrf-token': csrf } });
-  assert.ok(res.ok(), `${method} ${path}: ${res.status()} ${await res.text()}`);
-  return res.status() === 204 ? null : res.json();
-}
+/// `/v0` as the signed-in admin of `page`.
+const api = (page, method, path, data) => sessionApi(page, base, method, path, data);
 
 test('changes appear with their author and fields, and the filter narrows them', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });

@@ -145,3 +145,12 @@ export async function screenshots(page, name) {
   }
   if (viewport) await page.setViewportSize(viewport);
 }
+
+/// `/v0` as the signed-in user of `page` (its session cookie and CSRF token); the JSON
+/// answer, or `null` for a 204. A non-2xx answer fails the test.
+export async function sessionApi(page, base, method, path, data) {
+  const csrf = await page.locator('meta[name="csrf-token"]').getAttribute('content');
+  const res = await page.request.fetch(`${base}${path}`, { method, data, headers: { 'x-csrf-token': csrf } });
+  assert.ok(res.ok(), `${method} ${path}: ${res.status()} ${await res.text()}`);
+  return res.status() === 204 ? null : res.json();
+}
