@@ -353,7 +353,8 @@ pub trait WebhookStore: Send + Sync + 'static {
     async fn renew_webhook_lease(&self, id: Uuid, owner: Uuid, until: Timestamp) -> Result<bool>;
     /// Records a step of delivery (the attempt, the cursor and the schedule) if `owner`
     /// still holds the lease, keeping the last [`crate::webhook::KEPT_ATTEMPTS`] attempts;
-    /// `false` when it lost it.
+    /// `false` when it lost it, or when the step would move the cursor back (it was
+    /// computed from a cursor that has moved on): nothing is recorded then.
     async fn record_webhook_progress(&self, id: Uuid, owner: Uuid, progress: &Progress) -> Result<bool>;
     /// Ends `owner`'s lease, so that the endpoint is due again at its next attempt time.
     async fn release_webhook_lease(&self, id: Uuid, owner: Uuid) -> Result<()>;

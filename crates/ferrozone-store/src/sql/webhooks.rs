@@ -46,8 +46,11 @@ pub(crate) const RENEW: &str = "UPDATE webhooks SET lease_until = $3 WHERE id = 
 pub(crate) const RELEASE: &str =
     "UPDATE webhooks SET lease_owner = NULL, lease_until = 0 WHERE id = $1 AND lease_owner = $2";
 
+/// A step of `$2`'s delivery to endpoint `$1`. Refused when `$2` lost the lease, and when it
+/// would move the cursor back: a step computed from a cursor that has moved on since (by
+/// another delivery of the same process, which took the expired lease again) is stale.
 pub(crate) const PROGRESS: &str = "UPDATE webhooks SET delivered_seq = $3, next_attempt_at = $4, \
-     failing_since = $5, attempts = $6 WHERE id = $1 AND lease_owner = $2";
+     failing_since = $5, attempts = $6 WHERE id = $1 AND lease_owner = $2 AND delivered_seq <= $3";
 
 pub(crate) const LAST_ATTEMPT: &str =
     "UPDATE webhooks SET last_attempt_at = $2, last_outcome = $3, last_status = $4 WHERE id = $1";
