@@ -20,3 +20,4 @@ mod streams;
 mod support;
 mod tokens;
 mod users;
+mod webhooks;
