@@ -21,7 +21,6 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use self::caps::{Caps, RateLog};
-pub use self::hsts::hsts;
 pub use self::tls::{certificate_names, CertificateError, CertificateFiles, Tls, ACME_TLS_ALPN};
 
 /// How long an accept that failed for want of resources (EMFILE, ENOBUFS) waits before the

@@ -45,7 +45,7 @@ pub async fn serve(connection: Connection, app: Router, limits: Arc<Limits>, mut
     let _ = stream.set_nodelay(true);
     let io = Watched::new(stream, activity.clone());
     let Some(tls) = tls else {
-        return serve_http(io, remote, app, limits, activity, close).await;
+        return serve_http(io, remote, Served { app, limits, hsts: None }, activity, close).await;
     };
     let handshake = tokio::select! {
         stream = tls.accept(io) => stream,
@@ -57,7 +57,7 @@ pub async fn serve(connection: Connection, app: Router, limits: Arc<Limits>, mut
         _ = close.changed() => None,
     };
     if let Some(stream) = handshake {
-        serve_http(stream, remote, app, limits, activity, close).await;
+        serve_http(stream, remote, Served { app, limits, hsts: Some(tls.hsts.clone()) }, activity, close).await;
     }
 }
 
@@ -66,17 +66,17 @@ pub async fn serve(connection: Connection, app: Router, limits: Arc<Limits>, mut
 async fn serve_http<S>(
     io: S,
     remote: SocketAddr,
-    app: Router,
-    limits: Arc<Limits>,
+    served: Served,
     activity: Arc<Activity>,
     mut close: watch::Receiver<()>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let io = TokioIo::new(io);
+    let limits = served.limits.clone();
     let service = {
-        let (activity, limits) = (activity.clone(), limits.clone());
-        hyper::service::service_fn(move |req| handle(req, remote, app.clone(), limits.clone(), activity.clone()))
+        let activity = activity.clone();
+        hyper::service::service_fn(move |req| handle(req, remote, served.clone(), activity.clone()))
     };
     // hyper's own head timeout, a backstop: ours (in `Activity`) is tighter.
     let backstop = limits.header_timeout + limits.idle_timeout + Duration::from_secs(1);
@@ -110,21 +110,30 @@ async fn serve_http<S>(
     }
 }
 
+/// What every request of a connection is served with.
+#[derive(Clone)]
+struct Served {
+    app: Router,
+    limits: Arc<Limits>,
+    /// The Strict-Transport-Security header of every response, over TLS only.
+    hsts: Option<HeaderValue>,
+}
+
 /// One request: the client's address for the handlers, the body's deadline, the
-/// handler's deadline, and the response body counted until done.
+/// handler's deadline, HSTS over TLS, and the response body counted until done.
 async fn handle(
     req: Request<Incoming>,
     remote: SocketAddr,
-    app: Router,
-    limits: Arc<Limits>,
+    served: Served,
     activity: Arc<Activity>,
 ) -> Result<Response<Body>, Infallible> {
+    let Served { app, limits, hsts } = served;
     let guard = activity.request_started();
     let (mut parts, body) = req.into_parts();
     parts.extensions.insert(ConnectInfo(remote));
     let api = super::is_api_path(parts.uri.path());
     let req = Request::from_parts(parts, Body::new(DeadlineBody::new(body, limits.body_timeout)));
-    let response = match tokio::time::timeout(limits.request_timeout, app.oneshot(req)).await {
+    let mut response = match tokio::time::timeout(limits.request_timeout, app.oneshot(req)).await {
         Ok(Ok(response)) => response,
         Ok(Err(never)) => match never {},
         Err(_) => {
@@ -132,6 +141,9 @@ async fn handle(
             timed_out(api)
         }
     };
+    if let Some(policy) = &hsts {
+        super::hsts::insert(response.headers_mut(), policy);
+    }
     Ok(response.map(|body| Body::new(Tracked::new(body, guard))))
 }
 

@@ -93,7 +93,7 @@ async fn start_tls(dir: &std::path::Path, alpn: &[u8]) -> (SocketAddr, tokio_rus
     std::fs::write(&certificate_path, certificate.pem()).expect("writes");
     std::fs::write(&key_path, key.serialize_pem()).expect("writes");
     let files = super::CertificateFiles::load(&certificate_path, &key_path).expect("loads");
-    let tls = super::Tls { resolver: std::sync::Arc::new(files), acme_tls_alpn: true };
+    let tls = super::Tls { resolver: std::sync::Arc::new(files), acme_tls_alpn: true, hsts_max_age: 63_072_000 };
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a port");
     let address = listener.local_addr().expect("an address");
     tokio::spawn(serve(listener, test_app(), short(), Some(tls), std::future::pending()));
@@ -109,27 +109,56 @@ async fn start_tls(dir: &std::path::Path, alpn: &[u8]) -> (SocketAddr, tokio_rus
     (address, tokio_rustls::TlsConnector::from(std::sync::Arc::new(config)))
 }
 
-async fn tls_exchange(address: SocketAddr, connector: &tokio_rustls::TlsConnector) -> (Option<Vec<u8>>, String) {
+/// The protocol negotiated and the response head (lower case) to `GET path` over TLS; an
+/// empty head when the server closed the connection without answering.
+async fn tls_exchange(
+    address: SocketAddr,
+    connector: &tokio_rustls::TlsConnector,
+    path: &str,
+) -> (Option<Vec<u8>>, String) {
     let tcp = TcpStream::connect(address).await.expect("connects");
     let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
     let mut stream = connector.connect(name, tcp).await.expect("the handshake succeeds");
     let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
-    let _ = stream.write_all(b"GET /big HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").await;
-    let mut answer = vec![0u8; 64];
-    let n = tokio::time::timeout(BOUND, stream.read(&mut answer)).await.expect("an answer").unwrap_or(0);
-    (alpn, String::from_utf8_lossy(&answer[..n]).into_owned())
+    let head = format!("GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    let _ = stream.write_all(head.as_bytes()).await;
+    let mut answer = Vec::new();
+    let read_head = async {
+        let mut buf = [0u8; 4096];
+        while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => answer.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(BOUND, read_head).await.expect("an answer");
+    (alpn, String::from_utf8_lossy(&answer).to_ascii_lowercase())
 }
 
 #[tokio::test]
 async fn http_is_served_over_tls_and_an_acme_challenge_connection_is_closed_after_its_handshake() {
     let dir = tempfile::tempdir().expect("a directory");
     let (address, connector) = start_tls(dir.path(), b"http/1.1").await;
-    let (alpn, answer) = tls_exchange(address, &connector).await;
+    let (alpn, answer) = tls_exchange(address, &connector, "/big").await;
     assert_eq!(alpn.as_deref(), Some(&b"http/1.1"[..]));
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.starts_with("http/1.1 200"), "{answer}");
 
     let (address, connector) = start_tls(dir.path(), super::ACME_TLS_ALPN).await;
-    let (alpn, answer) = tls_exchange(address, &connector).await;
+    let (alpn, answer) = tls_exchange(address, &connector, "/big").await;
     assert_eq!(alpn.as_deref(), Some(super::ACME_TLS_ALPN));
     assert_eq!(answer, "", "no HTTP after an acme-tls/1 handshake");
+}
+
+#[tokio::test]
+async fn every_answer_over_tls_carries_hsts_the_servers_own_503_included() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (address, connector) = start_tls(dir.path(), b"http/1.1").await;
+    for (path, status) in [("/big", "200"), ("/missing", "404"), ("/v0/slow", "503"), ("/slow", "503")] {
+        let (_, head) = tls_exchange(address, &connector, path).await;
+        assert!(head.starts_with(&format!("http/1.1 {status}")), "{path}: {head}");
+        assert!(head.contains("strict-transport-security: max-age=63072000\r\n"), "{path}: {head}");
+    }
+    let plain = exchange(start(short()).await, "/v0/slow").await.to_ascii_lowercase();
+    assert!(plain.starts_with("http/1.1 503") && !plain.contains("strict-transport-security"), "{plain}");
 }

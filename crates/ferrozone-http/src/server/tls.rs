@@ -8,6 +8,7 @@ mod files;
 
 use std::sync::Arc;
 
+use axum::http::HeaderValue;
 use rustls::pki_types::ServerName;
 use rustls::server::{ParsedCertificate, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
@@ -32,12 +33,16 @@ pub struct Tls {
     /// its handshake, without HTTP: the handshake itself answered the ACME server's
     /// TLS-ALPN-01 challenge, with the certificate the resolver chose for it.
     pub acme_tls_alpn: bool,
+    /// The `max-age` of the Strict-Transport-Security header on every response (seconds).
+    pub hsts_max_age: u64,
 }
 
 /// The TLS side of the server: built once, used by every connection.
 pub(super) struct Acceptor {
     acceptor: TlsAcceptor,
     acme_tls_alpn: bool,
+    /// The Strict-Transport-Security header of every response over TLS.
+    pub(super) hsts: HeaderValue,
 }
 
 impl Acceptor {
@@ -52,7 +57,11 @@ impl Acceptor {
         if tls.acme_tls_alpn {
             config.alpn_protocols.push(ACME_TLS_ALPN.to_vec());
         }
-        Ok(Self { acceptor: TlsAcceptor::from(Arc::new(config)), acme_tls_alpn: tls.acme_tls_alpn })
+        Ok(Self {
+            acceptor: TlsAcceptor::from(Arc::new(config)),
+            acme_tls_alpn: tls.acme_tls_alpn,
+            hsts: super::hsts::policy(tls.hsts_max_age),
+        })
     }
 
     /// Runs the handshake on `io`: the stream to serve HTTP on, or `None` when there is

@@ -86,7 +86,6 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     }
     tasks.spawn("OpenID Connect refresh job", as_system(oidc_refresh(config, &state, domain.clone())));
     let app = ferrozone_http::app(state);
-    let app = if tls.is_some() { ferrozone_http::server::hsts(app, config.tls.hsts_max_age) } else { app };
     if let Some((listener, app)) = redirect_listener {
         let (limits, stopping) = (config.http.limits(), tasks.stopping());
         tasks.spawn_draining("HTTP redirect listener", async move {
@@ -110,13 +109,13 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
 /// validates the challenge on it). Warns when the external URL does not fit the files.
 fn tls(config: &Config) -> anyhow::Result<(Option<Tls>, Option<ferrozone_acme::Task>)> {
     if let Some((resolver, task)) = crate::config::acme::acme_tls(config, &config.data_dir, config.tls.enabled())? {
-        return Ok((Some(Tls { resolver, acme_tls_alpn: true }), Some(task)));
+        return Ok((Some(Tls { resolver, acme_tls_alpn: true, hsts_max_age: config.tls.hsts_max_age }), Some(task)));
     }
     let Some(files) = config.tls.certificate_files()? else {
         return Ok((None, None));
     };
     warn_on_external_url(config, &files.current());
-    Ok((Some(Tls { resolver: files, acme_tls_alpn: false }), None))
+    Ok((Some(Tls { resolver: files, acme_tls_alpn: false, hsts_max_age: config.tls.hsts_max_age }), None))
 }
 
 /// Serving HTTPS with an `http://` external URL, or with a certificate that does not name
