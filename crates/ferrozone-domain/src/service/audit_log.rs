@@ -1,6 +1,10 @@
 //! Reading the audit log: the API's `/v0/audit_events`, the console's audit page and
 //! `ferrozone audit list` all page through it here, an admin's to read.
 
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
 use super::{Domain, Principal};
 use crate::audit::{context, Actor, AuditEvent, AuditQuery, Change, NewAuditEvent, Origin, Subject};
 use crate::error::Result;
@@ -26,6 +30,19 @@ impl Domain {
         let next = records.last().filter(|_| full).map(|record| record.seq);
         let events = records.iter().filter_map(|record| record.decode()).collect();
         Ok(AuditPage { events, next })
+    }
+}
+
+impl Domain {
+    /// The emails of the users among `ids` (those a page of events names), an admin's to
+    /// read, in one store read; a user deleted since is missing, and so shown by its id.
+    pub async fn audit_user_emails(&self, actor: &Principal, ids: &[Uuid]) -> Result<HashMap<Uuid, String>> {
+        actor.require_admin()?;
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let users = self.store().users_by_ids(&ids).await?;
+        Ok(users.into_iter().map(|user| (user.id, user.email)).collect())
     }
 }
 
