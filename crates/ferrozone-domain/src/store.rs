@@ -302,6 +302,10 @@ pub trait UserDirectory: Send + Sync + 'static {
     async fn list_user_sessions(&self, user_id: Uuid, now: Timestamp) -> Result<Vec<Session>>;
     /// What the user has; `None` when there is no such user.
     async fn user_belongings(&self, user_id: Uuid) -> Result<Option<Belongings>>;
+
+    /// The users among `ids` that exist, in no particular order: one statement for a
+    /// page's worth of ids (the audit page names the users of its events).
+    async fn users_by_ids(&self, ids: &[Uuid]) -> Result<Vec<User>>;
 }
 
 /// The audit log ([`crate::audit`]), a part of every [`Store`]. The events of data changes

@@ -195,6 +195,12 @@ pub(crate) mod users_page {
 
     const SELECT: &str = sql![(select UserRow)];
 
+    /// The users whose id is one of `count` parameters (`$1` … `$count`; at least one).
+    pub(crate) fn users_by_ids(count: usize) -> String {
+        let placeholders: Vec<String> = (1..=count).map(|n| format!("${n}")).collect();
+        format!("{SELECT} WHERE id IN ({})", placeholders.join(", "))
+    }
+
     /// Parameters, in order and only when present: the `LIKE` pattern of
     /// [`like_pattern`], the cursor's `inserted_at` and `id`; then always the limit.
     pub(crate) fn list(query: &UserQuery) -> String {

@@ -1,9 +1,14 @@
 //! Reading the audit log: the API's `/v0/audit_events`, the console's audit page and
 //! `ferrozone audit list` all page through it here, an admin's to read.
 
+use std::collections::HashMap;
+
+use uuid::Uuid;
+
 use super::{Domain, Principal};
-use crate::audit::{context, Actor, AuditEvent, AuditQuery, Change, NewAuditEvent, Subject};
+use crate::audit::{context, Actor, AuditEvent, AuditQuery, Change, NewAuditEvent, Origin, Subject};
 use crate::error::Result;
+use crate::model::User;
 
 /// One page of events, newest first (or oldest first with `after_seq`).
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +30,19 @@ impl Domain {
         let next = records.last().filter(|_| full).map(|record| record.seq);
         let events = records.iter().filter_map(|record| record.decode()).collect();
         Ok(AuditPage { events, next })
+    }
+}
+
+impl Domain {
+    /// The emails of the users among `ids` (those a page of events names), an admin's to
+    /// read, in one store read; a user deleted since is missing, and so shown by its id.
+    pub async fn audit_user_emails(&self, actor: &Principal, ids: &[Uuid]) -> Result<HashMap<Uuid, String>> {
+        actor.require_admin()?;
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let users = self.store().users_by_ids(&ids).await?;
+        Ok(users.into_iter().map(|user| (user.id, user.email)).collect())
     }
 }
 
@@ -52,11 +70,11 @@ const MAX_RECORDED_ACCOUNT: usize = 254;
 
 impl Domain {
     /// Records a refused sign-in (`user.sign_in_refused`, by nobody known) of `account`
-    /// (the email typed) by `method` (`password`, `totp`, ...) from `client_address`. The
-    /// subject is the user when the account exists, else the typed account is kept (cut
-    /// short). `reason` is refined from the account: `unknown_account` or `disabled` rather
-    /// than the caller's guess. Called only for attempts the sign-in throttle let through.
-    /// A failure to record is logged: the refusal stands either way.
+    /// (the email typed) by `method` (`password`, `totp`, `recovery_code`) from
+    /// `client_address`. The subject is the user when the account exists, else the typed
+    /// account is kept (cut short). `reason` is refined from the account: `unknown_account`
+    /// or `disabled` rather than the caller's guess. Called only for attempts the sign-in
+    /// throttle let through. A failure to record is logged: the refusal stands either way.
     pub async fn record_refused_sign_in(&self, account: &str, method: &str, reason: &str, client_address: String) {
         let user = self.user_with_email(account).await.ok().flatten();
         let reason = match &user {
@@ -64,17 +82,54 @@ impl Domain {
             Some(user) if user.disabled_at.is_some() => "disabled",
             Some(_) => reason,
         };
-        let mut changes = vec![
+        let changes = vec![
             Change::value("method", None, Some(method.into())),
             Change::value("reason", None, Some(reason.into())),
         ];
-        if user.is_none() {
+        let mut origin = context::current().origin;
+        origin.client_address = Some(client_address);
+        self.append_refused_sign_in(user.as_ref(), Some(account), changes, origin).await;
+    }
+
+    /// Records a refused sign-in through the identity provider `provider_id` by `method`
+    /// (`oidc`, `saml`) once the provider answered a flow this server started: `reason` is
+    /// the caller's (the answer failed a check, the user is unknown or disabled, ...), and
+    /// `email` the one the provider proved, when it proved one. The subject is that email's
+    /// user, else the email is kept (cut short). Called at most once per flow, and flows
+    /// are capped per address, so a flood cannot grow the log faster than flows start.
+    pub async fn record_refused_provider_sign_in(
+        &self,
+        method: &str,
+        provider_id: &str,
+        email: Option<&str>,
+        reason: &str,
+    ) {
+        let user = match email {
+            Some(email) => self.user_with_email(email).await.ok().flatten(),
+            None => None,
+        };
+        let changes = vec![
+            Change::value("method", None, Some(method.into())),
+            Change::value("reason", None, Some(reason.into())),
+            Change::value("provider", None, Some(provider_id.into())),
+        ];
+        self.append_refused_sign_in(user.as_ref(), email, changes, context::current().origin).await;
+    }
+
+    /// Appends one `user.sign_in_refused` of `user` (or, with none, of the `account` given,
+    /// cut short) with `changes`, from `origin`. A failure is logged, not returned.
+    async fn append_refused_sign_in(
+        &self,
+        user: Option<&User>,
+        account: Option<&str>,
+        mut changes: Vec<Change>,
+        origin: Origin,
+    ) {
+        if let (None, Some(account)) = (user, account) {
             let typed: String = account.chars().take(MAX_RECORDED_ACCOUNT).collect();
             changes.push(Change::value("account", None, Some(typed.into())));
         }
         let subject = Subject { kind: "user".into(), id: user.map(|u| u.id.to_string()) };
-        let mut origin = context::current().origin;
-        origin.client_address = Some(client_address);
         let event =
             NewAuditEvent::new(Actor::anonymous(), "user.sign_in_refused", subject, origin).with_changes(changes);
         if let Err(e) = self.store().append_audit_events(&[event]).await {

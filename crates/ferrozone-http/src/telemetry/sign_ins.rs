@@ -32,7 +32,8 @@ impl Method {
         }
     }
 
-    fn as_str(self) -> &'static str {
+    /// The method's name, as the metrics label it and the audit log records it.
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Password => "password",
             Self::Totp => "totp",

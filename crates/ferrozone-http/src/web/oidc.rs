@@ -76,8 +76,11 @@ async fn completed_page(
     completed: Completed,
     taken: bool,
 ) -> Result<Response, ApiError> {
+    if let Some(reason) = refusal_reason(&completed).filter(|_| taken) {
+        providers::record_refused(app, Method::Oidc, &provider.id, None, reason).await;
+    }
     let page = match completed {
-        Completed::Done(end) => return providers::respond(app, headers, Method::Oidc, *end).await,
+        Completed::Done(end) => return providers::respond(app, headers, Method::Oidc, &provider.id, *end).await,
         Completed::ProviderRefused { code } => {
             sign_ins::sign_in(Method::Oidc, Outcome::Refused);
             let text = format!("The identity provider did not sign you in ({code}). Please try again.");
@@ -93,6 +96,20 @@ async fn completed_page(
         }
     };
     Ok(if taken { clear_flow_cookie(app, page) } else { page })
+}
+
+/// The audit log's reason for a callback that came to `completed` without a provider
+/// sign-in's end: `None` when nothing was refused (an unknown flow, a provider that is
+/// down) or when [`providers::respond`] records it. Recorded only for a flow this browser
+/// held (`taken`): a callback anyone can send, such as `?error=…`, is not recorded.
+fn refusal_reason(completed: &Completed) -> Option<&'static str> {
+    match completed {
+        Completed::ProviderRefused { .. } => Some("provider_refused"),
+        Completed::Failed(SignInError::Refused(_)) => Some("answer_refused"),
+        Completed::Failed(SignInError::UnverifiedEmail) => Some("email_not_verified"),
+        Completed::Failed(SignInError::NoEmail) => Some("no_email"),
+        Completed::Done(_) | Completed::UnknownFlow | Completed::Failed(SignInError::Unavailable(_)) => None,
+    }
 }
 
 /// The page for a sign-in the provider's answer did not carry through, logged (without

@@ -42,17 +42,22 @@ pub async fn take(
     Ok(app.domain.take_sign_in_flow(provider_id, state).await?)
 }
 
-/// The answer to a provider sign-in (by `method`) at its `end`: to its `return_to` with a
-/// session cookie, or a 403 page saying why not. The flow's cookie goes either way.
+/// The answer to a provider sign-in (by `method`, through `provider_id`) at its `end`: to
+/// its `return_to` with a session cookie, or a 403 page saying why not, the refusal
+/// recorded in the audit log. The flow's cookie goes either way.
 pub async fn respond(
     app: &AppState,
     headers: &HeaderMap,
     method: Method,
+    provider_id: &str,
     end: ProviderSignInEnd,
 ) -> Result<Response, ApiError> {
     let ProviderSignInEnd { outcome, email, return_to } = end;
     let signed_in = matches!(outcome, ProviderSignIn::SignedIn(_));
     sign_ins::sign_in(method, if signed_in { Outcome::Success } else { Outcome::Refused });
+    if let Some(reason) = refusal_reason(&outcome) {
+        record_refused(app, method, provider_id, Some(&email), reason).await;
+    }
     let mut response = match outcome {
         ProviderSignIn::SignedIn(session) => session_started(app, headers, &session, &return_to).await?,
         ProviderSignIn::NotAllowed => refused(
@@ -78,6 +83,25 @@ pub async fn respond(
     let secure = app.web.secure_cookies;
     response.headers_mut().append(header::SET_COOKIE, cookies::clear(cookies::FLOW, cookies::FLOW_PATH, secure));
     Ok(response)
+}
+
+/// The audit log's reason for a provider sign-in that did not sign in.
+fn refusal_reason(outcome: &ProviderSignIn) -> Option<&'static str> {
+    match outcome {
+        ProviderSignIn::SignedIn(_) => None,
+        ProviderSignIn::NotAllowed => Some("unknown_account"),
+        ProviderSignIn::Disabled => Some("disabled"),
+        ProviderSignIn::AdminNotAllowed => Some("admin_not_allowed"),
+        ProviderSignIn::UnusableEmail => Some("unusable_email"),
+    }
+}
+
+/// Records a provider sign-in (by `method`, through `provider_id`) refused for `reason`
+/// after the provider answered a flow this browser started (`email`: the one it proved,
+/// if any). Only such answers are recorded: one per flow at most, and flows are capped
+/// per address, so an unauthenticated flood cannot grow the audit log without bound.
+pub async fn record_refused(app: &AppState, method: Method, provider_id: &str, email: Option<&str>, reason: &str) {
+    app.domain.record_refused_provider_sign_in(method.as_str(), provider_id, email, reason).await;
 }
 
 /// A 403 page: the provider sign-in cannot go on (`title`), and why (`text`).

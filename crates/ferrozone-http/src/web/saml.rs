@@ -115,13 +115,15 @@ async fn consume(State(app): State<AppState>, Path(id): Path<String>, request: R
         }
         Consumed::Busy => consumer::busy(),
         Consumed::UnknownFlow => providers::unknown_flow(),
-        Consumed::Refused => refused_answer(),
+        Consumed::Refused => refused_answer(&app, &id).await,
     })
 }
 
-/// The page for a response that failed verification: a refused SAML sign-in.
-fn refused_answer() -> Response {
+/// The page for a response that failed verification: a refused SAML sign-in, recorded
+/// (the response answered a flow this server started, taken now: once per flow).
+async fn refused_answer(app: &AppState, provider_id: &str) -> Response {
     sign_ins::sign_in(Method::Saml, Outcome::Refused);
+    providers::record_refused(app, Method::Saml, provider_id, None, "answer_refused").await;
     providers::refused("Sign-in refused", "The identity provider's answer could not be verified. Please sign in again.")
 }
 
@@ -137,7 +139,7 @@ async fn finish(
     let state = query_value(query.as_deref(), "state");
     let flow_cookie = cookies::get(&headers, cookies::FLOW);
     Ok(match saml.finish(&app.domain, provider, &state, flow_cookie).await? {
-        Finished::Done(end) => providers::respond(&app, &headers, Method::Saml, *end).await?,
+        Finished::Done(end) => providers::respond(&app, &headers, Method::Saml, &id, *end).await?,
         Finished::UnknownFlow => providers::unknown_flow(),
     })
 }

@@ -146,8 +146,9 @@ async fn submit_code(
             }
         };
     }
-    let outcome = throttled(&app, &user, address, app.domain.sign_in_with_code(user.clone(), code)).await?;
-    count(Method::of_code(code), &outcome);
+    let method = Method::of_code(code);
+    let outcome = throttled_as(&app, &user, address, method, app.domain.sign_in_with_code(user.clone(), code)).await?;
+    count(method, &outcome);
     match outcome {
         Err(refused) => Ok(with_retry_after(
             page(&app, StatusCode::TOO_MANY_REQUESTS, None, Some(THROTTLED)),
@@ -194,6 +195,18 @@ pub(crate) async fn throttled<T>(
     address: IpAddr,
     check: impl Future<Output = Result<Option<T>, DomainError>>,
 ) -> Result<Result<Option<T>, throttle::Refused>, DomainError> {
+    throttled_as(app, user, address, Method::Totp, check).await
+}
+
+/// [`throttled`] for a code of `method` (an authenticator's or a recovery code), as the
+/// audit log records a wrong one.
+async fn throttled_as<T>(
+    app: &AppState,
+    user: &User,
+    address: IpAddr,
+    method: Method,
+    check: impl Future<Output = Result<Option<T>, DomainError>>,
+) -> Result<Result<Option<T>, throttle::Refused>, DomainError> {
     let account = email_key(&user.email);
     if let Err(refused) = app.web.throttle.reserve(&account, address) {
         sign_in_refused(address, SignInMethod::Totp, "throttled", &user.email);
@@ -204,7 +217,7 @@ pub(crate) async fn throttled<T>(
         Ok(Some(_)) => app.web.throttle.succeeded(&account, address),
         Ok(None) => {
             sign_in_refused(address, SignInMethod::Totp, "wrong_code", &user.email);
-            app.domain.record_refused_sign_in(&user.email, "totp", "bad_code", address.to_string()).await;
+            app.domain.record_refused_sign_in(&user.email, method.as_str(), "bad_code", address.to_string()).await;
         }
         Err(_) => app.web.throttle.release(&account, address),
     }

@@ -131,3 +131,23 @@ async fn refused_password_sign_ins_are_recorded_until_the_throttle_refuses_them(
     assert!(changes.contains(&json!({"field": "method", "after": "password"})));
     assert!(changes.contains(&json!({"field": "reason", "after": "bad_password"})));
 }
+
+/// The `user.sign_in_refused` events, newest first.
+pub async fn refused_sign_ins(app: &TestApp) -> Vec<Value> {
+    let page = app.get("/v0/audit_events?action=user.sign_in_refused&limit=100", &app.admin).await;
+    page.expect_status(StatusCode::OK).body["data"].as_array().unwrap().clone()
+}
+
+/// The value `event` recorded for `field` (`null` when it recorded none).
+pub fn recorded(event: &Value, field: &str) -> Value {
+    let changes = event["changes"].as_array().unwrap();
+    changes.iter().find(|c| c["field"] == field).map_or(Value::Null, |c| c["after"].clone())
+}
+
+/// Asserts `event` is a refused sign-in by nobody known, of the user `subject` (or of no
+/// user), by `method` for `reason`.
+pub fn assert_refused(event: &Value, subject: Option<&str>, method: &str, reason: &str) {
+    assert_eq!(event["actor"]["kind"], "anonymous", "{event}");
+    assert_eq!(event["subject"], json!({"kind": "user", "id": subject}), "{event}");
+    assert_eq!((recorded(event, "method"), recorded(event, "reason")), (json!(method), json!(reason)), "{event}");
+}

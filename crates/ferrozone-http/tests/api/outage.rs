@@ -140,6 +140,10 @@ impl UserDirectory for Flaky {
         self.check("user_belongings")?;
         self.inner.user_belongings(user_id).await
     }
+    async fn users_by_ids(&self, ids: &[Uuid]) -> Result<Vec<User>> {
+        self.check("users_by_ids")?;
+        self.inner.users_by_ids(ids).await
+    }
 }
 
 #[async_trait]

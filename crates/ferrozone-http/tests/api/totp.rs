@@ -318,3 +318,23 @@ async fn an_admin_resets_a_user_who_lost_the_authenticator() {
     browser.sign_in("pat@example.com", PASSWORD, "/").await.expect_status(StatusCode::SEE_OTHER);
     assert!(browser.session.is_some(), "no code asked after the reset");
 }
+
+#[tokio::test]
+async fn wrong_codes_are_recorded_by_their_kind() {
+    use crate::audit::{assert_refused, recorded, refused_sign_ins};
+    let app = TestApp::new().await;
+    let (mut browser, id) = signed_in(&app, "pat@example.com").await;
+    let (_, _, codes) = enrol_on_page(&mut browser).await;
+    password_step(&mut browser, "pat@example.com", "/").await;
+    send_code(&mut browser, &codes[0]).await.expect_status(StatusCode::SEE_OTHER);
+
+    password_step(&mut browser, "pat@example.com", "/").await;
+    send_code(&mut browser, &codes[0]).await.expect_status(StatusCode::UNAUTHORIZED);
+    send_code(&mut browser, "000000").await.expect_status(StatusCode::UNAUTHORIZED);
+    let events = refused_sign_ins(&app).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_refused(&events[0], Some(&id), "totp", "bad_code");
+    assert_refused(&events[1], Some(&id), "recovery_code", "bad_code");
+    assert_eq!(recorded(&events[1], "account"), Value::Null, "the account exists: no typed account");
+    assert!(!events[1].to_string().contains(&codes[0]), "never the code");
+}

@@ -213,3 +213,22 @@ async fn settings_are_put_together_and_replaced() {
     assert_eq!(db.store.setting("b").await.unwrap().as_deref(), Some(&b"2"[..]));
     assert_eq!(db.store.init_setting("a", b"4").await.unwrap(), b"3");
 }
+
+#[tokio::test]
+async fn users_by_ids_returns_those_that_exist() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    add_user(&db, "carol@example.com", Role::Unprivileged).await;
+    assert_eq!(db.store.users_by_ids(&[]).await.unwrap(), vec![]);
+
+    let gone = Uuid::new_v4();
+    let mut found = db.store.users_by_ids(&[bob.id, gone, alice.id]).await.unwrap();
+    found.sort_by(|a, b| a.email.cmp(&b.email));
+    assert_eq!(found, vec![alice.clone(), bob], "carol was not asked for, the unknown id is left out");
+
+    // A page's worth of ids, most of them unknown, is one read all the same.
+    let mut many: Vec<Uuid> = (0..150).map(|_| Uuid::new_v4()).collect();
+    many.push(alice.id);
+    assert_eq!(db.store.users_by_ids(&many).await.unwrap(), vec![alice]);
+}

@@ -1,6 +1,8 @@
 //! `GET /admin/audit`: the audit log, newest first, 50 events a page, filtered by the kind
 //! of action and by the user acted for. Read only: the page offers no action.
 
+use std::collections::HashMap;
+
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -36,9 +38,11 @@ struct AuditLogPage<'a> {
     nav: Nav<'a>,
     hints: Vec<Hint>,
     kinds: &'static [&'static str],
-    /// The filters as asked: the kind chosen (empty: all) and the user acted for.
+    /// The filters as asked: the kind chosen (empty: all) and the user acted for (and its
+    /// email, when the user still exists).
     kind: String,
     user_id: String,
+    user_email: Option<String>,
     rows: Vec<Row>,
     error: Option<&'static str>,
     pager: Pager,
@@ -48,12 +52,28 @@ struct Row {
     seq: i64,
     at: When,
     actor: String,
-    actor_user_id: Option<String>,
+    actor_user: Option<UserLink>,
     action: String,
+    /// The subject in words; a user subject is `subject_user` instead.
     subject: String,
+    subject_user: Option<UserLink>,
     changes: Vec<ChangeText>,
     client_address: String,
     request_id: String,
+}
+
+/// A user an event names: shown by its email (its id in the link's title), or by its id
+/// when it was deleted since.
+struct UserLink {
+    id: String,
+    label: String,
+}
+
+impl UserLink {
+    fn new(id: Uuid, emails: &HashMap<Uuid, String>) -> Self {
+        let label = emails.get(&id).cloned().unwrap_or_else(|| id.to_string());
+        Self { id: id.to_string(), label }
+    }
 }
 
 /// One changed field as the page shows it: a secret only as changed.
@@ -112,6 +132,7 @@ async fn page(
         kinds: KINDS,
         kind: String::new(),
         user_id: String::new(),
+        user_email: None,
         rows: Vec::new(),
         error: None,
         pager: Pager::pages(None, None),
@@ -125,14 +146,31 @@ async fn page(
         page.pager.first = Some(link(&kind, &user_id, None));
     }
     page.pager.next = listed.next.map(|seq| link(&kind, &user_id, Some(seq)));
+    let mut ids: Vec<Uuid> = listed.events.iter().flat_map(users_named).flatten().collect();
+    ids.extend(query.actor_user_id);
+    let emails = app.domain.audit_user_emails(viewer.principal(), &ids).await?;
     let now = Timestamp::now();
-    page.rows = listed.events.into_iter().map(|event| row(event, now)).collect();
+    page.rows = listed.events.into_iter().map(|event| row(event, &emails, now)).collect();
+    page.user_email = query.actor_user_id.and_then(|id| emails.get(&id).cloned());
     page.kind = kind;
     page.user_id = user_id;
     Ok(html::response(StatusCode::OK, page))
 }
 
-fn row(event: AuditEvent, now: Timestamp) -> Row {
+/// The users `event` names: the user acted for, and a user subject.
+fn users_named(event: &AuditEvent) -> [Option<Uuid>; 2] {
+    [event.event.actor.user_id, subject_user_id(event)]
+}
+
+/// The id of `event`'s subject when it is a user.
+fn subject_user_id(event: &AuditEvent) -> Option<Uuid> {
+    let subject = &event.event.subject;
+    (subject.kind == "user").then_some(())?;
+    Uuid::parse_str(subject.id.as_deref()?).ok()
+}
+
+fn row(event: AuditEvent, emails: &HashMap<Uuid, String>, now: Timestamp) -> Row {
+    let subject_user = subject_user_id(&event).map(|id| UserLink::new(id, emails));
     let AuditEvent { seq, event, .. } = event;
     let actor = match &event.actor.id {
         Some(id) => format!("{} {id}", event.actor.kind.as_str()),
@@ -146,9 +184,10 @@ fn row(event: AuditEvent, now: Timestamp) -> Row {
         seq,
         at: When::new(event.at, now),
         actor,
-        actor_user_id: event.actor.user_id.map(|id| id.to_string()),
+        actor_user: event.actor.user_id.map(|id| UserLink::new(id, emails)),
         action: event.action,
         subject,
+        subject_user,
         changes: event.changes.iter().map(change_text).collect(),
         client_address: event.origin.client_address.unwrap_or_default(),
         request_id: event.origin.request_id.unwrap_or_default(),

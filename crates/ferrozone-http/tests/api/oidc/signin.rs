@@ -139,3 +139,35 @@ async fn a_provider_that_is_down_is_a_clear_503_and_an_unknown_one_is_404() {
     assert_eq!(browser.get("/auth/oidc/nope").await.status, StatusCode::NOT_FOUND);
     assert_eq!(browser.get("/auth/oidc/nope/callback/?state=x&code=y").await.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn refused_sign_ins_are_recorded_once_the_provider_answered() {
+    use crate::audit::{assert_refused, recorded, refused_sign_ins};
+    let env = Env::start().await;
+    let (bob, _) = env.app.user("bob@example.com", "unprivileged").await;
+    env.app.domain.set_user_disabled("bob@example.com", true).await.unwrap();
+    for (provider, email) in
+        [("idp", "stranger@example.com"), ("idp", "bob@example.com"), ("auto", "unverified+dave@example.com")]
+    {
+        let page = env.browser().sign_in(provider, email, "/").await;
+        assert_eq!(page.status, StatusCode::FORBIDDEN, "{email}: {}", page.body);
+    }
+    // A callback anyone can send, for no flow of this browser, is not recorded.
+    let page = env.browser().get("/auth/oidc/idp/callback?error=access_denied&state=forged").await;
+    assert_eq!(page.status, StatusCode::FORBIDDEN, "{}", page.body);
+
+    let events = refused_sign_ins(&env.app).await;
+    assert_eq!(events.len(), 3, "{events:?}");
+    assert_refused(&events[2], None, "oidc", "unknown_account");
+    assert_eq!(
+        (recorded(&events[2], "account"), recorded(&events[2], "provider")),
+        (json!("stranger@example.com"), json!("idp"))
+    );
+    assert_refused(&events[1], Some(&bob), "oidc", "disabled");
+    assert_eq!(recorded(&events[1], "account"), serde_json::Value::Null);
+    assert_refused(&events[0], None, "oidc", "email_not_verified");
+    assert_eq!(
+        (recorded(&events[0], "account"), recorded(&events[0], "provider")),
+        (serde_json::Value::Null, json!("auto"))
+    );
+}

@@ -149,6 +149,35 @@ async fn a_disabled_user_is_refused() {
 }
 
 #[tokio::test]
+async fn refused_sign_ins_are_recorded_with_the_provider() {
+    use crate::audit::{assert_refused, recorded, refused_sign_ins};
+    let app = TestApp::new().await;
+    let idp = Idp::start(json!({}));
+    let base = serve(&app, &idp, provider(false), false).await;
+    let (off, _) = app.user("off@example.com", "unprivileged").await;
+    app.domain.set_user_disabled("off@example.com", true).await.unwrap();
+    let (status, _, page) = sign_in(&browser(), &base, "stranger@example.com").await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    let browser = browser();
+    let form = idp_answer(&browser, &base, "off@example.com").await;
+    let (status, _, page) = post_answer(&browser, &form).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    // The same answer again is for no pending flow: refused, and not recorded.
+    let (status, _, page) = post_answer(&browser, &form).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+
+    let events = refused_sign_ins(&app).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_refused(&events[1], None, "saml", "unknown_account");
+    assert_eq!(recorded(&events[1], "account"), "stranger@example.com");
+    assert_refused(&events[0], Some(&off), "saml", "disabled");
+    for event in &events {
+        assert_eq!(recorded(event, "provider"), PROVIDER);
+        assert_eq!(event["origin"]["client_address"], "127.0.0.1");
+    }
+}
+
+#[tokio::test]
 async fn signed_requests_are_verified_by_the_idp() {
     let app = TestApp::new().await;
     // The IdP refuses (400) an AuthnRequest without a valid signature by this certificate.
@@ -238,6 +267,11 @@ async fn refused(config: Value, provider: Value) {
     assert_eq!(app.counts().await.1, before, "nobody was created");
     let home = browser.get(format!("{base}/")).send().await.unwrap();
     assert_eq!(home.url().path(), "/sign_in", "no session");
+    let events = crate::audit::refused_sign_ins(&app).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    crate::audit::assert_refused(&events[0], None, "saml", "answer_refused");
+    assert_eq!(crate::audit::recorded(&events[0], "provider"), PROVIDER);
+    assert_eq!(crate::audit::recorded(&events[0], "account"), Value::Null, "an answer refused proves no email");
 }
 
 #[tokio::test]

@@ -63,4 +63,17 @@ impl UserDirectory for PgStore {
             sessions: sessions.max(0) as u64,
         }))
     }
+
+    async fn users_by_ids(&self, ids: &[Uuid]) -> Result<Vec<User>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let statement = sql::users_by_ids(ids.len());
+        let mut q = sqlx::query(&statement);
+        for id in ids {
+            q = q.bind(*id);
+        }
+        let rows = q.try_map(from_row::<UserRow>).fetch_all(&self.pool).await.or_db("load users by id")?;
+        rows.into_iter().map(User::try_from).collect()
+    }
 }

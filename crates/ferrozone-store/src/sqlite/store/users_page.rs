@@ -63,4 +63,17 @@ impl UserDirectory for SqliteStore {
             sessions: sessions.max(0) as u64,
         }))
     }
+
+    async fn users_by_ids(&self, ids: &[Uuid]) -> Result<Vec<User>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let statement = sql::users_by_ids(ids.len());
+        let rows = self.read("load users by id", |conn| {
+            prepare(conn, &statement)?
+                .query_map(rusqlite::params_from_iter(ids), rows::user)?
+                .collect::<rusqlite::Result<Vec<_>>>()
+        })?;
+        rows.into_iter().map(User::try_from).collect()
+    }
 }
