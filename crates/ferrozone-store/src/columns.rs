@@ -106,6 +106,9 @@ pub(crate) trait Columns: Sized {
     fn bind_insert<'q, B: Binder<'q>>(&'q self, binder: B) -> B;
     /// Binds the key, then the editable columns: the parameters of `update`.
     fn bind_update<'q, B: Binder<'q>>(&'q self, binder: B) -> B;
+    /// Binds the key, then the editable columns whose value differs from `before`'s, and
+    /// names those in `changed`: the parameters of an `UPDATE` that sets only what changed.
+    fn bind_changed<'q, B: Binder<'q>>(&'q self, before: &Self, binder: B, changed: &mut Vec<&'static str>) -> B;
 
     /// Reads the row, or `None` when its key is NULL (an outer join that found none). For
     /// tables declared with a `[key]`.
@@ -199,6 +202,24 @@ macro_rules! columns {
                 $( if $crate::columns::role!($($role)?) == Role::Edit { binder = binder.bind(&self.$field); } )+
                 binder
             }
+
+            fn bind_changed<'q, B: $crate::columns::Binder<'q>>(
+                &'q self,
+                before: &Self,
+                binder: B,
+                changed: &mut Vec<&'static str>,
+            ) -> B {
+                use $crate::columns::Role;
+                let mut binder = binder;
+                $( if $crate::columns::role!($($role)?) == Role::Key { binder = binder.bind(&self.$field); } )+
+                $(
+                    if $crate::columns::role!($($role)?) == Role::Edit && self.$field != before.$field {
+                        changed.push(stringify!($field));
+                        binder = binder.bind(&self.$field);
+                    }
+                )+
+                binder
+            }
         }
     };
 }
@@ -239,6 +260,16 @@ mod tests {
         assert_eq!(insert, [name.clone(), Owned::Integer(1), Owned::Integer(2), Owned::Integer(3)]);
         assert_eq!(values(pet.bind_update(Vec::new())), [Owned::Integer(1), name, Owned::Integer(3)]);
         assert_eq!(PetRow::TABLE.key(), 1);
+    }
+
+    #[test]
+    fn a_narrow_update_binds_the_key_then_the_edits_that_differ() {
+        let before = PetRow { name: "rex".into(), id: 1, born_at: 2, updated_at: 3 };
+        let after = PetRow { name: "rex".into(), id: 1, born_at: 9, updated_at: 4 };
+        let mut changed = Vec::new();
+        let bound = values(after.bind_changed(&before, Vec::new(), &mut changed));
+        assert_eq!(changed, ["updated_at"], "a fixed column is never written, an equal edit neither");
+        assert_eq!(bound, [Owned::Integer(1), Owned::Integer(4)]);
         assert_eq!(PetRow::TABLE.aliased, ["p_name", "p_id", "p_born_at", "p_updated_at"]);
     }
 }

@@ -106,7 +106,7 @@ pub async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &DeviceUpdate, no
     if let Some(addr) = changed.ipv6.filter(|_| changed.ipv6 != stored.ipv6) {
         tx.unrelease(IpAddr::V6(addr)).await?;
     }
-    tx.update_device(&changed).await?;
+    tx.update_device(&stored, &changed).await?;
     if let Some(entry) = changes::device_updated(&stored, &changed) {
         tx.record(entry).await?;
     }

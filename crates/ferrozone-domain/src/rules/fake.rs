@@ -207,7 +207,7 @@ impl WriteTx for FakeTx {
         Ok(())
     }
 
-    async fn update_device(&mut self, device: &Device) -> Result<()> {
+    async fn update_device(&mut self, _stored: &Device, device: &Device) -> Result<()> {
         if let Some(unique) = self.state.collision(device) {
             return Err(unique.taken());
         }

@@ -75,8 +75,10 @@ pub trait WriteTx: Send {
     /// The device, locked.
     async fn lock_device(&mut self, id: Uuid) -> Result<Option<Device>>;
     async fn insert_device(&mut self, device: &Device) -> Result<()>;
-    /// Writes the editable columns and `updated_at` (not the peer statistics).
-    async fn update_device(&mut self, device: &Device) -> Result<()>;
+    /// Writes the editable columns and `updated_at` (not the peer statistics) of `device`,
+    /// whose row holds `stored` (read by [`Self::lock_device`] in this transaction): a
+    /// backend may write only the columns that differ.
+    async fn update_device(&mut self, stored: &Device, device: &Device) -> Result<()>;
 
     /// Moves the pool's cursor one step and returns the offset it was at, creating the pool
     /// at [`Pool::first_offset`] if it is new; `None` once the cursor has reached `end`.

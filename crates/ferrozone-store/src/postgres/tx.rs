@@ -166,7 +166,7 @@ impl WriteTx for PgTx {
         Ok(())
     }
 
-    async fn update_device(&mut self, device: &Device) -> Result<()> {
+    async fn update_device(&mut self, _stored: &Device, device: &Device) -> Result<()> {
         let row = DeviceRow::encode(device)?;
         row.bind_update(sqlx::query(sql::UPDATE_DEVICE)).execute(&mut *self.tx).await.or_db("update a device")?;
         Ok(())

@@ -131,12 +131,10 @@ impl WriteTx for SqliteTx<'_> {
         Ok(())
     }
 
-    async fn update_device(&mut self, device: &Device) -> Result<()> {
-        let row = DeviceRow::encode(device)?;
-        let args = rows::update_args(&row);
-        prepare(self.conn, sql::UPDATE_DEVICE)
-            .and_then(|mut stmt| stmt.execute(args.as_slice()))
-            .or_db("update a device")?;
+    async fn update_device(&mut self, stored: &Device, device: &Device) -> Result<()> {
+        let (before, row) = (DeviceRow::encode(stored)?, DeviceRow::encode(device)?);
+        let Some((statement, args)) = rows::narrow_update(&row, &before) else { return Ok(()) };
+        prepare(self.conn, &statement).and_then(|mut stmt| stmt.execute(args.as_slice())).or_db("update a device")?;
         Ok(())
     }
 
