@@ -45,19 +45,19 @@ async fn a_stream_returns_what_a_list_returns_across_batches() {
 async fn a_reader_that_goes_away_releases_the_stream() {
     let db = db().await;
     let alice = add_user(&db, "alice@example.com", Role::Admin).await;
-    // Sixteen writers, each inserting in turn: on PostgreSQL the audit chain's head
-    // serializes the commits, so a thousand requests at once would queue for connections
-    // longer than the pool waits.
+    // All at once, spread over owners: one owner's inserts take turns on its row (its
+    // device limit), and a thousand of them would queue for connections longer than the
+    // pool waits on a loaded machine; different owners' inserts commit side by side.
+    let mut owners = vec![alice.id];
+    for n in 1..16 {
+        owners.push(add_user(&db, &format!("user{n}@example.com"), Role::Unprivileged).await.id);
+    }
     let mut inserts = JoinSet::new();
-    for _ in 0..16 {
+    for i in 0..STREAM_BATCH * 4 {
         let store = db.store.clone();
-        inserts.spawn(async move {
-            for _ in 0..STREAM_BATCH * 4 / 16 {
-                let mut new = new_device(alice.id);
-                (new.ipv4, new.ipv6) = (AddressRequest::None, AddressRequest::None);
-                store.insert_device(&new, &pools(), u32::MAX).await.unwrap();
-            }
-        });
+        let mut new = new_device(owners[i % owners.len()]);
+        (new.ipv4, new.ipv6) = (AddressRequest::None, AddressRequest::None);
+        inserts.spawn(async move { store.insert_device(&new, &pools(), u32::MAX).await.unwrap() });
     }
     inserts.join_all().await;
 
