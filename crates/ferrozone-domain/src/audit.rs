@@ -1,9 +1,13 @@
 //! The audit log: who changed what, from where and when, as events chained by a MAC.
 //!
 //! Each change is recorded by the store in the transaction of the change itself, so an
-//! event exists exactly when its change was committed. Events are numbered (`seq`) in
-//! commit order: appending one takes the chain's head row, which every appender waits for,
-//! also across processes sharing a PostgreSQL database.
+//! event exists exactly when its change was committed. Events are numbered (`seq`) with no
+//! gap, and a later seq is always sealed later, so a reader following the log by seq
+//! misses nothing. On SQLite the one writer numbers each event as it appends it. On
+//! PostgreSQL an event is appended *pending* (no seq, not yet chained), so that writers
+//! never wait for each other, and a sealer numbers and chains the committed pending events
+//! in batches soon after, holding the chain's head row; every read of the log seals first
+//! (see the store's `audit` module for PostgreSQL).
 //!
 //! Each event carries `hash = HMAC-SHA256(key, prev_hash || fields)` where `prev_hash` is
 //! the previous event's hash and the key is derived from the secret key file, which is not
@@ -244,7 +248,8 @@ impl NewAuditEvent {
 /// A recorded event, as stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AuditEvent {
-    /// Its place in the chain: 1, 2, 3, ... in commit order.
+    /// Its place in the chain: 1, 2, 3, ... in the order events were sealed (on SQLite,
+    /// commit order; on PostgreSQL, the order a sealer found them committed).
     pub seq: i64,
     pub event: NewAuditEvent,
     pub prev_hash: [u8; 32],
@@ -276,9 +281,18 @@ pub struct EventRecord {
 impl EventRecord {
     /// The record of `event` at `seq` after `prev_hash`, with its hash.
     pub fn seal(key: &AuditKey, seq: i64, prev_hash: [u8; 32], event: &NewAuditEvent) -> Self {
+        let mut record = Self::pending(event);
+        record.chain(key, seq, prev_hash);
+        record
+    }
+
+    /// The record of `event` before it has a place in the chain: seq 0, no hashes. A
+    /// backend that appends without taking the chain's head (PostgreSQL) stores this and
+    /// seals it later with [`Self::chain`].
+    pub fn pending(event: &NewAuditEvent) -> Self {
         let changes = serde_json::to_string(&event.changes).unwrap_or_else(|_| "[]".to_owned());
-        let mut record = Self {
-            seq,
+        Self {
+            seq: 0,
             id: event.id,
             at: event.at.micros(),
             actor_kind: event.actor.kind.as_str().to_owned(),
@@ -290,11 +304,17 @@ impl EventRecord {
             changes,
             client_address: event.origin.client_address.clone(),
             request_id: event.origin.request_id.clone(),
-            prev_hash: prev_hash.to_vec(),
+            prev_hash: Vec::new(),
             hash: Vec::new(),
-        };
-        record.hash = record.hash(key).to_vec();
-        record
+        }
+    }
+
+    /// Gives the record its place: `seq`, after the event whose hash is `prev_hash`, and
+    /// the hash that covers both and every field as stored.
+    pub fn chain(&mut self, key: &AuditKey, seq: i64, prev_hash: [u8; 32]) {
+        self.seq = seq;
+        self.prev_hash = prev_hash.to_vec();
+        self.hash = self.hash(key).to_vec();
     }
 
     /// The MAC over `prev_hash` and every field, each length-prefixed (an absent value is

@@ -320,10 +320,28 @@ pub trait AuditLog: Send + Sync + 'static {
     /// one transaction (verification then starts after it). Stops at the first event to
     /// keep. Returns how many were removed (0: nothing to do).
     async fn prune_audit_events(&self, before: Timestamp, max: u32) -> Result<u64>;
-    /// The chain's head.
+    /// The chain's head, after sealing the events committed so far.
     async fn audit_head(&self) -> Result<AuditHead>;
-    /// The events `query` selects, as stored (see [`EventRecord::decode`]).
+    /// The sealed events `query` selects, as stored (see [`EventRecord::decode`]), after
+    /// sealing the events committed so far: a caller reads its own writes.
     async fn audit_records(&self, query: &AuditQuery) -> Result<Vec<EventRecord>>;
+
+    /// Seals the committed events still pending (numbers and chains them), in batches,
+    /// and returns how many. A backend that seals each event as it appends it (SQLite)
+    /// has none.
+    async fn seal_audit_events(&self) -> Result<u64> {
+        Ok(0)
+    }
+    /// How many committed events wait to be sealed.
+    async fn pending_audit_events(&self) -> Result<u64> {
+        Ok(0)
+    }
+    /// Seals events as they are committed, by this process (at once) or by others (within
+    /// a second), forever: a failed seal is logged and retried. A backend that seals as it
+    /// appends has nothing to do and waits forever.
+    async fn keep_audit_events_sealed(&self) {
+        std::future::pending().await
+    }
 }
 
 /// Webhook endpoints and their delivery state ([`crate::webhook`]), a part of every

@@ -3,10 +3,12 @@
 //! admins for the last-admin rule). Several Ferrozone processes may share the database.
 
 use std::str::FromStr;
+use std::sync::Arc;
 
 use anyhow::Context;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use tokio::sync::Notify;
 
 use crate::rows::{DeviceRow, UserRow};
 use crate::sql::sql;
@@ -101,7 +103,8 @@ impl PgStore {
         // One connection: the point reader runs one statement at a time.
         let reader = pool_options(1, options).connect_lazy_with(point_reads::connect_options(connect));
         let point_reads = point_reads::start(reader.clone());
-        Ok(Self { pool, cursors, reader, point_reads, audit_key: options.audit_key.clone() })
+        let sealer = Arc::new(Notify::new());
+        Ok(Self { pool, cursors, reader, point_reads, audit_key: options.audit_key.clone(), sealer })
     }
 
     /// Applies the pending migrations (under an advisory lock, so concurrent starts are safe).

@@ -10,7 +10,7 @@ use crate::time::Timestamp;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventView {
-    /// Its place in the chain, in commit order.
+    /// Its place in the chain: 1, 2, 3, ... with no gap.
     pub seq: i64,
     pub id: Uuid,
     /// When it happened (RFC 3339, UTC, microseconds).

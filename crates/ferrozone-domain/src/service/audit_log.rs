@@ -47,7 +47,7 @@ impl Domain {
 }
 
 /// The most events one retention transaction removes: a batch holds the head row (and so
-/// every write that records an event) only briefly.
+/// the sealing of new events) only briefly.
 pub const PRUNE_BATCH: u32 = 1000;
 
 impl Domain {
@@ -62,6 +62,14 @@ impl Domain {
                 return Ok(removed);
             }
         }
+    }
+}
+
+impl Domain {
+    /// Seals the audit events this process and others commit, as they come, forever (on
+    /// PostgreSQL, whose appends leave the chaining to a sealer; elsewhere it just waits).
+    pub async fn keep_audit_log_sealed(&self) {
+        self.store().keep_audit_events_sealed().await
     }
 }
 

@@ -113,6 +113,9 @@ pub struct PgStore {
     pub(crate) point_reads: PointReads,
     /// The MAC key of the audit chain.
     pub(crate) audit_key: AuditKey,
+    /// Notified after each commit that appended an audit event: wakes the sealer
+    /// ([`ferrozone_domain::store::AuditLog::keep_audit_events_sealed`]).
+    pub(crate) sealer: Arc<Notify>,
 }
 
 impl PgStore {
@@ -133,7 +136,7 @@ pub(crate) struct Audited {
 impl Audited {
     async fn begin_tx(&self) -> Result<PgTx> {
         let tx = self.store.pool.begin().await.or_db("begin a write transaction")?;
-        Ok(PgTx::new(tx, self.store.cursors.clone(), self.store.audit_key.clone(), self.audit.clone()))
+        Ok(PgTx::new(tx, self.store.cursors.clone(), self.store.sealer.clone(), self.audit.clone()))
     }
 }
 
@@ -149,6 +152,13 @@ impl PgStore {
     /// here, in the caller's task, since the work is spawned ([`to_completion`]).
     pub(crate) fn audited(&self) -> Audited {
         Audited { store: self.clone(), audit: context::current() }
+    }
+
+    /// Seals the committed pending audit events ([`super::audit::seal`]), to the end even
+    /// when the caller goes away: a seal holds the chain's head until it commits.
+    pub(crate) async fn seal(&self) -> Result<u64> {
+        let (pool, key) = (self.pool.clone(), self.audit_key.clone());
+        to_completion(async move { super::audit::seal(&pool, &key).await }).await
     }
 
     /// Runs `body` in a write transaction of its own to its end (see [`to_completion`]),

@@ -2,10 +2,11 @@
 //! the locking variants of [`super`].
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferrozone_domain::audit::context::Context;
-use ferrozone_domain::audit::{AuditKey, Entry};
+use ferrozone_domain::audit::Entry;
 use ferrozone_domain::egress::{Rule, RuleAction};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
@@ -13,6 +14,7 @@ use ferrozone_domain::model::{Device, User};
 use ferrozone_domain::rules::tx::{look_and_take, Commit, Family, WriteTx};
 use ferrozone_domain::store::Belongings;
 use sqlx::{PgPool, Postgres, Row, Transaction};
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use super::errors::OrDb;
@@ -37,20 +39,27 @@ use crate::sql;
 /// fails the insert; the rule then retries with [`WriteTx::look_before_taking`] (`careful`).
 ///
 /// `audit` is the actor and origin of the store call the transaction serves, read in the
-/// caller's task before the work was spawned; `key` chains its events.
+/// caller's task before the work was spawned. Its events are appended pending; once it has
+/// appended one (`appended`), its commit wakes the process's sealer (`sealer`).
 pub(crate) struct PgTx {
     tx: Transaction<'static, Postgres>,
     cursors: PgPool,
     released: Option<[bool; 2]>,
     unchecked: [Option<String>; 2],
     careful: bool,
-    key: AuditKey,
+    sealer: Arc<Notify>,
+    appended: bool,
     audit: Context,
 }
 
 impl PgTx {
-    pub(super) fn new(tx: Transaction<'static, Postgres>, cursors: PgPool, key: AuditKey, audit: Context) -> Self {
-        Self { tx, cursors, released: None, unchecked: [None, None], careful: false, key, audit }
+    pub(super) fn new(
+        tx: Transaction<'static, Postgres>,
+        cursors: PgPool,
+        sealer: Arc<Notify>,
+        audit: Context,
+    ) -> Self {
+        Self { tx, cursors, released: None, unchecked: [None, None], careful: false, sealer, appended: false, audit }
     }
 
     /// The transaction's connection, for statements of its own.
@@ -64,15 +73,17 @@ impl PgTx {
     }
 
     /// Appends the audit event of `entry` by `audit` (the transaction's context, perhaps
-    /// adjusted). Call it last: it locks the chain's head until the commit.
+    /// adjusted), pending: it is sealed after the commit.
     pub(crate) async fn append_as(&mut self, audit: &Context, entry: Entry) -> Result<()> {
-        super::audit::append(&mut self.tx, &self.key, &audit.record(entry)).await
+        super::audit::append(&mut self.tx, &audit.record(entry)).await?;
+        self.appended = true;
+        Ok(())
     }
 
     /// [`Self::append_as`] with the transaction's own context.
     pub(crate) async fn append(&mut self, entry: Entry) -> Result<()> {
-        let event = self.audit.record(entry);
-        super::audit::append(&mut self.tx, &self.key, &event).await
+        let audit = self.audit.clone();
+        self.append_as(&audit, entry).await
     }
 }
 
@@ -296,7 +307,11 @@ impl WriteTx for PgTx {
 #[async_trait]
 impl Commit for PgTx {
     async fn commit(self: Box<Self>) -> Result<()> {
-        self.tx.commit().await.or_db("commit")
+        self.tx.commit().await.or_db("commit")?;
+        if self.appended {
+            self.sealer.notify_one();
+        }
+        Ok(())
     }
 
     async fn rollback(self: Box<Self>) {

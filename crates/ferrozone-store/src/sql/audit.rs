@@ -15,7 +15,9 @@ pub(crate) const HEAD: &str = "SELECT last_seq, last_hash, pruned_seq, pruned_ha
 pub(crate) const MOVE_HEAD: &str = "UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1";
 
 /// Retention's candidates: the oldest kept events, a batch at most ($1), in seq order.
-pub(crate) const OLDEST: &str = "SELECT seq, at, hash FROM audit_events ORDER BY seq ASC LIMIT $1";
+/// Sealed ones only: a pending event (PostgreSQL) has no seq yet.
+pub(crate) const OLDEST: &str =
+    "SELECT seq, at, hash FROM audit_events WHERE seq IS NOT NULL ORDER BY seq ASC LIMIT $1";
 
 pub(crate) const DELETE_THROUGH: &str = "DELETE FROM audit_events WHERE seq <= $1";
 
@@ -50,6 +52,10 @@ pub(crate) enum Param {
 pub(crate) fn select(query: &AuditQuery) -> (String, Vec<Param>) {
     let mut conditions = Vec::new();
     let mut params = Vec::new();
+    if query.after_seq.is_none() && query.before_seq.is_none() {
+        // Sealed events only (a seq cursor implies it): a pending one (PostgreSQL) has none.
+        conditions.push("seq IS NOT NULL".to_owned());
+    }
     let mut bind = |condition: &str, param: Param| {
         params.push(param);
         conditions.push(condition.replace('?', &format!("${}", params.len())));
@@ -130,7 +136,7 @@ mod tests {
     #[test]
     fn without_filters_the_newest_come_first() {
         let (sql, params) = select(&AuditQuery { limit: 5, ..AuditQuery::default() });
-        assert!(sql.ends_with("FROM audit_events ORDER BY seq DESC LIMIT $1"), "{sql}");
+        assert!(sql.ends_with("FROM audit_events WHERE seq IS NOT NULL ORDER BY seq DESC LIMIT $1"), "{sql}");
         assert_eq!(params, [Param::Int(5)]);
     }
 }

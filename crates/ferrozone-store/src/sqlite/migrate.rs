@@ -59,6 +59,7 @@ pub static MIGRATIONS: &[Migration] = &[
     },
     Migration { version: 16, name: "audit_events", sql: include_str!("../../migrations/sqlite/0016_audit_events.sql") },
     Migration { version: 17, name: "webhooks", sql: include_str!("../../migrations/sqlite/0017_webhooks.sql") },
+    Migration { version: 18, name: "audit_sealer", sql: include_str!("../../migrations/sqlite/0018_audit_sealer.sql") },
 ];
 
 /// Applies every migration newer than the database.

@@ -6,6 +6,7 @@
 mod addresses;
 mod audit;
 mod audit_recording;
+mod audit_sealing;
 mod cancellation;
 mod configuration;
 mod dataplane;

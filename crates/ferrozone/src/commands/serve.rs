@@ -19,7 +19,8 @@ use crate::supervisor::Supervisor;
 
 /// Serves until SIGTERM or SIGINT (then `Ok`), or until one of its tasks ends unexpectedly
 /// (then an error naming it): the HTTP server, the data plane's loops, the session janitor,
-/// the webhook delivery and the OpenID Connect refresh job run under one [`Supervisor`].
+/// the audit sealer, the webhook delivery and the OpenID Connect refresh job run under one
+/// [`Supervisor`].
 pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
     let saml = std::sync::Arc::new(config.saml(&providers)?);
@@ -43,6 +44,11 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     if let Some(retention) = config.audit.audit_retention {
         tasks.spawn("audit retention", as_system(super::audit_retention::run(domain.clone(), retention)));
     }
+    let sealer = domain.clone();
+    tasks.spawn("audit sealer", async move {
+        sealer.keep_audit_log_sealed().await;
+        anyhow::bail!("the audit sealer stopped")
+    });
     let watcher = domain.clone();
     tasks.spawn("configuration reload", async move {
         watcher.watch_configuration().await;

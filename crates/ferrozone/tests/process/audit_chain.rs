@@ -62,8 +62,10 @@ async fn verify_names_the_event_that_was_edited_swapped_or_deleted() {
         api.create_device(&admin).await.unwrap().expect("201");
     }
     server.kill();
-    let last = *seqs(&db).await.last().unwrap();
+    // Verified before the test's own reads: on PostgreSQL a read seals the events still
+    // pending, and the test's store chains with another key than the server's.
     let (ok, said) = verify(&env);
+    let last = *seqs(&db).await.last().unwrap();
     assert!(ok, "{said}");
     assert!(said.contains(&format!("audit chain intact: {last} events (seq 1..{last})")), "{said}");
 
@@ -121,17 +123,18 @@ async fn two_servers_on_postgres_append_one_chain_without_gaps() {
         task.await.unwrap();
     }
 
+    // Verified (and so sealed, with the servers' key) before the test's own reads, which
+    // would seal what is still pending with the test store's key.
+    let mut env = roomy_env(&db.url);
+    env.push(("FERROZONE_SECRET_KEY", key));
+    let (ok, said) = verify(&as_refs(&env));
     let seqs = seqs(&db).await;
     let n = i64::try_from(seqs.len()).unwrap();
-    assert_eq!(seqs, (1..=n).collect::<Vec<_>>(), "seqs 1..N in commit order, no gap");
+    assert_eq!(seqs, (1..=n).collect::<Vec<_>>(), "seqs 1..N in seal order, no gap");
     let query = AuditQuery { action: Some("device.created".into()), limit: 1000, ..AuditQuery::default() };
     let created = db.store.audit_records(&query).await.unwrap();
     let devices: HashSet<_> = created.iter().map(|record| record.subject_id.clone()).collect();
     assert_eq!(devices.len(), 60, "one device.created per device");
-
-    let mut env = roomy_env(&db.url);
-    env.push(("FERROZONE_SECRET_KEY", key));
-    let (ok, said) = verify(&as_refs(&env));
     assert!(ok, "{said}");
     assert!(said.contains(&format!("audit chain intact: {n} events (seq 1..{n})")), "{said}");
 }

@@ -1,5 +1,5 @@
-//! [`WebhookStore`] on PostgreSQL. An edit appends its audit event last in its
-//! transaction (the audit head stays locked until the commit).
+//! [`WebhookStore`] on PostgreSQL. An edit appends its audit event in its transaction,
+//! pending, and wakes the sealer after the commit; what reads the audit head seals first.
 
 use async_trait::async_trait;
 use ferrozone_domain::audit::context;
@@ -25,6 +25,9 @@ const LOCK: &str = "SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE";
 impl WebhookStore for PgStore {
     async fn insert_webhook(&self, insert: &WebhookInsert) -> Result<Webhook> {
         let (db, context, insert) = (self.clone(), context::current(), insert.clone());
+        // Sealed first: the endpoint's cursor starts at a head that has every event
+        // committed before it.
+        self.seal().await?;
         to_completion(async move {
             let mut tx = db.pool.begin().await.or_db("begin a write transaction")?;
             sqlx::query(sql::INSERT)
@@ -37,9 +40,10 @@ impl WebhookStore for PgStore {
                 .execute(&mut *tx)
                 .await
                 .or_db("insert a webhook")?;
-            audit::append(&mut tx, &db.audit_key, &webhook::created_event(&context, &insert)).await?;
+            audit::append(&mut tx, &webhook::created_event(&context, &insert)).await?;
             let created = by_id(&mut tx, insert.id).await?.ok_or(DomainError::NotFound)?;
             tx.commit().await.or_db("commit a webhook")?;
+            db.sealer.notify_one();
             Ok(created)
         })
         .await
@@ -73,10 +77,14 @@ impl WebhookStore for PgStore {
                 .or_db("update a webhook")?;
             let after = by_id(&mut tx, id).await?.ok_or(DomainError::NotFound)?;
             let event = webhook::updated_event(&context, &before, &after, update.secret.is_some());
-            if !event.changes.is_empty() {
-                audit::append(&mut tx, &db.audit_key, &event).await?;
+            let appended = !event.changes.is_empty();
+            if appended {
+                audit::append(&mut tx, &event).await?;
             }
             tx.commit().await.or_db("commit a webhook")?;
+            if appended {
+                db.sealer.notify_one();
+            }
             Ok(after)
         })
         .await
@@ -89,8 +97,9 @@ impl WebhookStore for PgStore {
             sqlx::query(LOCK).bind(id).fetch_optional(&mut *tx).await.or_db("lock a webhook")?;
             let Some(before) = by_id(&mut tx, id).await? else { return Ok(false) };
             sqlx::query(sql::DELETE).bind(id).execute(&mut *tx).await.or_db("delete a webhook")?;
-            audit::append(&mut tx, &db.audit_key, &webhook::deleted_event(&context, &before)).await?;
+            audit::append(&mut tx, &webhook::deleted_event(&context, &before)).await?;
             tx.commit().await.or_db("commit a webhook")?;
+            db.sealer.notify_one();
             Ok(true)
         })
         .await
@@ -113,6 +122,9 @@ impl WebhookStore for PgStore {
         until: Timestamp,
         limit: u32,
     ) -> Result<Vec<WebhookLease>> {
+        // Due endpoints are those behind the head: sealed first, the head has every
+        // event committed so far.
+        self.seal().await?;
         sqlx::query(sql::CLAIM)
             .bind(owner)
             .bind(until.micros())

@@ -1,0 +1,3 @@
+-- Nothing to change on SQLite: its one writer numbers and chains each audit event as it
+-- appends it. This step keeps the history in step with migrations/postgres, whose 0018
+-- lets appends there leave the chaining to a sealer.
