@@ -18,11 +18,14 @@ async fn an_endpoint_is_created_shown_updated_and_deleted_its_secret_shown_once(
     let data = res.expect_status(StatusCode::CREATED).data().clone();
     let secret = data["secret"].as_str().expect("the generated secret").to_owned();
     assert!(secret.starts_with("whsec_") && secret.len() == 49, "{secret}");
-    // Pending: its own `webhook.created`, the first event after its cursor.
-    assert_eq!((&data["enabled"], &data["pending"], &data["last_attempt"]), (&json!(true), &json!(1), &Value::Null));
+    assert_eq!((&data["enabled"], &data["last_attempt"]), (&json!(true), &Value::Null));
     let location = res.header("location").expect("a location").to_owned();
 
+    // Once the log is read (on PostgreSQL: sealed), its own `webhook.created` is pending:
+    // the first event after its cursor (docs/api.md, "Webhooks").
+    app.get("/v0/audit_events?action=webhook.created", &app.admin).await.expect_status(StatusCode::OK);
     let shown = app.get(&location, &app.admin).await.expect_status(StatusCode::OK).data().clone();
+    assert_eq!(shown["pending"], json!(1), "{shown}");
     assert!(shown.get("secret").is_none(), "never shown again: {shown}");
     assert_eq!(shown["events"], json!(["device.", "user.deleted"]));
     assert_eq!(app.list("/v0/webhooks").await.len(), 1);

@@ -100,7 +100,9 @@ async fn endpoints_are_created_read_listed_updated_and_deleted() {
     assert_eq!((first.inserted_at, first.updated_at), (now, now));
     assert_eq!((first.failing_since, first.last_attempt.clone()), (None, None));
     assert_eq!(actions_after(store, 2).await, ["webhook.created"]);
-    assert_eq!(first.pending, 1, "its own creation is after its cursor");
+    // Read after the audit read above: on PostgreSQL an event counts once it is sealed.
+    let read = store.webhook_by_id(first.id).await.unwrap().unwrap();
+    assert_eq!(read.pending, 1, "its own creation is after its cursor");
 
     let second = store.insert_webhook(&new_webhook("https://b.example.com/hook", now.plus_secs(1))).await.unwrap();
     assert_eq!(store.webhook_by_id(first.id).await.unwrap().unwrap().url, first.url);
@@ -147,8 +149,14 @@ async fn failed_edits_write_nothing() {
     assert_not_found(store.update_webhook(missing, &change, Timestamp::now()).await);
     assert!(!store.delete_webhook(missing).await.unwrap());
 
-    assert_eq!(store.list_webhooks().await.unwrap(), [kept]);
+    assert_eq!(store.list_webhooks().await.unwrap().into_iter().map(settled).collect::<Vec<_>>(), [settled(kept)]);
     assert_eq!(head(store).await, seq, "no audit event for an edit that did not happen");
+}
+
+/// `webhook` without its `pending` count, which moves as events are appended and (on
+/// PostgreSQL) sealed: a rough count by design (docs/api.md, "Webhooks").
+fn settled(webhook: Webhook) -> Webhook {
+    Webhook { pending: 0, ..webhook }
 }
 
 async fn domain(db: &TestDb) -> Domain {
@@ -191,7 +199,8 @@ async fn invalid_input_writes_nothing() {
     };
     let refused = domain.update_webhook(&operator, created.id, &bad).await;
     assert!(matches!(refused, Err(DomainError::Invalid(ref errors)) if errors.has("events")), "{:?}", refused.err());
-    assert_eq!(db.store.webhook_by_id(created.id).await.unwrap(), Some(created), "the valid url is not applied either");
+    let stored = db.store.webhook_by_id(created.id).await.unwrap().map(settled);
+    assert_eq!(stored, Some(settled(created)), "the valid url is not applied either");
     assert_eq!(head(db.store.as_ref()).await, seq_created);
 }
 
