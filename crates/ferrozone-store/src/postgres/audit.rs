@@ -211,7 +211,17 @@ fn head_row(row: PgRow) -> sqlx::Result<AuditHead> {
 
 /// A row of [`PENDING`]: its `pos` and its record, unsealed.
 fn pending_row(row: PgRow) -> sqlx::Result<(i64, EventRecord)> {
-    let record = EventRecord {
+    Ok((row.try_get(0)?, event(&row)?))
+}
+
+fn record(row: PgRow) -> sqlx::Result<EventRecord> {
+    Ok(EventRecord { seq: row.try_get(0)?, prev_hash: row.try_get(12)?, hash: row.try_get(13)?, ..event(&row)? })
+}
+
+/// What a sealed and a pending row hold alike: the event after the first column (a
+/// seq, or a pending event's pos), with no seq and no hashes yet.
+fn event(row: &PgRow) -> sqlx::Result<EventRecord> {
+    Ok(EventRecord {
         seq: 0,
         id: row.try_get(1)?,
         at: row.try_get(2)?,
@@ -226,25 +236,5 @@ fn pending_row(row: PgRow) -> sqlx::Result<(i64, EventRecord)> {
         request_id: row.try_get(11)?,
         prev_hash: Vec::new(),
         hash: Vec::new(),
-    };
-    Ok((row.try_get(0)?, record))
-}
-
-fn record(row: PgRow) -> sqlx::Result<EventRecord> {
-    Ok(EventRecord {
-        seq: row.try_get(0)?,
-        id: row.try_get(1)?,
-        at: row.try_get(2)?,
-        actor_kind: row.try_get(3)?,
-        actor_id: row.try_get(4)?,
-        actor_user_id: row.try_get(5)?,
-        action: row.try_get(6)?,
-        subject_kind: row.try_get(7)?,
-        subject_id: row.try_get(8)?,
-        changes: row.try_get(9)?,
-        client_address: row.try_get(10)?,
-        request_id: row.try_get(11)?,
-        prev_hash: row.try_get(12)?,
-        hash: row.try_get(13)?,
     })
 }
