@@ -34,9 +34,23 @@ pub use web::saml::{
     DEFAULT_ENTITY_ID as DEFAULT_SAML_ENTITY_ID,
 };
 
-/// What every handler can reach.
+/// What every handler can reach, behind one `Arc`: the router clones the state of a
+/// route for each request it serves, so a clone is one counter's increment, however
+/// many parts the state has.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<AppParts>);
+
+impl std::ops::Deref for AppState {
+    type Target = AppParts;
+
+    fn deref(&self) -> &AppParts {
+        &self.0
+    }
+}
+
+/// The parts of [`AppState`].
+#[derive(Clone)]
+pub struct AppParts {
     pub domain: Arc<Domain>,
     pub web: Arc<WebState>,
     /// What `/healthz` reports of the WireGuard data plane.
@@ -72,32 +86,48 @@ impl AppState {
         let throttle = web::throttle::Throttle::new(&domain.settings().passwords);
         let web = WebState { external_url, secure_cookies, providers, throttle };
         let (data_plane, report) = (Arc::new(routes::health::NoDataPlane), Arc::default());
-        Self { domain, web: Arc::new(web), data_plane, report, warnings: Arc::new([]), metrics: None }
+        Self(Arc::new(AppParts {
+            domain,
+            web: Arc::new(web),
+            data_plane,
+            report,
+            warnings: Arc::new([]),
+            metrics: None,
+        }))
     }
 
     /// Reports `probe`'s data plane on `/healthz`.
     #[must_use]
-    pub fn with_data_plane(self, probe: Arc<dyn DataPlaneProbe>) -> Self {
-        Self { data_plane: probe, ..self }
+    pub fn with_data_plane(mut self, probe: Arc<dyn DataPlaneProbe>) -> Self {
+        self.parts().data_plane = probe;
+        self
     }
 
     /// Shows `report` on the settings page and `GET /v0/server`.
     #[must_use]
-    pub fn with_report(self, report: ServerReport) -> Self {
-        Self { report: Arc::new(report), ..self }
+    pub fn with_report(mut self, report: ServerReport) -> Self {
+        self.parts().report = Arc::new(report);
+        self
     }
 
     /// Shows `warnings` on `/healthz` (and in `GET /v0/server`'s health).
     #[must_use]
-    pub fn with_warnings(self, warnings: Vec<String>) -> Self {
-        Self { warnings: warnings.into(), ..self }
+    pub fn with_warnings(mut self, warnings: Vec<String>) -> Self {
+        self.parts().warnings = warnings.into();
+        self
     }
 
     /// Measures requests, and serves `/metrics` on the API listener when `export` has a
     /// token (docs/api.md section 8, "Metrics").
     #[must_use]
-    pub fn with_metrics(self, export: MetricsExport) -> Self {
-        Self { metrics: Some(export), ..self }
+    pub fn with_metrics(mut self, export: MetricsExport) -> Self {
+        self.parts().metrics = Some(export);
+        self
+    }
+
+    /// The parts to set, copied first if a clone of this state shares them.
+    fn parts(&mut self) -> &mut AppParts {
+        Arc::make_mut(&mut self.0)
     }
 }
 
