@@ -53,7 +53,7 @@ pub fn wrap(router: Router, metered: bool) -> Router {
             })),
     );
     if metered {
-        router.layer(axum::middleware::from_fn(requests::measure))
+        router.layer(requests::MeasureLayer::default())
     } else {
         router
     }
