@@ -1,6 +1,6 @@
 // The audit log page of the admin console in a real browser: changes made through the API
 // appear with who made them (a user by email, its id in the link's title; a deleted one by
-// its id) and what changed (a secret only as changed), the kind filter
+// its id) and what changed (a secret only as changed, a long value wrapped), the kind filter
 // narrows the list, an unprivileged user gets the 403 page; no console error or CSP
 // violation, axe-core on the page, screenshots at 1280 px and 360 px. Run by
 // scripts/browser-test.
@@ -56,6 +56,8 @@ test('changes appear with their author and fields, and the filter narrows them',
   const created = page.locator('tbody tr', { has: page.locator('th', { hasText: /^device\.created$/ }) });
   assert.match(await created.innerText(), /preshared_key: changed \(secret\)/);
   assert.ok(!(await page.content()).includes(device.preshared_key ?? '\u0000'), 'no preshared key on the page');
+  const [scrolled, shown] = await page.locator('.table-wrap').evaluate((wrap) => [wrap.scrollWidth, wrap.clientWidth]);
+  assert.ok(scrolled <= shown, `a long value (a key, an id) wraps: the table is ${scrolled} px wide in ${shown} px`);
   await checkAccessibility(page, 'the audit log page');
   await screenshots(page, 'admin-audit');
 
