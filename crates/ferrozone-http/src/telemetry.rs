@@ -1,16 +1,16 @@
 //! Request ids, one log line per request, panic safety, the headers of every `/v0`
 //! response, and the request and sign-in metrics.
 
+mod layers;
 pub mod requests;
 pub mod sign_ins;
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{ConnectInfo, MatchedPath};
+use axum::extract::MatchedPath;
 use axum::http::{header, HeaderMap, HeaderValue, Request, Response};
-use axum::middleware::Next;
 use axum::response::IntoResponse;
 use axum::Router;
 use tower::util::MapRequestLayer;
@@ -20,7 +20,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 use tracing::Span;
 
-use ferrozone_domain::audit::{context, Actor, ActorKind, Origin};
+use ferrozone_domain::audit::{context, Actor, ActorKind};
 use ferrozone_domain::Principal;
 use uuid::Uuid;
 
@@ -35,7 +35,7 @@ const MAX_REQUEST_ID: usize = 128;
 pub fn wrap(router: Router, metered: bool) -> Router {
     let router = router.layer(
         ServiceBuilder::new()
-            .layer(axum::middleware::from_fn(api_headers))
+            .layer(layers::ApiHeadersLayer)
             .layer(MapRequestLayer::new(drop_unusable_request_id))
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .layer(
@@ -46,7 +46,7 @@ pub fn wrap(router: Router, metered: bool) -> Router {
                     .on_failure(()),
             )
             .layer(PropagateRequestIdLayer::x_request_id())
-            .layer(axum::middleware::from_fn(audit_scope))
+            .layer(layers::AuditScopeLayer)
             .layer(CatchPanicLayer::custom(|_| {
                 tracing::error!("a request handler panicked");
                 ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
@@ -65,21 +65,6 @@ fn make_span(req: &Request<Body>) -> Span {
     let route = req.extensions().get::<MatchedPath>().map_or("(unmatched)", MatchedPath::as_str);
     let request_id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
     tracing::info_span!("request", method = %req.method(), route, request_id, actor = tracing::field::Empty)
-}
-
-/// Runs the request inside an audit scope ([`context::scope`]): what it writes is recorded
-/// from the client's address (the socket peer, as the logs and throttles see it) with the
-/// request id of its log lines, by nobody known until authentication names the actor
-/// ([`record_actor`]).
-async fn audit_scope(req: axum::extract::Request, next: Next) -> axum::response::Response {
-    let origin = Origin {
-        client_address: req
-            .extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|ConnectInfo(addr)| addr.ip().to_string()),
-        request_id: req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).map(str::to_owned),
-    };
-    context::scope(context::Context::new(Actor::anonymous(), origin), next.run(req)).await
 }
 
 /// Names who acts on every later log line of the current request, its `request` line
@@ -167,15 +152,6 @@ fn is_usable_request_id(id: &[u8]) -> bool {
 
 /// Every response under `/v0` (errors and 404s included) is not to be stored by any cache
 /// (it may carry keys) nor sniffed as another content type.
-async fn api_headers(req: axum::extract::Request, next: Next) -> axum::response::Response {
-    let api = crate::server::is_api_path(req.uri().path());
-    let mut response = next.run(req).await;
-    if api {
-        add_api_headers(response.headers_mut());
-    }
-    response
-}
-
 pub(crate) fn add_api_headers(headers: &mut HeaderMap) {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));

@@ -54,6 +54,18 @@ pub async fn scope<F: Future>(context: Context, work: F) -> F::Output {
     CONTEXT.scope(Arc::new(Mutex::new(context)), work).await
 }
 
+/// The future of a [`scope`] whose work is made by `start` (a service's `call`), for a
+/// caller that must name the future's type: `start` runs with `context` as the current
+/// one too, and so does every poll of what it returns.
+pub fn scoped<F: Future>(context: Context, start: impl FnOnce() -> F) -> Scoped<F> {
+    let context = Arc::new(Mutex::new(context));
+    let work = CONTEXT.sync_scope(context.clone(), start);
+    CONTEXT.scope(context, work)
+}
+
+/// The future [`scoped`] returns.
+pub type Scoped<F> = tokio::task::futures::TaskLocalFuture<Arc<Mutex<Context>>, F>;
+
 /// The context of the work in progress. Outside any [`scope`]: Ferrozone itself
 /// ([`Actor::system`]) from nowhere.
 pub fn current() -> Context {
