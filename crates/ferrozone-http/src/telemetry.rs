@@ -13,6 +13,7 @@ use axum::extract::MatchedPath;
 use axum::http::{header, HeaderMap, HeaderValue, Request, Response};
 use axum::response::IntoResponse;
 use axum::Router;
+use tower::layer::layer_fn;
 use tower::util::MapRequestLayer;
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -35,7 +36,7 @@ const MAX_REQUEST_ID: usize = 128;
 pub fn wrap(router: Router, metered: bool) -> Router {
     let router = router.layer(
         ServiceBuilder::new()
-            .layer(layers::ApiHeadersLayer)
+            .layer(layer_fn(layers::ApiHeaders))
             .layer(MapRequestLayer::new(drop_unusable_request_id))
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .layer(
@@ -46,7 +47,7 @@ pub fn wrap(router: Router, metered: bool) -> Router {
                     .on_failure(()),
             )
             .layer(PropagateRequestIdLayer::x_request_id())
-            .layer(layers::AuditScopeLayer)
+            .layer(layer_fn(layers::AuditScope))
             .layer(CatchPanicLayer::custom(|_| {
                 tracing::error!("a request handler panicked");
                 ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()

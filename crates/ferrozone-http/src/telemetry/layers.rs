@@ -11,22 +11,11 @@ use axum::extract::ConnectInfo;
 use axum::http::{Request, Response};
 use ferrozone_domain::audit::{context, Actor, Origin};
 use pin_project_lite::pin_project;
-use tower::{Layer, Service};
+use tower::Service;
 
 /// Adds [`super::add_api_headers`] to every response under `/v0`, errors and 404s included.
-#[derive(Clone, Copy, Default)]
-pub struct ApiHeadersLayer;
-
-impl<S> Layer<S> for ApiHeadersLayer {
-    type Service = ApiHeaders<S>;
-
-    fn layer(&self, inner: S) -> ApiHeaders<S> {
-        ApiHeaders(inner)
-    }
-}
-
 #[derive(Clone)]
-pub struct ApiHeaders<S>(S);
+pub struct ApiHeaders<S>(pub S);
 
 impl<S, B, R> Service<Request<B>> for ApiHeaders<S>
 where
@@ -75,19 +64,8 @@ where
 /// recorded from the client's address (the socket peer, as the logs and throttles see it)
 /// with the request id of its log lines, by nobody known until authentication names the
 /// actor ([`super::record_actor`]).
-#[derive(Clone, Copy, Default)]
-pub struct AuditScopeLayer;
-
-impl<S> Layer<S> for AuditScopeLayer {
-    type Service = AuditScope<S>;
-
-    fn layer(&self, inner: S) -> AuditScope<S> {
-        AuditScope(inner)
-    }
-}
-
 #[derive(Clone)]
-pub struct AuditScope<S>(S);
+pub struct AuditScope<S>(pub S);
 
 impl<S, B> Service<Request<B>> for AuditScope<S>
 where
