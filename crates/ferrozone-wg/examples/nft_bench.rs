@@ -162,6 +162,7 @@ fn table(users: usize, per_user: usize, devices: usize) -> anyhow::Result<Table>
         tunnel_networks: vec!["10.0.0.0/16".parse()?, "fd00::/112".parse()?],
         masquerade_on: Some(IfName::parse("eth0")?),
         egress: Egress { wireguard: IfName::parse("wg0")?, rules, default: Verdict::Accept },
+        filter_host: true,
     })
 }
 

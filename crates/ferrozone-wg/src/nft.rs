@@ -13,7 +13,9 @@
 //! for drop. The `forward` chain jumps to a regular chain `egress` for traffic entering from
 //! the WireGuard interface, which looks the sets up in Firezone's precedence order (user
 //! before global, port before plain, accept before drop), then ends with `drop` when the
-//! default is deny. A packet costs at most sixteen set lookups however many rules there are,
+//! default is deny. Unless host filtering is off, the `input` chain sends traffic from the
+//! WireGuard interface to the gateway itself through the same `egress` chain, after what the
+//! tunnel needs (see [`render()`]). A packet costs at most sixteen set lookups however many rules there are,
 //! and a change of the rules alone is a handful of `add element` / `delete element` lines
 //! ([`Keeper`]), applied in milliseconds.
 //!

@@ -11,6 +11,8 @@ use ferrozone_wg::routing::default_route_interface;
 
 #[path = "netns/delta.rs"]
 mod delta;
+#[path = "netns/host.rs"]
+mod host;
 #[path = "netns/packets.rs"]
 mod packets;
 
@@ -64,6 +66,7 @@ fn table(egress: Option<&str>) -> Table {
         tunnel_networks: vec!["10.3.2.0/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
         masquerade_on: egress.map(|name| IfName::parse(name).unwrap()),
         egress: no_rules(),
+        filter_host: true,
     }
 }
 
@@ -250,6 +253,7 @@ async fn masquerade_lets_tunnel_addresses_reach_a_host_with_no_route_back() {
         tunnel_networks: vec!["10.3.2.0/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
         masquerade_on: Some(IfName::parse("g1").unwrap()),
         egress: no_rules(),
+        filter_host: true,
     };
     gateway.nft().apply(&render(&table)).await.unwrap();
     assert_eq!(outside_answers(), (true, true), "no answer through the masquerading gateway");

@@ -129,6 +129,7 @@ impl Keeper {
 fn same_structure(a: &Table, b: &Table) -> bool {
     a.tunnel_networks == b.tunnel_networks
         && a.masquerade_on == b.masquerade_on
+        && a.filter_host == b.filter_host
         && a.egress.wireguard == b.egress.wireguard
         && a.egress.default == b.egress.default
 }

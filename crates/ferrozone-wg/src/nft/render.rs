@@ -62,6 +62,9 @@ pub struct Table {
     pub masquerade_on: Option<IfName>,
     /// The egress rules, enforced on traffic entering from the WireGuard interface.
     pub egress: Egress,
+    /// Whether the egress rules also decide traffic from the WireGuard interface to the
+    /// gateway itself (the `input` hook), not only traffic it forwards.
+    pub filter_host: bool,
 }
 
 /// Firezone's egress rules as the forward filter enforces them (docs/api.md section 8,
@@ -130,6 +133,11 @@ pub enum Protocol {
 /// entering from the WireGuard interface; see [`SetElements::of`] for how overlapping rows
 /// are handled.
 ///
+/// With [`Table::filter_host`], an `input` chain sends traffic from the WireGuard interface
+/// to the gateway itself (any of its addresses) through the chain `host`, which accepts what
+/// the tunnel needs whatever the rules say and then jumps to the same `egress` chain (see
+/// [`write_host`]).
+///
 /// Masquerade matches the source network, not `iifname`: in the postrouting hook the input
 /// interface is no longer known for locally routed packets, and the source says "tunnel".
 pub fn render(table: &Table) -> String {
@@ -163,6 +171,9 @@ fn write_table(out: &mut String, table: &Table, sets: &SetElements) -> fmt::Resu
         writeln!(out, "\t\tdrop")?;
     }
     writeln!(out, "\t}}")?;
+    if table.filter_host {
+        write_host(out, table)?;
+    }
     writeln!(out, "\tchain postrouting {{")?;
     writeln!(out, "\t\ttype nat hook postrouting priority srcnat; policy accept;")?;
     if let Some(egress) = &table.masquerade_on {
@@ -174,6 +185,35 @@ fn write_table(out: &mut String, table: &Table, sets: &SetElements) -> fmt::Resu
     }
     writeln!(out, "\t}}")?;
     writeln!(out, "}}")
+}
+
+/// The `input` chain and the `host` chain it jumps to for traffic from the WireGuard
+/// interface. Before the rules, `host` accepts what the tunnel itself needs: replies to
+/// connections the gateway opened (`ct direction reply`: a client's own connections stay
+/// subject to the rules, so a new drop rule ends them as it ends forwarded ones), ICMP
+/// errors (path MTU discovery), IPv6 neighbour discovery (none on a WireGuard interface, but
+/// kept for interfaces that need it), and DNS, UDP and TCP port 53, to the gateway's tunnel
+/// addresses: a gateway serving DNS to its clients answers there. Everything else goes
+/// through `egress`, so rules and default action decide as they do for forwarded traffic.
+fn write_host(out: &mut String, table: &Table) -> fmt::Result {
+    writeln!(out, "\tchain input {{")?;
+    writeln!(out, "\t\ttype filter hook input priority filter; policy accept;")?;
+    writeln!(out, "\t\tiifname \"{}\" jump host", table.egress.wireguard)?;
+    writeln!(out, "\t}}")?;
+    writeln!(out, "\tchain host {{")?;
+    writeln!(out, "\t\tct state established,related ct direction reply accept")?;
+    writeln!(out, "\t\ticmp type {{ destination-unreachable, time-exceeded, parameter-problem }} accept")?;
+    writeln!(
+        out,
+        "\t\ticmpv6 type {{ destination-unreachable, packet-too-big, time-exceeded, parameter-problem, \
+         nd-neighbor-solicit, nd-neighbor-advert }} accept"
+    )?;
+    for network in &table.tunnel_networks {
+        let family = if network.addr().is_ipv4() { "ip" } else { "ip6" };
+        writeln!(out, "\t\t{family} daddr {} meta l4proto {{ tcp, udp }} th dport 53 accept", network.trunc())?;
+    }
+    writeln!(out, "\t\tjump egress")?;
+    writeln!(out, "\t}}")
 }
 
 fn write_set(out: &mut String, set: SetId, elements: &[Element]) -> fmt::Result {
@@ -197,6 +237,7 @@ mod tests {
             tunnel_networks: vec!["10.3.2.1/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
             masquerade_on: masquerade.then(|| IfName::parse("eth0").unwrap()),
             egress: Egress { wireguard: IfName::parse("wg0").unwrap(), rules: vec![], default: Verdict::Accept },
+            filter_host: true,
         }
     }
 
@@ -281,6 +322,39 @@ mod tests {
         assert!(text.contains("\t\tip6 daddr @ip6_drop drop\n\t}\n"), "{text}");
         assert_eq!(text.matches("\t\tflags interval\n\t}\n").count(), 16, "{text}");
         assert!(!text.contains("elements"), "{text}");
+    }
+
+    #[test]
+    fn the_gateway_itself_is_filtered_by_the_egress_chain_after_what_the_tunnel_needs() {
+        let mut table = table(false);
+        table.egress.default = Verdict::Drop;
+        let text = render(&table);
+        let input = "\tchain input {\n\t\ttype filter hook input priority filter; policy accept;\n\t\tiifname \"wg0\" jump host\n\t}\n";
+        assert!(text.contains(input), "{text}");
+        let host = text.split("\tchain host {\n").nth(1).and_then(|rest| rest.split("\t}\n").next()).unwrap();
+        let rules: Vec<&str> = host.lines().map(str::trim).collect();
+        assert_eq!(
+            rules,
+            [
+                "ct state established,related ct direction reply accept",
+                "icmp type { destination-unreachable, time-exceeded, parameter-problem } accept",
+                "icmpv6 type { destination-unreachable, packet-too-big, time-exceeded, parameter-problem, \
+                 nd-neighbor-solicit, nd-neighbor-advert } accept",
+                "ip daddr 10.3.2.0/24 meta l4proto { tcp, udp } th dport 53 accept",
+                "ip6 daddr fd00::3:2:0/120 meta l4proto { tcp, udp } th dport 53 accept",
+                "jump egress",
+            ]
+        );
+        // The default drop ends `egress`, which both `forward` and `host` jump to.
+        assert!(text.contains("\t\tip6 daddr @ip6_drop drop\n\t\tdrop\n\t}\n"), "{text}");
+    }
+
+    #[test]
+    fn without_host_filtering_there_is_no_input_chain() {
+        let table = Table { filter_host: false, ..table(true) };
+        let text = render(&table);
+        assert!(!text.contains("hook input") && !text.contains("chain host"), "{text}");
+        assert_eq!(text.matches("jump egress").count(), 1, "{text}");
     }
 
     #[test]

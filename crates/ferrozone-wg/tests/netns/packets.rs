@@ -8,22 +8,22 @@ use ferrozone_wg::nft::{Egress, EgressRule, IfName, Keeper, Pass, PortMatch, Pro
 
 use super::{run, try_in, Namespace};
 
-const PROBE: &str = include_str!("probe.py");
+pub(super) const PROBE: &str = include_str!("probe.py");
 const OUTSIDE: &str = "192.0.2.2";
 const OUTSIDE6: &str = "2001:db8::2";
 /// The two users' tunnel addresses (IPv4, IPv6).
-const USERS: [(&str, &str, &str); 2] = [("A", "10.3.2.2", "fd00::3:2:2"), ("B", "10.3.2.3", "fd00::3:2:3")];
+pub(super) const USERS: [(&str, &str, &str); 2] = [("A", "10.3.2.2", "fd00::3:2:2"), ("B", "10.3.2.3", "fd00::3:2:3")];
 
 /// Fields drop in order: the server stops before its namespace goes.
-struct Net {
+pub(super) struct Net {
     _server: Server,
-    client: Namespace,
-    gateway: Namespace,
+    pub(super) client: Namespace,
+    pub(super) gateway: Namespace,
     _outside: Namespace,
 }
 
-/// The outside host's echo server, killed on drop.
-struct Server(Child);
+/// An echo server (`probe.py serve`) in a namespace, killed on drop.
+pub(super) struct Server(Child);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -32,7 +32,7 @@ impl Drop for Server {
     }
 }
 
-fn setup() -> Option<Net> {
+pub(super) fn setup() -> Option<Net> {
     let (client, gateway, outside) = (Namespace::new()?, Namespace::new()?, Namespace::new()?);
     let link = |a: &Namespace, a_if: &str, b: &Namespace, b_if: &str| {
         run(&["ip", "link", "add", a_if, "netns", &a.0, "type", "veth", "peer", "name", b_if, "netns", &b.0]);
@@ -76,7 +76,8 @@ fn setup() -> Option<Net> {
     Some(Net { client, gateway, _server: server, _outside: outside })
 }
 
-fn serve(outside: &Namespace) -> Server {
+/// The echo server on TCP and UDP ports 80, 443, 53 and 5353 of every address of `outside`.
+pub(super) fn serve(outside: &Namespace) -> Server {
     use std::io::BufRead;
     let mut child = Command::new("ip")
         .args(["netns", "exec", &outside.0, "python3", "-c", PROBE, "serve", "80", "443", "53", "5353"])
@@ -121,7 +122,7 @@ fn blocked(client: &Namespace) -> Vec<String> {
     })
 }
 
-fn rule(scope: &Scope, destination: &str, verdict: Verdict, ports: Option<(Protocol, u16)>) -> EgressRule {
+pub(super) fn rule(scope: &Scope, destination: &str, verdict: Verdict, ports: Option<(Protocol, u16)>) -> EgressRule {
     EgressRule {
         scope: scope.clone(),
         destination: destination.parse().unwrap(),
@@ -130,16 +131,17 @@ fn rule(scope: &Scope, destination: &str, verdict: Verdict, ports: Option<(Proto
     }
 }
 
-fn user(name: &str) -> Scope {
+pub(super) fn user(name: &str) -> Scope {
     let (_, v4, v6) = USERS.into_iter().find(|(user, _, _)| *user == name).unwrap();
     Scope::Sources(vec![v4.parse().unwrap(), v6.parse().unwrap()])
 }
 
-fn table(rules: Vec<EgressRule>, default: Verdict) -> Table {
+pub(super) fn table(rules: Vec<EgressRule>, default: Verdict) -> Table {
     Table {
         tunnel_networks: vec!["10.3.2.0/24".parse().unwrap(), "fd00::3:2:0/120".parse().unwrap()],
         masquerade_on: None,
         egress: Egress { wireguard: IfName::parse("g0").unwrap(), rules, default },
+        filter_host: true,
     }
 }
 

@@ -58,6 +58,7 @@ const SHOWN: &[(&str, &[&str])] = &[
             "egress_interface",
             "masquerade",
             "egress_default_action",
+            "host_filter",
             "stats_interval",
         ],
     ),

@@ -281,10 +281,17 @@ pub struct Config {
           action = clap::ArgAction::Set)]
     pub nft_remove_on_shutdown: bool,
     /// What happens to tunnel traffic that no egress rule (`/v0/rules`) matches: `accept`
-    /// (Firezone's behaviour) or `drop` (only what an accept rule allows leaves the tunnel;
-    /// traffic to the gateway itself is not filtered).
+    /// (Firezone's behaviour) or `drop` (only what an accept rule allows leaves the tunnel or
+    /// reaches the gateway itself, see FERROZONE_HOST_FILTER).
     #[arg(long, global = true, env = "FERROZONE_EGRESS_DEFAULT_ACTION", value_enum, default_value = "accept")]
     pub egress_default_action: EgressDefaultAction,
+    /// Filter tunnel traffic to the gateway itself (its tunnel and LAN addresses) with the
+    /// egress rules and their default action, as traffic it forwards; replies to the gateway's
+    /// own connections, ICMP errors and DNS to its tunnel address stay accepted. `false`
+    /// leaves traffic to the gateway unfiltered.
+    #[arg(long, global = true, env = "FERROZONE_HOST_FILTER", default_value_t = true,
+          action = clap::ArgAction::Set)]
+    pub host_filter: bool,
     /// Deliver webhooks to loopback, link-local and private addresses too (by default only
     /// public addresses are called, checked on each address a receiver's name resolves to).
     #[arg(long, global = true, env = "FERROZONE_WEBHOOK_ALLOW_PRIVATE", default_value_t = false,
@@ -513,6 +520,14 @@ mod tests {
         assert_eq!(cli.config.egress_default_action, EgressDefaultAction::Drop);
         let error = Cli::try_parse_from(["ferrozone", "serve", "--egress-default-action", "deny"]).unwrap_err();
         assert!(error.to_string().contains("possible values: accept, drop"), "{error}");
+    }
+
+    #[test]
+    fn the_gateway_itself_is_filtered_unless_host_filtering_is_off() {
+        let cli = Cli::try_parse_from(["ferrozone", "serve"]).unwrap();
+        assert!(cli.config.host_filter);
+        let cli = Cli::try_parse_from(["ferrozone", "serve", "--host-filter", "false"]).unwrap();
+        assert!(!cli.config.host_filter);
     }
 
     #[test]

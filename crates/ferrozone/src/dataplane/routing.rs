@@ -53,6 +53,7 @@ pub async fn start(config: &Config, domain: Arc<Domain>) -> anyhow::Result<Routi
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
         masquerade_on: masquerade_on(config)?,
         egress: egress(&Default::default(), wireguard, config.egress_default_action).0,
+        filter_host: config.host_filter,
     };
     let masquerade = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
     let mut routing = Routing::open(Nft::program(&config.nft), domain, table, config.egress_default_action).await?;
@@ -60,7 +61,8 @@ pub async fn start(config: &Config, domain: Arc<Domain>) -> anyhow::Result<Routi
         routing.follow_default_route(PathBuf::from(PROC_NET_ROUTE));
     }
     let rules = routing.status.borrow().rules;
-    tracing::info!(masquerade_on = %masquerade, rules, "routing: forwarding on, nftables table inet ferrozone applied");
+    let host_filter = config.host_filter;
+    tracing::info!(masquerade_on = %masquerade, rules, host_filter, "routing: forwarding on, nftables table inet ferrozone applied");
     Ok(routing)
 }
 

@@ -60,6 +60,7 @@ fn base_table(domain: &Domain) -> Table {
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
         masquerade_on: None,
         egress: egress(&Default::default(), IfName::parse("wg0").unwrap(), EgressDefaultAction::Accept).0,
+        filter_host: true,
     }
 }
 
