@@ -5,6 +5,8 @@
 //! Installed only when metrics are on: with no recorder, the macros find none and record
 //! nothing, and the HTTP app gets no metrics layer.
 
+mod process;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,12 +54,12 @@ impl Metrics {
         let handle = recorder.handle();
         metrics::set_global_recorder(recorder).context("installing the metrics recorder")?;
         describe();
-        // At each scrape the process figures are read afresh, then everything is rendered.
-        let (rendered, process) = (handle.clone(), metrics_process::Collector::default());
-        process.describe();
+        // At each scrape everything is rendered, then the process figures read afresh.
+        let rendered = handle.clone();
         let render = Arc::new(move || {
-            process.collect();
-            rendered.render()
+            let mut text = rendered.render();
+            process::render(&mut text);
+            text
         });
         let export = MetricsExport { render, token: token.map(Arc::new) };
         Ok(Some(Self { handle, export }))

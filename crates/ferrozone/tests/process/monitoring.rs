@@ -166,3 +166,41 @@ fn the_alert_rules_are_valid_and_their_tests_pass() {
         assert!(out.status.success(), "promtool {}:\n{printed}", args.join(" "));
     }
 }
+
+/// A real scrape, taken after requests and a write so that counters, histograms and gauges
+/// all hold series, passes `promtool check metrics` with nothing to report (a counter's
+/// `_total`, units in names, help text). `process_cpu_seconds_total` is a counter.
+#[tokio::test]
+async fn a_scrape_passes_promtool_check_metrics() {
+    let Some(promtool) = program("promtool") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let metrics_address = format!("127.0.0.1:{}", free_port());
+    let server = Server::start(dir.path(), &[("FERROZONE_METRICS_LISTEN", metrics_address.as_str())]).await;
+    let token = server.printed_token().expect("a fresh database prints the admin token");
+    let client = reqwest::Client::new();
+    let created = client
+        .post(format!("{}/v0/users", server.base))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({"user": {"email": "scraped@example.com"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let scrape = client.get(format!("http://{metrics_address}/metrics")).send().await.unwrap();
+    assert_eq!(scrape.status(), 200);
+    let text = scrape.text().await.unwrap();
+    assert!(text.contains("# TYPE process_cpu_seconds_total counter\n"), "{text}");
+    assert!(text.contains("ferrozone_http_request_duration_seconds_bucket{"), "{text}");
+
+    let mut check = Command::new(&promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool runs");
+    std::io::Write::write_all(&mut check.stdin.take().unwrap(), text.as_bytes()).unwrap();
+    let out = check.wait_with_output().unwrap();
+    let printed = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && printed.trim().is_empty(), "promtool check metrics:\n{printed}\n---\n{text}");
+}
