@@ -57,13 +57,15 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `user disable` / `user enable`: says what happened on standard error, and succeeds
-/// when the user already was in the asked state.
+/// `user disable` / `user enable`, the operator's side of the use case the API and the
+/// console share: says what happened on standard error, and succeeds when the user
+/// already was in the asked state.
 async fn set_disabled(domain: &Domain, email: &str, disabled: bool) -> anyhow::Result<()> {
-    let (user, changed) = domain.set_user_disabled(email, disabled).await.map_err(|e| match e {
-        DomainError::NotFound => no_user(email),
-        other => explain(other, "the user"),
-    })?;
+    let (user, changed) =
+        domain.set_user_disabled(&Principal::operator(), email, disabled).await.map_err(|e| match e {
+            DomainError::NotFound => no_user(email),
+            other => explain(other, "the user"),
+        })?;
     let who = format!("{} ({})", user.email, user.id);
     match (user.disabled_at, changed) {
         (Some(_), true) => eprintln!("disabled {who}: its API tokens are refused until `ferrozone user enable`"),
