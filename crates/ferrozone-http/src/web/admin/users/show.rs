@@ -51,18 +51,21 @@ struct DeviceRow {
     name: String,
     addresses: String,
     online: bool,
+    /// The owner is disabled: the device is off the VPN, whatever its last handshake.
+    owner_disabled: bool,
     seen: Option<String>,
 }
 
 impl DeviceRow {
-    fn new(device: Device, now: Timestamp) -> Self {
+    fn new(device: Device, owner_disabled: bool, now: Timestamp) -> Self {
         let addresses = [device.ipv4.map(|a| a.to_string()), device.ipv6.map(|a| a.to_string())];
         let addresses: Vec<String> = addresses.into_iter().flatten().collect();
         Self {
             id: device.id,
             name: device.name,
             addresses: if addresses.is_empty() { "none".to_owned() } else { addresses.join(", ") },
-            online: device.stats.is_online(now),
+            online: !owner_disabled && device.stats.is_online(now),
+            owner_disabled,
             seen: device.stats.latest_handshake.map(|at| format::ago(at, now)),
         }
     }
@@ -152,7 +155,7 @@ async fn render(
         created: format::date(user.inserted_at),
         status: Status::of(&user),
         last: last_sign_in(&user, now),
-        devices: devices.into_iter().map(|d| DeviceRow::new(d, now)).collect(),
+        devices: devices.into_iter().map(|d| DeviceRow::new(d, user.disabled_at.is_some(), now)).collect(),
         device_count: belongings.devices,
         sessions: sessions.iter().map(SessionRow::new).collect(),
         two_factor,
