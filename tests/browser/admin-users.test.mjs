@@ -3,10 +3,13 @@
 // and their status says an administrator did it; enabling lets them back; deleting goes
 // through its confirmation. An unprivileged user gets no console page, and a form posted
 // without the CSRF token changes nothing. axe-core on each page, screenshots at 1280 and
-// 360 px. Run by scripts/browser-test.
+// 360 px. A disabled user's devices read "Off the VPN: user disabled" wherever the console
+// lists them, not Online or Offline. Run by scripts/browser-test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, screenshots } from './harness.mjs';
+import {
+  start, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, screenshots, sessionApi,
+} from './harness.mjs';
 
 let base, browser, stop;
 
@@ -127,4 +130,43 @@ test('an unprivileged user gets no console page, and a form without the CSRF tok
   assert.deepEqual(problems.filter((p) => !/403|404/.test(p)), [], 'no console error other than the refusals');
   await context.close();
   await adminContext.close();
+});
+
+test("a disabled user's devices read off the VPN on the user's page, All devices and the device's page", async () => {
+  const context = await browser.newContext();
+  const { page: admin, problems } = await watchedPage(context);
+  await signIn(admin, base, adminEmail, adminPassword);
+  const { data: user } = await sessionApi(admin, base, 'POST', '/v0/users', { user: { email: 'robin@example.com' } });
+  const { data: device } = await sessionApi(admin, base, 'POST', '/v0/devices', { device: { user_id: user.id, name: 'robin-laptop' } });
+  const offVpn = 'Off the VPN: user disabled';
+  // The status cell of the device's row on a console page, and the Status fact on its own page.
+  const statuses = async () => {
+    const shown = [];
+    for (const path of [`/admin/users/${user.id}`, '/admin/devices']) {
+      await admin.goto(`${base}${path}`);
+      const row = admin.getByRole('row').filter({ has: admin.getByRole('link', { name: device.name, exact: true }) });
+      shown.push((await row.locator('.badge').first().textContent()).trim());
+    }
+    await admin.goto(`${base}/devices/${device.id}`);
+    shown.push((await admin.locator('dt:text-is("Status") + dd .badge').textContent()).trim());
+    return shown;
+  };
+  assert.deepEqual(await statuses(), ['Offline', 'Offline', 'Offline'], 'never connected');
+
+  await admin.goto(`${base}/admin/users/${user.id}`);
+  await admin.getByRole('button', { name: 'Disable' }).click();
+  await admin.getByText('The user was disabled').waitFor();
+  assert.deepEqual(await statuses(), [offVpn, offVpn, offVpn]);
+  await admin.goto(`${base}/admin/users/${user.id}`);
+  await checkAccessibility(admin, "a disabled user's page with a device");
+  await screenshots(admin, 'admin-user-disabled');
+  await admin.goto(`${base}/admin/devices`);
+  await screenshots(admin, 'admin-devices-owner-disabled');
+
+  await admin.goto(`${base}/admin/users/${user.id}`);
+  await admin.getByRole('button', { name: 'Enable' }).click();
+  await admin.getByText('The user was enabled').waitFor();
+  assert.deepEqual(await statuses(), ['Offline', 'Offline', 'Offline'], 'back on the VPN');
+  assert.deepEqual(problems, [], 'no console error, page error or CSP violation');
+  await context.close();
 });

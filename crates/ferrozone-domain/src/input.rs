@@ -93,7 +93,8 @@ pub struct NewUser {
     pub wrong_types: WrongTypes,
 }
 
-/// A change to a user: absent attributes keep their stored value.
+/// A change to a user: absent attributes keep their stored value. Whether the user is
+/// disabled is no attribute: [`crate::Domain::set_user_disabled`] changes it.
 #[derive(Debug, Default)]
 pub struct UserChanges {
     pub email: Patch<String>,
@@ -101,8 +102,6 @@ pub struct UserChanges {
     /// `None` and `""` keep the password.
     pub password: Option<Zeroizing<String>>,
     pub password_confirmation: Option<Zeroizing<String>>,
-    /// `Some(true)` disables the user, `Some(false)` enables it, `None` keeps it as it is.
-    pub disabled: Option<bool>,
     pub wrong_types: WrongTypes,
 }
 

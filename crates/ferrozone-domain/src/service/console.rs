@@ -17,9 +17,9 @@ impl Domain {
         self.store().list_all_tokens(page).await
     }
 
-    /// The email of each owner of `devices` (a page of them), one read per distinct owner:
-    /// a page lists at most a few dozen devices, whatever the size of the table.
-    pub async fn device_owners(&self, actor: &Principal, devices: &[Device]) -> Result<HashMap<Uuid, String>> {
+    /// Each owner of `devices` (a page of them), one read per distinct owner: a page lists
+    /// at most a few dozen devices, whatever the size of the table.
+    pub async fn device_owners(&self, actor: &Principal, devices: &[Device]) -> Result<HashMap<Uuid, User>> {
         actor.require_admin()?;
         let mut owners = HashMap::new();
         for device in devices {
@@ -27,7 +27,7 @@ impl Domain {
                 continue;
             }
             if let Some(user) = self.store().user_by_id(device.user_id).await? {
-                owners.insert(user.id, user.email);
+                owners.insert(user.id, user);
             }
         }
         Ok(owners)

@@ -10,6 +10,9 @@ use crate::model::{email_key, DisabledBy, User, UserUpdate};
 use crate::time::Timestamp;
 use crate::validate::user as rules;
 
+/// Why an admin's request to disable itself is refused.
+pub const CANNOT_DISABLE_ONESELF: &str = "You cannot disable yourself";
+
 impl Domain {
     pub async fn list_users(&self, actor: &Principal) -> Result<Vec<User>> {
         actor.require_admin()?;
@@ -61,45 +64,45 @@ impl Domain {
         if edit.role.is_some_and(|role| own && role != target.role) {
             return Err(DomainError::invalid("role", "You cannot change your own role"));
         }
-        if own && edit.disabled == Some(true) && target.disabled_at.is_none() {
-            return Err(DomainError::invalid("disabled_at", "You cannot disable yourself"));
-        }
         let password_hash = match edit.password {
             Some(password) => Some(self.passwords.run(move || hash_password(&password)).await??),
             None => None,
         };
-        let update = UserUpdate {
-            email: edit.email,
-            role: edit.role,
-            password_hash,
-            disabled: edit.disabled,
-            disabled_by: Some(DisabledBy::Admin),
-            keep_an_enabled_admin: true,
-            keep_session: None,
-        };
-        let user = self.store().update_user(target.id, &update, Timestamp::now()).await?;
-        if user.disabled_at != target.disabled_at {
-            self.disabled_state_set(&user);
-        }
-        Ok(user)
+        let update = UserUpdate { email: edit.email, role: edit.role, password_hash, ..UserUpdate::default() };
+        self.store().update_user(target.id, &update, Timestamp::now()).await
     }
 
-    /// Disables (`disabled`) or enables the user with `email`, for the local operator:
-    /// a disabled user's tokens are refused and its sessions end (the same store rule as
-    /// [`Domain::update_user`]). Unlike an update through the API, any user may be
-    /// disabled, the last admin included. Returns the user and whether anything changed;
-    /// disabling a disabled user keeps its original `disabled_at` and reason; a user
-    /// disabled here is [`DisabledBy::Cli`].
-    pub async fn set_user_disabled(&self, email: &str, disabled: bool) -> Result<(User, bool)> {
-        let target = self.user_with_email(email).await?.ok_or(DomainError::NotFound)?;
+    /// Disables (`disabled`) or enables the user `key` (UUID or email): the one use case
+    /// behind `POST /v0/users/{id}/disable|enable`, the admin console and `ferrozone user
+    /// disable|enable` (docs/api.md section 8, "Users and admins"). Disabling ends the
+    /// user's sessions in the same transaction and its devices leave the peers. An admin
+    /// cannot disable itself, nor the last admin that is not disabled, and is recorded as
+    /// [`DisabledBy::Admin`]; the local operator ([`Principal::operator`]) may disable
+    /// anyone and is [`DisabledBy::Cli`]. Idempotent: disabling a disabled user keeps its
+    /// first `disabled_at` and reason, enabling an enabled one changes nothing. Returns
+    /// the user and whether anything changed.
+    pub async fn set_user_disabled(&self, actor: &Principal, key: &str, disabled: bool) -> Result<(User, bool)> {
+        actor.require_admin()?;
+        let target = self.find_user(key).await?;
         if target.disabled_at.is_some() == disabled {
             return Ok((target, false));
         }
-        let update =
-            UserUpdate { disabled: Some(disabled), disabled_by: Some(DisabledBy::Cli), ..UserUpdate::default() };
+        if disabled && actor.user_id == Some(target.id) {
+            return Err(DomainError::invalid("base", CANNOT_DISABLE_ONESELF));
+        }
+        let operator = actor.user_id.is_none();
+        let update = UserUpdate {
+            disabled: Some(disabled),
+            disabled_by: Some(if operator { DisabledBy::Cli } else { DisabledBy::Admin }),
+            keep_an_enabled_admin: !operator,
+            ..UserUpdate::default()
+        };
         let user = self.store().update_user(target.id, &update, Timestamp::now()).await?;
-        self.disabled_state_set(&user);
-        Ok((user, true))
+        let changed = user.disabled_at != target.disabled_at;
+        if changed {
+            self.disabled_state_set(&user);
+        }
+        Ok((user, changed))
     }
 
     /// After a user was disabled or enabled: its peers leave or return.

@@ -27,8 +27,6 @@ pub struct UserEdit {
     pub email: Option<String>,
     pub role: Option<Role>,
     pub password: Option<Zeroizing<String>>,
-    /// `Some(true)` disables, `Some(false)` enables.
-    pub disabled: Option<bool>,
 }
 
 pub fn create(input: &NewUser) -> Result<UserCreate, DomainError> {
@@ -60,8 +58,7 @@ pub fn update(input: &UserChanges) -> Result<UserEdit, DomainError> {
         Patch::Value(role) => Some(role),
     };
     let password = password(&mut c, input.password.as_deref(), input.password_confirmation.as_deref());
-    c.wrong_type("disabled_at");
-    c.finish(UserEdit { email, role, password, disabled: input.disabled })
+    c.finish(UserEdit { email, role, password })
 }
 
 /// What a change of one's own password holds before the stored password is looked at: the

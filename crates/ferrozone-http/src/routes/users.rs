@@ -12,6 +12,7 @@ use crate::error::ApiError;
 use crate::extract::{Auth, JsonObject, PathId};
 use crate::{reply, AppState};
 
+mod disabling;
 pub(crate) mod page;
 mod sessions;
 
@@ -20,6 +21,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(list_users, create_user))
         .routes(routes!(get_user, update_user, replace_user, delete_user))
         .routes(routes!(sessions::list_sessions, sessions::end_sessions))
+        .routes(routes!(disabling::disable_user))
+        .routes(routes!(disabling::enable_user))
 }
 
 /// List users
@@ -89,10 +92,9 @@ async fn get_user(State(app): State<AppState>, Auth(actor): Auth, id: PathId) ->
 
 /// Update a user
 ///
-/// A partial update; `{"user": {}}` changes nothing. `disabled_at` disables (`true` or a
-/// timestamp; the stored time is the server's) or enables (`null`) the user: its sessions
-/// end and its devices leave the peers; an admin cannot disable itself or the last enabled
-/// admin.
+/// A partial update; `{"user": {}}` changes nothing. `disabled_at` is read-only and
+/// ignored, like every other read-only or unknown key: `POST /v0/users/{id}/disable` and
+/// `/enable` change it.
 #[utoipa::path(patch, path = "/v0/users/{id}", tag = "users",
     params(("id" = String, Path, description = "User UUID or email")),
     request_body = crate::wire::UserEnvelope,

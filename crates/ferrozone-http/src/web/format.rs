@@ -6,6 +6,10 @@
 use chrono::{DateTime, Utc};
 use ferrozone_domain::Timestamp;
 
+/// A device's status while its owner is disabled, whatever its last handshake: the peer
+/// left the interface when the user was disabled (docs/web.md, "Devices").
+pub const OFF_THE_VPN_USER_DISABLED: &str = "Off the VPN: user disabled";
+
 /// A moment as a page shows it: in words, and exactly for a tooltip or `<time datetime>`.
 pub struct When {
     /// `3 minutes ago`, `in 29 days`, `just now`.

@@ -92,17 +92,6 @@ impl Reader {
         }
     }
 
-    /// A switch sent as a time: `true` or an RFC 3339 timestamp turn it on (`Some(true)`),
-    /// `false` and `null` turn it off (`Some(false)`); anything else is of a wrong type.
-    pub fn switch_time(&mut self, attr: &Attr) -> Option<bool> {
-        let schema = ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Boolean, Type::Null]));
-        match self.read(attr, schema, switch_time) {
-            Patch::Absent => None,
-            Patch::Null => Some(false),
-            Patch::Value(on) => Some(on),
-        }
-    }
-
     /// A list of strings. An entry that is not a string is read as an empty one, which no
     /// list accepts: the domain reports it `is invalid` in its place among the entries.
     pub fn list(&mut self, attr: &Attr) -> Patch<Vec<String>> {
@@ -161,14 +150,6 @@ fn is_present(v: &Value) -> bool {
 fn string(v: Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s),
-        _ => None,
-    }
-}
-
-fn switch_time(v: Value) -> Option<bool> {
-    match v {
-        Value::Bool(on) => Some(on),
-        Value::String(s) => chrono::DateTime::parse_from_rfc3339(s.trim()).is_ok().then_some(true),
         _ => None,
     }
 }

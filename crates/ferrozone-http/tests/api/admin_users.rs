@@ -68,7 +68,7 @@ async fn the_list_shows_users_with_status_sign_in_and_device_count() {
     app.device(&id).await;
     app.device(&id).await;
     let (off, _) = app.user("off@example.com", "unprivileged").await;
-    app.patch(&format!("/v0/users/{off}"), &app.admin, serde_json::json!({"user": {"disabled_at": true}}))
+    app.request(axum::http::Method::POST, &format!("/v0/users/{off}/disable"), Some(&app.admin), None)
         .await
         .expect_status(StatusCode::OK);
 
@@ -85,7 +85,7 @@ async fn the_list_shows_users_with_status_sign_in_and_device_count() {
     );
     assert!(row("off@example.com").contains("Disabled by an administrator"));
     assert!(!row("kept@example.com").contains("Disabled by"));
-    app.domain.set_user_disabled("kept@example.com", true).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "kept@example.com", true).await.unwrap();
     let html = page(&browser.get("/admin/users").await);
     assert!(html.split(">kept@example.com</a>").nth(1).unwrap().contains("Disabled from the command line"));
     assert!(row("boss@example.com").contains("just now</span> <span class=\"muted\">(password)"));

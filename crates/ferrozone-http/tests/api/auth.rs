@@ -187,23 +187,32 @@ async fn disabling_and_enabling_a_user_refuses_and_restores_its_tokens() {
     let app = TestApp::new().await;
     let (id, token) = app.user("off@example.com", "unprivileged").await;
     let before = app.show_user(&id).await;
-    let (user, changed) = app.domain.set_user_disabled("Off@Example.com", true).await.unwrap();
+    let (user, changed) =
+        app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "Off@Example.com", true).await.unwrap();
     assert!(changed && user.disabled_at.is_some());
     app.get("/v0/devices", &token).await.expect_auth_error("user_disabled");
     let disabled = app.show_user(&id).await;
     assert!(disabled["disabled_at"].is_string() && disabled["updated_at"] != before["updated_at"], "{disabled}");
 
-    let (again, changed) = app.domain.set_user_disabled("off@example.com", true).await.unwrap();
+    let (again, changed) =
+        app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "off@example.com", true).await.unwrap();
     assert!(!changed);
     assert_eq!(again, user, "disabling twice keeps the first disabled_at and updated_at");
     assert_eq!(app.show_user(&id).await, disabled);
 
-    let (enabled, changed) = app.domain.set_user_disabled("off@example.com", false).await.unwrap();
+    let (enabled, changed) =
+        app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "off@example.com", false).await.unwrap();
     assert!(changed && enabled.disabled_at.is_none());
     app.get("/v0/devices", &token).await.expect_status(StatusCode::OK);
-    assert!(!app.domain.set_user_disabled("off@example.com", false).await.unwrap().1);
+    assert!(
+        !app.domain
+            .set_user_disabled(&ferrozone_domain::Principal::operator(), "off@example.com", false)
+            .await
+            .unwrap()
+            .1
+    );
     for unknown in ["ghost@example.com", "nul\0@example.com"] {
-        let res = app.domain.set_user_disabled(unknown, true).await;
+        let res = app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), unknown, true).await;
         assert!(matches!(res, Err(ferrozone_domain::DomainError::NotFound)), "{res:?}");
     }
 }

@@ -53,10 +53,10 @@ async fn a_device_reaches_the_interface_and_leaves_with_its_disabled_owner() {
     assert!(!peer.allowed_ips.is_empty() && peer.preshared_key.is_some(), "{device}");
     until_peers(&interface, std::slice::from_ref(&peer), "after the create").await;
 
-    app.domain.set_user_disabled("roams@example.com", true).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "roams@example.com", true).await.unwrap();
     until_peers(&interface, &[], "after disabling the owner").await;
 
-    app.domain.set_user_disabled("roams@example.com", false).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "roams@example.com", false).await.unwrap();
     until_peers(&interface, &[peer], "after enabling the owner").await;
     task.abort();
 }
@@ -71,12 +71,10 @@ async fn disabling_through_the_api_takes_the_device_off_the_interface_and_back()
     let peer = peer_of(&app.device(&user_id).await);
     until_peers(&interface, std::slice::from_ref(&peer), "after the create").await;
 
-    let path = format!("/v0/users/{user_id}");
-    let disable = json!({"user": {"disabled_at": true}});
-    app.patch(&path, &app.admin, disable).await.expect_status(StatusCode::OK);
+    let path = |action: &str| format!("/v0/users/{user_id}/{action}");
+    app.request(Method::POST, &path("disable"), Some(&app.admin), None).await.expect_status(StatusCode::OK);
     until_peers(&interface, &[], "after disabling the owner through the API").await;
-    let enable = json!({"user": {"disabled_at": null}});
-    app.patch(&path, &app.admin, enable).await.expect_status(StatusCode::OK);
+    app.request(Method::POST, &path("enable"), Some(&app.admin), None).await.expect_status(StatusCode::OK);
     until_peers(&interface, &[peer], "after enabling the owner through the API").await;
     task.abort();
 }

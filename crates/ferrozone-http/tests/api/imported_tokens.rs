@@ -118,7 +118,7 @@ async fn expired_forged_and_misdirected_firezone_tokens_are_refused() {
     }
 
     // The owner disabled: the same answer as for Ferrozone's own tokens.
-    app.domain.set_user_disabled("fz-admin@example.com", true).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "fz-admin@example.com", true).await.unwrap();
     get(&fz.router, "/v0/users", &good).await.expect_auth_error("user_disabled");
 }
 

@@ -230,7 +230,7 @@ async fn every_refusal_is_the_same_401_page() {
     let app = TestApp::new().await;
     password_user(&app, "pat@example.com", "admin").await;
     password_user(&app, "off@example.com", "unprivileged").await;
-    app.domain.set_user_disabled("off@example.com", true).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "off@example.com", true).await.unwrap();
     app.user("nopass@example.com", "unprivileged").await;
     let cases = [
         ("pat@example.com", "wrong password entirely"),

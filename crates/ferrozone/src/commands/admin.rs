@@ -6,6 +6,7 @@ use std::io::BufRead;
 use anyhow::{bail, Context};
 use ferrozone_domain::input::NewUser;
 use ferrozone_domain::model::DisabledBy;
+use ferrozone_domain::validate::TAKEN;
 use ferrozone_domain::{Domain, DomainError, Principal, Role};
 use zeroize::Zeroizing;
 
@@ -23,13 +24,13 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
             let role = role_of(role);
             let password = if password_stdin { Some(read_password()?) } else { None };
             let input = NewUser {
-                email: Some(email),
+                email: Some(email.clone()),
                 role: Some(role),
                 password_confirmation: password.clone(),
                 password,
                 ..NewUser::default()
             };
-            let user = domain.create_user(&operator, &input).await.map_err(|e| explain(e, "the user"))?;
+            let user = domain.create_user(&operator, &input).await.map_err(|e| create_refused(e, &email))?;
             println!("{}", user.id);
         }
         UserCommand::List => {
@@ -57,13 +58,30 @@ pub async fn user(config: &Config, cmd: UserCommand) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `user disable` / `user enable`: says what happened on standard error, and succeeds
-/// when the user already was in the asked state.
+/// Why `user create` failed, in words; for an email that is taken, the commands that
+/// change the user who has it.
+fn create_refused(e: DomainError, email: &str) -> anyhow::Error {
+    let taken =
+        matches!(&e, DomainError::Invalid(errors) if errors.get("email").is_some_and(|m| m.iter().any(|m| m == TAKEN)));
+    if !taken {
+        return explain(e, "the user");
+    }
+    anyhow::anyhow!(
+        "a user with email {email:?} already exists; to change it, use \
+         `ferrozone user set-password --email {email} --password-stdin` or \
+         `ferrozone user set-role --email {email} --role admin|unprivileged`"
+    )
+}
+
+/// `user disable` / `user enable`, the operator's side of the use case the API and the
+/// console share: says what happened on standard error, and succeeds when the user
+/// already was in the asked state.
 async fn set_disabled(domain: &Domain, email: &str, disabled: bool) -> anyhow::Result<()> {
-    let (user, changed) = domain.set_user_disabled(email, disabled).await.map_err(|e| match e {
-        DomainError::NotFound => no_user(email),
-        other => explain(other, "the user"),
-    })?;
+    let (user, changed) =
+        domain.set_user_disabled(&Principal::operator(), email, disabled).await.map_err(|e| match e {
+            DomainError::NotFound => no_user(email),
+            other => explain(other, "the user"),
+        })?;
     let who = format!("{} ({})", user.email, user.id);
     match (user.disabled_at, changed) {
         (Some(_), true) => eprintln!("disabled {who}: its API tokens are refused until `ferrozone user enable`"),

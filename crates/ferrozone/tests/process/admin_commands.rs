@@ -66,9 +66,32 @@ fn errors_are_one_line_in_words_and_usage_errors_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     assert_error(&run(dir.path(), &["user", "disable", "--email", "nobody@x"]), "no user with email \"nobody@x\"");
     assert!(run(dir.path(), &["user", "create", "--email", "twice@example.com"]).status.success());
-    assert_error(&run(dir.path(), &["user", "create", "--email", "twice@example.com"]), "email has already been taken");
     let usage = run(dir.path(), &["user", "set-role", "--email", "twice@example.com", "--role", "boss"]);
     assert_eq!(usage.status.code(), Some(2), "{}", stderr(&usage));
+}
+
+/// A newcomer who runs `user create` for the first admin (made at the first start) learns
+/// what to run instead; nothing about the user changes.
+#[test]
+fn creating_a_user_that_exists_names_the_commands_that_change_it() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(run(dir.path(), &["user", "create", "--email", "twice@example.com"]).status.success());
+    let before = stdout(&run(dir.path(), &["user", "list"]));
+    let again = run_with_stdin(
+        dir.path(),
+        &["user", "create", "--email", "Twice@Example.com", "--role", "admin", "--password-stdin"],
+        "a long enough password\n",
+    );
+    assert_error(
+        &again,
+        "a user with email \"Twice@Example.com\" already exists; to change it, use \
+         `ferrozone user set-password --email Twice@Example.com --password-stdin` or \
+         `ferrozone user set-role --email Twice@Example.com --role admin|unprivileged`",
+    );
+    assert_eq!(stdout(&again), "", "no id printed");
+    assert_eq!(stdout(&run(dir.path(), &["user", "list"])), before, "the user is as it was");
+    let invalid = run(dir.path(), &["user", "create", "--email", "nope"]);
+    assert_error(&invalid, "email is invalid email address");
 }
 
 #[tokio::test]

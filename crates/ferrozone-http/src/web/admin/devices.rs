@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
+use ferrozone_domain::model::User;
 use ferrozone_domain::store::{DeviceQuery, Presence};
 use ferrozone_domain::{Device, DomainError, Timestamp};
 
@@ -56,6 +57,8 @@ struct Row {
     owner_email: String,
     addresses: Vec<String>,
     online: bool,
+    /// The owner is disabled: the device is off the VPN, whatever its last handshake.
+    owner_disabled: bool,
     handshake: Option<When>,
     received: String,
     sent: String,
@@ -134,26 +137,28 @@ async fn list(
     page.rows = devices
         .into_iter()
         .map(|device| {
-            let email = owners.get(&device.user_id).cloned().unwrap_or_default();
-            row(device, email, now)
+            let owner = owners.get(&device.user_id);
+            row(device, owner, now)
         })
         .collect();
     Ok(())
 }
 
-fn row(device: Device, owner_email: String, now: Timestamp) -> Row {
+fn row(device: Device, owner: Option<&User>, now: Timestamp) -> Row {
     let stats = &device.stats;
+    let owner_disabled = owner.is_some_and(|owner| owner.disabled_at.is_some());
     let addresses = device.ipv4.map(|a| a.to_string()).into_iter().chain(device.ipv6.map(|a| a.to_string())).collect();
     Row {
         id: device.id.to_string(),
-        online: stats.is_online(now),
+        online: !owner_disabled && stats.is_online(now),
+        owner_disabled,
         handshake: stats.latest_handshake.map(|at| When::new(at, now)),
         received: stats.rx_bytes.map(bytes).unwrap_or_default(),
         sent: stats.tx_bytes.map(bytes).unwrap_or_default(),
         remote: stats.remote_ip.clone().unwrap_or_default(),
         name: device.name,
         owner_id: device.user_id.to_string(),
-        owner_email,
+        owner_email: owner.map(|owner| owner.email.clone()).unwrap_or_default(),
         addresses,
     }
 }

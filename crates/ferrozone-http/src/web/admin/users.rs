@@ -198,7 +198,6 @@ pub(super) fn sentence(field: &str, message: &str) -> String {
     }
     let name = match field {
         "password_confirmation" => "Password confirmation",
-        "disabled_at" => "Status",
         "email" => "Email",
         "role" => "Role",
         "password" => "Password",

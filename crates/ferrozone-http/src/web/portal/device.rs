@@ -131,7 +131,7 @@ async fn page(
     let page = DevicePage {
         nav: viewer.nav(Section::Devices),
         device,
-        row: DeviceRow::new(device, Timestamp::now()),
+        row: DeviceRow::new(device, Timestamp::now()).owned_by(owner.as_ref().unwrap_or(viewer.user())),
         settings,
         owner,
         config: app.domain.device_config(viewer.principal(), device.id).await?,

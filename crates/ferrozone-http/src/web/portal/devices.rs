@@ -52,6 +52,7 @@ impl DevicesPage<'_> {
             ipv4: String::new(),
             ipv6: String::new(),
             online: false,
+            owner_disabled: false,
             handshake_at: String::new(),
             handshake: String::new(),
             received: String::new(),

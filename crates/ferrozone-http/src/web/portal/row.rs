@@ -1,7 +1,7 @@
 //! A device as a row of the portal's lists (`My devices`, and the device page's summary):
 //! every value as the page shows it, in the words of [`crate::web::format`].
 
-use ferrozone_domain::model::Device;
+use ferrozone_domain::model::{Device, User};
 use ferrozone_domain::Timestamp;
 
 use crate::web::format::{ago, bytes, day};
@@ -13,6 +13,8 @@ pub struct DeviceRow {
     pub ipv4: String,
     pub ipv6: String,
     pub online: bool,
+    /// The owner is disabled: the device is off the VPN, whatever its last handshake.
+    pub owner_disabled: bool,
     /// The last handshake as RFC 3339, if there was one.
     pub handshake_at: String,
     pub handshake: String,
@@ -35,6 +37,7 @@ impl DeviceRow {
             ipv4: device.ipv4.map_or(NONE.to_owned(), |a| a.to_string()),
             ipv6: device.ipv6.map_or(NONE.to_owned(), |a| a.to_string()),
             online: stats.is_online(now),
+            owner_disabled: false,
             handshake_at: stats.latest_handshake.map(|t| t.to_string()).unwrap_or_default(),
             handshake: stats.latest_handshake.map_or_else(|| "never".to_owned(), |at| ago(at, now)),
             received: bytes(stats.rx_bytes.unwrap_or(0)),
@@ -43,5 +46,11 @@ impl DeviceRow {
             created_at: device.inserted_at.to_string(),
             created: day(device.inserted_at),
         }
+    }
+
+    /// The row of a device whose owner is `owner`: off the VPN while the owner is disabled.
+    pub fn owned_by(self, owner: &User) -> Self {
+        let owner_disabled = owner.disabled_at.is_some();
+        Self { online: self.online && !owner_disabled, owner_disabled, ..self }
     }
 }

@@ -202,3 +202,49 @@ async fn a_form_without_the_csrf_token_is_403_and_changes_nothing() {
     theirs.get("/").await.expect_status(StatusCode::OK);
     let _: Value = before;
 }
+
+/// Records a handshake a few seconds ago for the device with `public_key`: it is online.
+async fn just_seen(app: &TestApp, public_key: &str) {
+    let report = ferrozone_domain::model::StatsReport {
+        public_key: public_key.to_owned(),
+        latest_handshake: ferrozone_domain::Timestamp::now().plus_secs(-5),
+        remote_ip: Some("198.51.100.7".into()),
+        rx_bytes: 1,
+        tx_bytes: 1,
+    };
+    app.store.record_stats(&[report]).await.unwrap();
+}
+
+/// The text of the status cell of the row (or fact) after `marker` in `html`.
+fn status_after(html: &str, marker: &str) -> String {
+    let rest = html.split(marker).nth(1).unwrap_or_else(|| panic!("no {marker} in {html}"));
+    let badge = rest.split("class=\"badge").nth(1).expect("a status badge");
+    badge.split_once('>').unwrap().1.split('<').next().unwrap().to_owned()
+}
+
+/// The device's status on the user's page, on All devices and on the device's page.
+async fn statuses(admin: &mut Browser, user_id: &str, device_id: &str) -> [String; 3] {
+    let row = format!("<a href=\"/devices/{device_id}\">");
+    let user = page(&admin.get(&format!("/admin/users/{user_id}")).await);
+    let all = page(&admin.get("/admin/devices").await);
+    let shown = page(&admin.get(&format!("/devices/{device_id}")).await);
+    [status_after(&user, &row), status_after(&all, &row), status_after(&shown, "<dt>Status</dt>")]
+}
+
+/// A disabled user's devices left the VPN: the pages say so, even while the last handshake
+/// is recent (it stays so for up to 3 minutes), instead of "Online".
+#[tokio::test]
+async fn a_disabled_users_devices_read_off_the_vpn_not_online() {
+    let app = TestApp::new().await;
+    let (mut admin, csrf, _) = admin_browser(&app).await;
+    let (id, _) = app.user("away@example.com", "unprivileged").await;
+    let device = app.device(&id).await;
+    let device_id = device["id"].as_str().unwrap();
+    just_seen(&app, device["public_key"].as_str().unwrap()).await;
+    assert_eq!(statuses(&mut admin, &id, device_id).await, ["Online"; 3]);
+
+    act(&mut admin, &csrf, &id, "disable", &[], "disabled").await;
+    assert_eq!(statuses(&mut admin, &id, device_id).await, ["Off the VPN: user disabled"; 3]);
+    act(&mut admin, &csrf, &id, "enable", &[], "enabled").await;
+    assert_eq!(statuses(&mut admin, &id, device_id).await, ["Online"; 3], "back on the VPN");
+}

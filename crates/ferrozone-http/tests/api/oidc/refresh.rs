@@ -71,7 +71,11 @@ async fn a_revoked_grant_disables_the_user_and_its_peers_leave() {
     assert!(env.app.domain.find_user("bob@example.com").await.unwrap().disabled_at.is_none());
 
     // Enabled again by the operator, alice stays enabled: her dead connection is gone.
-    env.app.domain.set_user_disabled("alice@example.com", false).await.unwrap();
+    env.app
+        .domain
+        .set_user_disabled(&ferrozone_domain::Principal::operator(), "alice@example.com", false)
+        .await
+        .unwrap();
     assert_eq!(env.pass().await, PassReport { refreshed: 1, ..PassReport::default() });
     let alice = env.app.domain.find_user("alice@example.com").await.unwrap();
     assert_eq!((alice.disabled_at, alice.disabled_by), (None, None));

@@ -77,7 +77,7 @@ async fn a_pre_provisioned_user_signs_in_and_its_session_works_on_v0_for_its_own
 async fn a_disabled_user_is_refused() {
     let env = Env::start().await;
     env.app.user("bob@example.com", "unprivileged").await;
-    env.app.domain.set_user_disabled("bob@example.com", true).await.unwrap();
+    env.app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "bob@example.com", true).await.unwrap();
     for provider in ["idp", "auto"] {
         let browser = env.browser();
         let page = browser.sign_in(provider, "bob@example.com", "/").await;
@@ -145,7 +145,7 @@ async fn refused_sign_ins_are_recorded_once_the_provider_answered() {
     use crate::audit::{assert_refused, recorded, refused_sign_ins};
     let env = Env::start().await;
     let (bob, _) = env.app.user("bob@example.com", "unprivileged").await;
-    env.app.domain.set_user_disabled("bob@example.com", true).await.unwrap();
+    env.app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "bob@example.com", true).await.unwrap();
     for (provider, email) in
         [("idp", "stranger@example.com"), ("idp", "bob@example.com"), ("auto", "unverified+dave@example.com")]
     {

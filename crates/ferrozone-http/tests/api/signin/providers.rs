@@ -75,7 +75,7 @@ async fn pre_provisioned_users_are_the_allow_list_and_disabled_ones_stay_out() {
     assert_eq!(session.user.id.to_string(), id);
     assert_eq!(app.show_user(&id).await["role"], "admin", "a provider never changes the role");
 
-    app.domain.set_user_disabled("listed@example.com", true).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "listed@example.com", true).await.unwrap();
     let refused = app.domain.sign_in_with_provider("okta", "listed@example.com", true).await.unwrap();
     assert!(matches!(refused, ProviderSignIn::Disabled));
 }

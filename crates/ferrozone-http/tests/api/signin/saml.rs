@@ -142,7 +142,7 @@ async fn a_disabled_user_is_refused() {
     let idp = Idp::start(json!({}));
     let base = serve(&app, &idp, provider(true), false).await;
     app.user("off@example.com", "unprivileged").await;
-    app.domain.set_user_disabled("off@example.com", true).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "off@example.com", true).await.unwrap();
     let (status, _, page) = sign_in(&browser(), &base, "off@example.com").await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
     assert!(page.contains("disabled"), "{page}");
@@ -155,7 +155,7 @@ async fn refused_sign_ins_are_recorded_with_the_provider() {
     let idp = Idp::start(json!({}));
     let base = serve(&app, &idp, provider(false), false).await;
     let (off, _) = app.user("off@example.com", "unprivileged").await;
-    app.domain.set_user_disabled("off@example.com", true).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "off@example.com", true).await.unwrap();
     let (status, _, page) = sign_in(&browser(), &base, "stranger@example.com").await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
     let browser = browser();

@@ -94,20 +94,20 @@ async fn a_disabled_or_deleted_user_s_session_stops_working() {
     let app = TestApp::new().await;
     let (_, mut browser) = signed_in(&app, "pat@example.com", "admin").await;
     // Disabling ends the user's sessions: enabling it again does not bring them back.
-    app.domain.set_user_disabled("pat@example.com", true).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "pat@example.com", true).await.unwrap();
     call(&mut browser, Method::GET, "/v0/devices", None, None).await.expect_auth_error("unauthenticated");
-    app.domain.set_user_disabled("pat@example.com", false).await.unwrap();
+    app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "pat@example.com", false).await.unwrap();
     call(&mut browser, Method::GET, "/v0/devices", None, None).await.expect_auth_error("unauthenticated");
     browser.sign_in("pat@example.com", PASSWORD, "/").await.expect_status(StatusCode::SEE_OTHER);
     call(&mut browser, Method::GET, "/v0/devices", None, None).await.expect_status(StatusCode::OK);
 
     // Through the API too, and only that user's sessions end.
     let (kim, mut kim_browser) = signed_in(&app, "kim@example.com", "unprivileged").await;
-    let disable = json!({"user": {"disabled_at": true}});
-    app.patch(&format!("/v0/users/{kim}"), &app.admin, disable).await.expect_status(StatusCode::OK);
+    let disable = format!("/v0/users/{kim}/disable");
+    app.request(Method::POST, &disable, Some(&app.admin), None).await.expect_status(StatusCode::OK);
     call(&mut kim_browser, Method::GET, "/v0/devices", None, None).await.expect_auth_error("unauthenticated");
-    let enable = json!({"user": {"disabled_at": null}});
-    app.patch(&format!("/v0/users/{kim}"), &app.admin, enable).await.expect_status(StatusCode::OK);
+    let enable = format!("/v0/users/{kim}/enable");
+    app.request(Method::POST, &enable, Some(&app.admin), None).await.expect_status(StatusCode::OK);
     call(&mut kim_browser, Method::GET, "/v0/devices", None, None).await.expect_auth_error("unauthenticated");
     call(&mut browser, Method::GET, "/v0/devices", None, None).await.expect_status(StatusCode::OK);
 

@@ -1,13 +1,17 @@
-//! Disabling and enabling users through `PATCH /v0/users/{id}` with `disabled_at`
-//! (docs/api.md section 8, "Users and admins").
+//! Disabling and enabling users: `POST /v0/users/{id}/disable` and `/enable`, Ferrozone's
+//! own operations; `disabled_at` is read-only in `PATCH`/`PUT` (docs/api.md section 8,
+//! "Users and admins").
 
 use axum::http::{Method, StatusCode};
+use ferrozone_domain::Principal;
 use serde_json::{json, Value};
 
-use crate::helpers::{assert_timestamp, concurrently, json_request, TestApp};
+use crate::helpers::{assert_timestamp, concurrently, json_request, TestApp, TestResponse};
+use crate::signin::{password_user, Browser, PASSWORD};
 
-async fn set(app: &TestApp, token: &str, key: &str, disabled_at: Value) -> crate::helpers::TestResponse {
-    app.patch(&format!("/v0/users/{key}"), token, json!({"user": {"disabled_at": disabled_at}})).await
+/// `POST /v0/users/{key}/{action}` (`disable` or `enable`), without a body.
+async fn switch(app: &TestApp, token: &str, key: &str, action: &str) -> TestResponse {
+    app.request(Method::POST, &format!("/v0/users/{key}/{action}"), Some(token), None).await
 }
 
 /// The public keys of the devices the data plane should have as peers.
@@ -24,53 +28,92 @@ async fn an_admin_disables_and_enables_a_user() {
     let before = app.show_user(&id).await;
     assert!(peer_keys(&app).await.contains(&key));
 
-    let sent = "2001-02-03T04:05:06.000000Z";
-    let res = set(&app, &app.admin, &id, json!(sent)).await;
-    let disabled = res.expect_status(StatusCode::OK).data().clone();
+    let disabled = switch(&app, &app.admin, &id, "disable").await.expect_status(StatusCode::OK).data().clone();
     assert_timestamp(&disabled["disabled_at"]);
-    assert_ne!(disabled["disabled_at"], sent, "the stored time is the server's");
     assert_eq!(disabled["disabled_by"], "admin");
     assert!(disabled.get("disabled_by_provider").is_none(), "only a provider is named");
     assert!(disabled["updated_at"].as_str() > before["updated_at"].as_str());
-    assert_eq!(app.show_user(&id).await, disabled);
+    assert_eq!(app.show_user(&id).await, disabled, "the reply is the user as GET gives it");
     app.get("/v0/devices", &token).await.expect_auth_error("user_disabled");
     assert!(!peer_keys(&app).await.contains(&key), "its device left the peers");
 
-    // Disabling a disabled user keeps its first time, by id or email.
-    for again in [json!(true), json!("2030-01-01T00:00:00Z")] {
-        set(&app, &app.admin, "Leaves@Example.com", again).await.expect(StatusCode::OK, json!({"data": disabled}));
-    }
+    // Disabling a disabled user answers it as it is, its first time kept, by id or email.
+    switch(&app, &app.admin, "Leaves@Example.com", "disable").await.expect(StatusCode::OK, json!({"data": disabled}));
 
-    for enable in [json!(null), json!(false)] {
-        let enabled = set(&app, &app.admin, &id, enable).await.expect_status(StatusCode::OK).data().clone();
-        assert_eq!(enabled["disabled_at"], Value::Null);
-        assert_eq!(enabled.get("disabled_by"), None, "an enabled user's JSON is as before");
-        app.get("/v0/devices", &token).await.expect_status(StatusCode::OK);
-        assert!(peer_keys(&app).await.contains(&key), "its device is back");
-        set(&app, &app.admin, &id, json!(true)).await.expect_status(StatusCode::OK);
+    let enabled = switch(&app, &app.admin, &id, "enable").await.expect_status(StatusCode::OK).data().clone();
+    assert_eq!(enabled["disabled_at"], Value::Null);
+    assert_eq!(enabled.get("disabled_by"), None, "an enabled user's JSON is as before");
+    assert_eq!(app.show_user(&id).await, enabled);
+    app.get("/v0/devices", &token).await.expect_status(StatusCode::OK);
+    assert!(peer_keys(&app).await.contains(&key), "its device is back");
+    switch(&app, &app.admin, "leaves@example.com", "enable").await.expect(StatusCode::OK, json!({"data": enabled}));
+}
+
+#[tokio::test]
+async fn disabling_ends_the_users_sessions_and_its_devices_leave() {
+    let app = TestApp::new().await;
+    let id = password_user(&app, "sessions@example.com", "unprivileged").await;
+    let key = app.device(&id).await["public_key"].as_str().unwrap().to_owned();
+    let mut browser = Browser::new(&app);
+    browser.sign_in("sessions@example.com", PASSWORD, "/").await.expect_status(StatusCode::SEE_OTHER);
+    let sessions = format!("/v0/users/{id}/sessions");
+    assert_eq!(app.get(&sessions, &app.admin).await.expect_status(StatusCode::OK).data().as_array().unwrap().len(), 1);
+
+    switch(&app, &app.admin, &id, "disable").await.expect_status(StatusCode::OK);
+    app.get(&sessions, &app.admin).await.expect(StatusCode::OK, json!({"data": []}));
+    assert!(!peer_keys(&app).await.contains(&key), "its device left the peers");
+    let page = browser.get("/").await;
+    assert_eq!(page.status, StatusCode::SEE_OTHER, "the browser is signed out");
+}
+
+#[tokio::test]
+async fn a_patch_or_put_carrying_disabled_at_changes_nothing() {
+    let app = TestApp::new().await;
+    let (id, token) = app.user("kept@example.com", "unprivileged").await;
+    let enabled = app.show_user(&id).await;
+    let path = format!("/v0/users/{id}");
+    // What a Terraform apply or any Firezone client may send: a timestamp, `true`, junk.
+    for value in [json!("2001-02-03T04:05:06.000000Z"), json!(true), json!("soon"), json!(1), json!({})] {
+        let body = json!({"user": {"disabled_at": value}});
+        app.patch(&path, &app.admin, body.clone()).await.expect(StatusCode::OK, json!({"data": enabled}));
+        app.put(&path, &app.admin, body).await.expect(StatusCode::OK, json!({"data": enabled}));
     }
+    app.get("/v0/devices", &token).await.expect_status(StatusCode::OK);
+
+    let disabled = switch(&app, &app.admin, &id, "disable").await.expect_status(StatusCode::OK).data().clone();
+    for value in [json!(null), json!(false)] {
+        let body = json!({"user": {"disabled_at": value}});
+        app.patch(&path, &app.admin, body.clone()).await.expect(StatusCode::OK, json!({"data": disabled}));
+        app.put(&path, &app.admin, body).await.expect(StatusCode::OK, json!({"data": disabled}));
+    }
+    app.get("/v0/devices", &token).await.expect_auth_error("user_disabled");
+    // The other attributes of such an update still apply.
+    let body = json!({"user": {"disabled_at": null, "role": "admin"}});
+    let changed = app.patch(&path, &app.admin, body).await.expect_status(StatusCode::OK).data().clone();
+    assert_eq!((&changed["role"], &changed["disabled_at"]), (&json!("admin"), &disabled["disabled_at"]));
 }
 
 #[tokio::test]
 async fn who_disabled_a_user_is_kept_until_it_is_enabled() {
     let app = TestApp::new().await;
     let (id, _) = app.user("operator@example.com", "unprivileged").await;
-    let (user, _) = app.domain.set_user_disabled("operator@example.com", true).await.unwrap();
+    let (user, _) = app.domain.set_user_disabled(&Principal::operator(), "operator@example.com", true).await.unwrap();
     let shown = app.show_user(&id).await;
     assert_eq!((&shown["disabled_by"], user.disabled_at.is_some()), (&json!("cli"), true));
     let sent = json!({"user": {"disabled_by": "admin", "disabled_by_provider": "x"}});
     app.patch(&format!("/v0/users/{id}"), &app.admin, sent).await.expect(StatusCode::OK, json!({"data": shown}));
-    let again = set(&app, &app.admin, &id, json!(true)).await.expect_status(StatusCode::OK).data().clone();
+    let again = switch(&app, &app.admin, &id, "disable").await.expect_status(StatusCode::OK).data().clone();
     assert_eq!(again, shown, "disabling again through the API keeps the first reason");
     let listed = app.get("/v0/users", &app.admin).await.expect_status(StatusCode::OK).data().clone();
     let row = listed.as_array().unwrap().iter().find(|u| u["id"] == id.as_str()).unwrap().clone();
     assert_eq!(row, shown, "the list shows it too");
 
-    set(&app, &app.admin, &id, json!(false)).await.expect_status(StatusCode::OK);
-    let (_, changed) = app.domain.set_user_disabled("operator@example.com", true).await.unwrap();
+    switch(&app, &app.admin, &id, "enable").await.expect_status(StatusCode::OK);
+    let (_, changed) =
+        app.domain.set_user_disabled(&Principal::operator(), "operator@example.com", true).await.unwrap();
     assert!(changed);
-    set(&app, &app.admin, &id, json!(null)).await.expect_status(StatusCode::OK);
-    set(&app, &app.admin, &id, json!(true)).await.expect_status(StatusCode::OK);
+    switch(&app, &app.admin, &id, "enable").await.expect_status(StatusCode::OK);
+    switch(&app, &app.admin, &id, "disable").await.expect_status(StatusCode::OK);
     assert_eq!(app.show_user(&id).await["disabled_by"], "admin", "enabling cleared the old reason");
 }
 
@@ -78,30 +121,38 @@ async fn who_disabled_a_user_is_kept_until_it_is_enabled() {
 async fn only_admins_disable_and_never_themselves() {
     let app = TestApp::new().await;
     let (id, token) = app.user("plain@example.com", "unprivileged").await;
-    for target in [id.as_str(), app.admin_id.as_str()] {
-        set(&app, &token, target, json!(true)).await.expect_forbidden();
+    for target in [id.as_str(), app.admin_id.as_str(), "ghost@example.com"] {
+        for action in ["disable", "enable"] {
+            switch(&app, &token, target, action).await.expect_forbidden();
+        }
     }
-    let res = set(&app, &app.admin, &app.admin_id, json!(true)).await;
-    res.expect_errors(json!({"disabled_at": ["You cannot disable yourself"]}));
+    let res = switch(&app, &app.admin, &app.admin_id, "disable").await;
+    res.expect_errors(json!({"base": ["You cannot disable yourself"]}));
     // Enabling oneself is a no-op, allowed (a disabled caller is refused before).
-    set(&app, &app.admin, &app.admin_id, json!(null)).await.expect_status(StatusCode::OK);
+    switch(&app, &app.admin, &app.admin_id, "enable").await.expect_status(StatusCode::OK);
     app.get("/v0/devices", &token).await.expect_status(StatusCode::OK);
     assert_eq!(app.show_user(&app.admin_id).await["disabled_at"], Value::Null);
+    app.request(Method::POST, &format!("/v0/users/{id}/disable"), None, None)
+        .await
+        .expect_auth_error("unauthenticated");
 }
 
 #[tokio::test]
-async fn a_malformed_disabled_at_is_invalid_and_changes_nothing() {
+async fn an_unknown_or_malformed_id_is_not_found_and_other_methods_are_refused() {
     let app = TestApp::new().await;
     let (id, _) = app.user("kept@example.com", "unprivileged").await;
     let before = app.show_user(&id).await;
-    for value in [json!("yesterday"), json!(""), json!("2020-02-30T00:00:00Z"), json!(1), json!([]), json!({})] {
-        let res = set(&app, &app.admin, &id, value.clone()).await;
-        assert_eq!(res.status, StatusCode::UNPROCESSABLE_ENTITY, "{value}");
-        res.expect_errors(json!({"disabled_at": ["is invalid"]}));
+    let unknown =
+        ["ghost@example.com", "00000000-0000-4000-8000-000000000001", "not-a-uuid", "%FF%FE", "kept%40example.com%00"];
+    for key in unknown {
+        for action in ["disable", "enable"] {
+            switch(&app, &app.admin, key, action).await.expect_not_found();
+        }
     }
-    let both = json!({"user": {"disabled_at": "soon", "role": "root"}});
-    let res = app.patch(&format!("/v0/users/{id}"), &app.admin, both).await;
-    res.expect_errors(json!({"disabled_at": ["is invalid"], "role": ["is invalid"]}));
+    for method in [Method::GET, Method::PUT, Method::DELETE] {
+        let res = app.request(method.clone(), &format!("/v0/users/{id}/disable"), Some(&app.admin), None).await;
+        assert_eq!(res.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
+    }
     assert_eq!(app.show_user(&id).await, before);
 }
 
@@ -118,10 +169,9 @@ async fn a_create_ignores_disabled_at() {
 async fn two_admins_disabling_each_other_leave_one_enabled() {
     let app = TestApp::new().await;
     let (other, other_token) = app.user("second@example.com", "admin").await;
-    let body = json!({"user": {"disabled_at": true}});
     let requests = vec![
-        json_request(Method::PATCH, &format!("/v0/users/{other}"), Some(&app.admin), Some(&body)),
-        json_request(Method::PATCH, &format!("/v0/users/{}", app.admin_id), Some(&other_token), Some(&body)),
+        json_request(Method::POST, &format!("/v0/users/{other}/disable"), Some(&app.admin), None),
+        json_request(Method::POST, &format!("/v0/users/{}/disable", app.admin_id), Some(&other_token), None),
     ];
     let responses = concurrently(&app, requests).await;
     let won: Vec<_> = responses.iter().filter(|r| r.status == StatusCode::OK).collect();

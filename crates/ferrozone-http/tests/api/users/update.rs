@@ -37,6 +37,9 @@ async fn an_empty_or_no_op_update_changes_nothing() {
         json!({"password": "", "password_confirmation": ""}),
         json!({"disabled_at": null}),
         json!({"disabled_at": false}),
+        // Read-only (the specification): neither disables (POST /v0/users/{id}/disable does).
+        json!({"disabled_at": true}),
+        json!({"disabled_at": "2020-01-01T00:00:00.000000Z"}),
         json!({"last_signed_in_at": "2020-01-01T00:00:00.000000Z", "last_signed_in_method": "email",
             "id": app.admin_id}),
         json!({"inserted_at": "2020-01-01T00:00:00.000000Z", "updated_at": "2020-01-01T00:00:00.000000Z"}),

@@ -209,10 +209,10 @@ async fn a_users_rule_follows_its_active_devices() {
     assert_eq!(addresses.len(), 2);
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses.clone()));
 
-    domain.set_user_disabled("roams@example.com", true).await.unwrap();
+    domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "roams@example.com", true).await.unwrap();
     routing.pass(false).await.unwrap();
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(vec![]), "disabled: no sources");
-    domain.set_user_disabled("roams@example.com", false).await.unwrap();
+    domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "roams@example.com", false).await.unwrap();
     routing.pass(false).await.unwrap();
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses));
 }

@@ -51,18 +51,21 @@ struct DeviceRow {
     name: String,
     addresses: String,
     online: bool,
+    /// The owner is disabled: the device is off the VPN, whatever its last handshake.
+    owner_disabled: bool,
     seen: Option<String>,
 }
 
 impl DeviceRow {
-    fn new(device: Device, now: Timestamp) -> Self {
+    fn new(device: Device, owner_disabled: bool, now: Timestamp) -> Self {
         let addresses = [device.ipv4.map(|a| a.to_string()), device.ipv6.map(|a| a.to_string())];
         let addresses: Vec<String> = addresses.into_iter().flatten().collect();
         Self {
             id: device.id,
             name: device.name,
             addresses: if addresses.is_empty() { "none".to_owned() } else { addresses.join(", ") },
-            online: device.stats.is_online(now),
+            online: !owner_disabled && device.stats.is_online(now),
+            owner_disabled,
             seen: device.stats.latest_handshake.map(|at| format::ago(at, now)),
         }
     }
@@ -152,7 +155,7 @@ async fn render(
         created: format::date(user.inserted_at),
         status: Status::of(&user),
         last: last_sign_in(&user, now),
-        devices: devices.into_iter().map(|d| DeviceRow::new(d, now)).collect(),
+        devices: devices.into_iter().map(|d| DeviceRow::new(d, user.disabled_at.is_some(), now)).collect(),
         device_count: belongings.devices,
         sessions: sessions.iter().map(SessionRow::new).collect(),
         two_factor,
@@ -174,17 +177,37 @@ async fn act(
     done: &str,
 ) -> Result<Response, PageError> {
     let id = user_id(id)?;
-    match app.domain.update_user(viewer.principal(), &id.to_string(), &change).await {
-        Ok(_) => Ok(redirect(&format!("/admin/users/{id}?done={done}"))),
+    let result = app.domain.update_user(viewer.principal(), &id.to_string(), &change).await;
+    outcome(app, viewer, id, result.map(drop), done).await
+}
+
+/// Where an action on the user leads: back to the page with `done`, or the page showing
+/// the refusal (422).
+async fn outcome(
+    app: &AppState,
+    viewer: &Viewer,
+    id: Uuid,
+    result: Result<(), DomainError>,
+    done: &str,
+) -> Result<Response, PageError> {
+    match result {
+        Ok(()) => Ok(redirect(&format!("/admin/users/{id}?done={done}"))),
         Err(DomainError::Invalid(errors)) if errors.has("password") || errors.has("password_confirmation") => {
             let shown = Shown { password_errors: FieldErrors::from(&errors), ..Shown::default() };
             render(app, viewer, id, StatusCode::UNPROCESSABLE_ENTITY, shown).await
         }
         Err(e) => {
-            let errors = refusal(e, &["role", "disabled_at", "email"])?;
+            let errors = refusal(e, &["role", "email"])?;
             render(app, viewer, id, StatusCode::UNPROCESSABLE_ENTITY, Shown { errors, ..Shown::default() }).await
         }
     }
+}
+
+/// Disables or enables the user through the use case the API and the command line share.
+async fn set_disabled(app: &AppState, viewer: &Viewer, id: &str, disabled: bool) -> Result<Response, PageError> {
+    let id = user_id(id)?;
+    let result = app.domain.set_user_disabled(viewer.principal(), &id.to_string(), disabled).await;
+    outcome(app, viewer, id, result.map(drop), if disabled { "disabled" } else { "enabled" }).await
 }
 
 /// `POST /admin/users/{id}/role`: `role` is `admin` or `unprivileged`.
@@ -211,8 +234,7 @@ pub(super) async fn disable(
     Path(id): Path<String>,
     _: CheckedForm,
 ) -> Result<Response, PageError> {
-    let change = UserChanges { disabled: Some(true), ..UserChanges::default() };
-    act(&app, &viewer, &id, change, "disabled").await
+    set_disabled(&app, &viewer, &id, true).await
 }
 
 /// `POST /admin/users/{id}/enable`: its devices return to the peers.
@@ -222,8 +244,7 @@ pub(super) async fn enable(
     Path(id): Path<String>,
     _: CheckedForm,
 ) -> Result<Response, PageError> {
-    let change = UserChanges { disabled: Some(false), ..UserChanges::default() };
-    act(&app, &viewer, &id, change, "enabled").await
+    set_disabled(&app, &viewer, &id, false).await
 }
 
 /// `POST /admin/users/{id}/password`: a new password (and its confirmation); the store ends
