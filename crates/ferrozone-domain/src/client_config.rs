@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use crate::error::DomainError;
 use crate::model::Device;
 use crate::settings::ClientDefaults;
 
@@ -47,9 +48,16 @@ pub struct ConfigKeys<'a> {
     pub server_public_key: &'a str,
 }
 
+/// What a line of the configuration file may not hold: wg-quick reads a new line as a new
+/// setting (`PostUp = …` runs as root), so a stored value with a line break, which no API
+/// accepts, is refused rather than written.
+pub const HOLDS_LINE_BREAK: &str =
+    "holds a line break, which would start another line of the configuration file: set it again";
+
 /// The device's wg-quick configuration. Lines without a value (no DNS servers, a
-/// keepalive of 0, an address family the device has no address in) are left out.
-pub fn render(device: &Device, settings: &Effective, keys: &ConfigKeys<'_>) -> String {
+/// keepalive of 0, an address family the device has no address in) are left out. A value
+/// holding CR or LF is an error naming its attribute ([`HOLDS_LINE_BREAK`]).
+pub fn render(device: &Device, settings: &Effective, keys: &ConfigKeys<'_>) -> Result<String, DomainError> {
     let mut addresses = Vec::new();
     if let Some(v4) = device.ipv4 {
         addresses.push(format!("{v4}/32"));
@@ -58,21 +66,21 @@ pub fn render(device: &Device, settings: &Effective, keys: &ConfigKeys<'_>) -> S
         addresses.push(format!("{v6}/128"));
     }
     let mut out = String::from("[Interface]\n");
-    line(&mut out, "PrivateKey", keys.private_key);
-    line(&mut out, "Address", &addresses.join(", "));
-    line(&mut out, "DNS", &settings.dns.join(", "));
+    line(&mut out, ("PrivateKey", "private_key"), keys.private_key)?;
+    line(&mut out, ("Address", "address"), &addresses.join(", "))?;
+    line(&mut out, ("DNS", "dns"), &settings.dns.join(", "))?;
     if let Some(mtu) = settings.mtu {
-        line(&mut out, "MTU", &mtu.to_string());
+        line(&mut out, ("MTU", "mtu"), &mtu.to_string())?;
     }
     out.push_str("\n[Peer]\n");
-    line(&mut out, "PublicKey", keys.server_public_key);
-    line(&mut out, "PresharedKey", keys.preshared_key);
-    line(&mut out, "AllowedIPs", &settings.allowed_ips.join(", "));
-    line(&mut out, "Endpoint", settings.endpoint.as_deref().unwrap_or_default());
+    line(&mut out, ("PublicKey", "server_public_key"), keys.server_public_key)?;
+    line(&mut out, ("PresharedKey", "preshared_key"), keys.preshared_key)?;
+    line(&mut out, ("AllowedIPs", "allowed_ips"), &settings.allowed_ips.join(", "))?;
+    line(&mut out, ("Endpoint", "endpoint"), settings.endpoint.as_deref().unwrap_or_default())?;
     if let Some(keepalive) = settings.persistent_keepalive.filter(|k| *k > 0) {
-        line(&mut out, "PersistentKeepalive", &keepalive.to_string());
+        line(&mut out, ("PersistentKeepalive", "persistent_keepalive"), &keepalive.to_string())?;
     }
-    out
+    Ok(out)
 }
 
 /// The longest interface name Linux takes (`IFNAMSIZ` - 1): wg-quick names the
@@ -107,11 +115,15 @@ pub fn file_stem(name: &str, keep: impl Fn(char) -> bool, max: usize) -> String 
     stem.trim_end_matches('-').to_owned()
 }
 
-/// `key = value`, unless `value` is empty.
-fn line(out: &mut String, key: &str, value: &str) {
+/// `key = value`, unless `value` is empty; `attribute` names the value in an error.
+fn line(out: &mut String, (key, attribute): (&str, &str), value: &str) -> Result<(), DomainError> {
+    if value.contains(['\r', '\n']) {
+        return Err(DomainError::invalid(attribute, HOLDS_LINE_BREAK));
+    }
     if !value.is_empty() {
         let _ = writeln!(out, "{key} = {value}");
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -159,7 +171,7 @@ mod tests {
     #[test]
     fn defaults_give_the_full_file() {
         let d = device();
-        let text = render(&d, &d.effective(&Settings::standard().configuration.client_defaults()), &KEYS);
+        let text = render(&d, &d.effective(&Settings::standard().configuration.client_defaults()), &KEYS).unwrap();
         let expected = "[Interface]\nPrivateKey = <PRIVATE_KEY>\nAddress = 10.3.2.2/32, fd00::3:2:2/128\n\
             DNS = 1.1.1.1, 1.0.0.1\nMTU = 1280\n\n[Peer]\nPublicKey = server\nPresharedKey = psk\n\
             AllowedIPs = 0.0.0.0/0, ::/0\nEndpoint = localhost:51820\nPersistentKeepalive = 25\n";
@@ -173,7 +185,7 @@ mod tests {
         d.use_default =
             UseDefaults { allowed_ips: true, dns: false, endpoint: true, mtu: false, persistent_keepalive: false };
         d.custom = CustomConfig { persistent_keepalive: Some(0), ..CustomConfig::default() };
-        let text = render(&d, &d.effective(&Settings::standard().configuration.client_defaults()), &KEYS);
+        let text = render(&d, &d.effective(&Settings::standard().configuration.client_defaults()), &KEYS).unwrap();
         assert!(text.contains("Address = 10.3.2.2/32\n"), "{text}");
         for absent in ["DNS", "MTU", "PersistentKeepalive", "fd00"] {
             assert!(!text.contains(absent), "{absent}: {text}");
@@ -185,13 +197,13 @@ mod tests {
         let mut defaults = Settings::standard().configuration;
         (defaults.default_client_mtu, defaults.default_client_persistent_keepalive) = (None, None);
         let d = device();
-        let text = render(&d, &d.effective(&defaults.client_defaults()), &KEYS);
+        let text = render(&d, &d.effective(&defaults.client_defaults()), &KEYS).unwrap();
         assert!(!text.contains("MTU") && !text.contains("PersistentKeepalive"), "{text}");
         assert!(text.contains("Endpoint = localhost:51820\n"), "{text}");
         let mut own = device();
         own.use_default.mtu = false;
         own.custom.mtu = Some(1400);
-        let text = render(&own, &own.effective(&defaults.client_defaults()), &KEYS);
+        let text = render(&own, &own.effective(&defaults.client_defaults()), &KEYS).unwrap();
         assert!(text.contains("MTU = 1400\n") && !text.contains("PersistentKeepalive"), "{text}");
     }
 
@@ -210,7 +222,24 @@ mod tests {
         let effective = d.effective(&Settings::standard().configuration.client_defaults());
         assert_eq!(effective.allowed_ips, ["10.0.0.0/8"]);
         assert_eq!((effective.mtu, effective.persistent_keepalive), (Some(1420), Some(5)));
-        let text = render(&d, &effective, &KEYS);
+        let text = render(&d, &effective, &KEYS).unwrap();
         assert!(text.contains("Endpoint = vpn.example.com:1\nPersistentKeepalive = 5\n"), "{text}");
+    }
+
+    #[test]
+    fn a_value_with_a_line_break_is_refused_naming_its_attribute() {
+        let mut d = device();
+        d.use_default.endpoint = false;
+        for (endpoint, dns) in
+            [("vpn.example.com\nPostUp = touch /tmp/pwn", "9.9.9.9"), ("vpn.example.com", "9.9.9.9\r")]
+        {
+            d.use_default.dns = false;
+            d.custom =
+                CustomConfig { endpoint: Some(endpoint.into()), dns: vec![dns.into()], ..CustomConfig::default() };
+            let refused = render(&d, &d.effective(&Settings::standard().configuration.client_defaults()), &KEYS);
+            let Err(DomainError::Invalid(errors)) = refused else { panic!("{endpoint:?} {dns:?}: {refused:?}") };
+            let attribute = if endpoint.contains('\n') { "endpoint" } else { "dns" };
+            assert_eq!(errors.get(attribute).unwrap(), [HOLDS_LINE_BREAK]);
+        }
     }
 }

@@ -12,7 +12,7 @@ mod wg;
 
 pub use cipher::{Cipher, Sealed};
 pub use form_token::{FormTokenKey, FORM_TOKEN_PURPOSE};
-pub use password::{hash_password, verify_password, verify_password_or_dummy};
+pub use password::{excessive_cost, hash_password, verify_password, verify_password_or_dummy};
 pub use pending_sign_in::{PendingSignIn, PendingSignInKey, PENDING_SIGN_IN_PURPOSE};
 pub use session::{csrf_token, hash_session_secret, random_secret};
 pub use token::{hash_token, new_token, TOKEN_PREFIX};

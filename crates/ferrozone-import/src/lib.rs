@@ -2,5 +2,6 @@
 //! and file formats stay in this crate, so the server's crates know only the
 //! [`ferrozone_domain::import::ImportBatch`] it produces.
 
+pub mod dump;
 pub mod firezone;
 pub mod scratch;

@@ -80,6 +80,42 @@ impl Drop for ScratchDatabase {
     }
 }
 
+/// What the role of `server_url` may do beyond the databases it creates: being a
+/// superuser, running programs or using files on the database server, or granting itself
+/// that (CREATEDB alone is none of these). Empty for a role fit to load an untrusted dump.
+pub async fn role_powers(server_url: &str) -> anyhow::Result<Vec<&'static str>> {
+    let mut conn = PgConnection::connect(server_url)
+        .await
+        .with_context(|| format!("cannot connect to the scratch database server {}", redacted(server_url)))?;
+    let powers: (bool, bool, bool, bool, bool) = sqlx::query_as(
+        "SELECT r.rolsuper, r.rolcreaterole, \
+         pg_has_role(current_user, 'pg_execute_server_program', 'MEMBER'), \
+         pg_has_role(current_user, 'pg_write_server_files', 'MEMBER'), \
+         pg_has_role(current_user, 'pg_read_server_files', 'MEMBER') \
+         FROM pg_roles r WHERE r.rolname = current_user",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .context("reading the scratch role's attributes")?;
+    let _ = conn.close().await;
+    Ok(power_names(powers))
+}
+
+fn power_names((superuser, createrole, program, write, read): (bool, bool, bool, bool, bool)) -> Vec<&'static str> {
+    if superuser {
+        return vec!["SUPERUSER"];
+    }
+    [
+        (createrole, "CREATEROLE"),
+        (program, "pg_execute_server_program"),
+        (write, "pg_write_server_files"),
+        (read, "pg_read_server_files"),
+    ]
+    .into_iter()
+    .filter_map(|(has, name)| has.then_some(name))
+    .collect()
+}
+
 /// `url` without its password, for messages.
 pub fn redacted(url: &str) -> String {
     match url::Url::parse(url) {
@@ -89,5 +125,15 @@ pub fn redacted(url: &str) -> String {
         }
         Ok(parsed) => parsed.into(),
         Err(_) => "<invalid URL>".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_superuser_is_named_as_such_and_other_powers_each() {
+        assert_eq!(super::power_names((true, true, true, true, true)), ["SUPERUSER"]);
+        assert_eq!(super::power_names((false, true, false, true, false)), ["CREATEROLE", "pg_write_server_files"]);
+        assert!(super::power_names((false, false, false, false, false)).is_empty());
     }
 }

@@ -221,12 +221,17 @@ pub struct FirezoneImport {
     #[arg(long, value_name = "URL", required_unless_present = "dump", conflicts_with = "dump")]
     pub source_database_url: Option<String>,
     /// A plain-SQL `pg_dump -O -x` of the Firezone database, loaded with `psql` into a
-    /// scratch database that is dropped afterwards.
+    /// scratch database that is dropped afterwards. It is checked first: psql
+    /// meta-commands and `COPY` other than `FROM stdin` are refused.
     #[arg(long, value_name = "FILE", requires = "scratch_database_url")]
     pub dump: Option<std::path::PathBuf>,
     /// A PostgreSQL server (`postgres://…`, a role with CREATEDB) for the scratch database of `--dump`.
     #[arg(long, value_name = "URL")]
     pub scratch_database_url: Option<String>,
+    /// Load the dump even though the scratch role is a superuser, may run programs or use
+    /// the server's files, or may grant itself that: only for a dump you trust.
+    #[arg(long, requires = "dump")]
+    pub allow_privileged_scratch_role: bool,
     /// A Docker install's `.env` (`$HOME/.firezone/.env`): secrets and tunnel networks.
     #[arg(long, value_name = "FILE", conflicts_with = "secrets_file")]
     pub env_file: Option<std::path::PathBuf>,

@@ -37,7 +37,7 @@ fn read(path: &Path) -> anyhow::Result<Cipher> {
 /// write one: the loser reads the winner's.
 fn generate(path: &Path) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::startup::create_private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);

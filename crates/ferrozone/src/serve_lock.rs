@@ -53,7 +53,7 @@ pub enum Mode {
 pub fn acquire(database: &Path, mode: Mode) -> anyhow::Result<Result<DatabaseLock, String>> {
     let path = lock_file(database);
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::startup::create_private_dir(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let mut options = OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);

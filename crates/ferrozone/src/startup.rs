@@ -57,11 +57,18 @@ pub fn create_data_dir(dir: &std::path::Path) -> anyhow::Result<()> {
         warn_if_shared(dir);
         return Ok(());
     }
+    create_private_dir(dir).with_context(|| format!("creating the data directory {}", dir.display()))
+}
+
+/// Creates `dir` and any missing parent with mode 0700 (a directory that exists is left
+/// as it is). Whatever creates the data directory first (the secret key, `serve`'s lock
+/// file, the database) makes it so.
+pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir).with_context(|| format!("creating the data directory {}", dir.display()))
+    builder.create(dir)
 }
 
 /// Warns when the group or others have any access to `dir`.

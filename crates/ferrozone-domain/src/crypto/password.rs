@@ -29,6 +29,12 @@ thread_local! {
     static MEMORY: RefCell<Vec<Block>> = const { RefCell::new(Vec::new()) };
 }
 
+#[cfg(test)]
+thread_local! {
+    /// The verifications this thread computed, for the tests to see what was not.
+    static RUNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 pub fn hash_password(password: &str) -> anyhow::Result<String> {
     let salt = SaltString::generate(&mut OsRng);
     argon2()
@@ -37,8 +43,41 @@ pub fn hash_password(password: &str) -> anyhow::Result<String> {
         .map_err(|e| anyhow::anyhow!("hashing a password failed: {e}"))
 }
 
+/// The most memory a stored hash may ask a verification for: Firezone 0.7's own hashes
+/// (128 MiB), the costliest Ferrozone imports.
+pub const MAX_MEMORY_KIB: u32 = 128 * 1024;
+/// The most work (memory × passes) a stored hash may ask for: Firezone's 128 MiB × 8.
+const MAX_WORK_KIB: u64 = 128 * 1024 * 8;
+const MAX_LANES: u32 = 16;
+const MAX_OUTPUT: usize = 64;
+
+/// Why a stored hash is not verified: it asks for more than [`MAX_MEMORY_KIB`] or more
+/// work than Firezone's own hashes, so that one password attempt could take seconds and
+/// gigabytes. Such a hash is refused without computing; its user must get a new password.
+/// `None` for a hash within the bounds, and for what is not an argon2 hash at all.
+pub fn excessive_cost(phc: &str) -> Option<String> {
+    let hash = PasswordHash::new(phc).ok()?;
+    let params = Params::try_from(&hash).ok()?;
+    let within = params.m_cost() <= MAX_MEMORY_KIB
+        && u64::from(params.m_cost()) * u64::from(params.t_cost()) <= MAX_WORK_KIB
+        && params.p_cost() <= MAX_LANES
+        && hash.hash.is_some_and(|h| h.len() <= MAX_OUTPUT);
+    (!within).then(|| {
+        format!(
+            "its argon2 hash asks for more than Ferrozone verifies (m={} KiB, t={}, p={}; at most m={MAX_MEMORY_KIB} \
+             and m×t={MAX_WORK_KIB})",
+            params.m_cost(),
+            params.t_cost(),
+            params.p_cost()
+        )
+    })
+}
+
+/// Whether `password` matches `phc`. A hash over the bounds of [`excessive_cost`] never
+/// matches, and is not computed.
 pub fn verify_password(password: &str, phc: &str) -> bool {
-    PasswordHash::new(phc).is_ok_and(|hash| matches(password.as_bytes(), &hash).unwrap_or(false))
+    excessive_cost(phc).is_none()
+        && PasswordHash::new(phc).is_ok_and(|hash| matches(password.as_bytes(), &hash).unwrap_or(false))
 }
 
 /// Whether `password` hashes to `hash` with the algorithm, version, parameters and salt
@@ -58,6 +97,8 @@ fn matches(password: &[u8], hash: &PasswordHash<'_>) -> Option<bool> {
 /// Runs argon2 in this thread's kept memory when the parameters fit in our own 19 MiB,
 /// else (a hash made with more memory) in memory of its own, given back at once.
 fn run(argon2: &Argon2<'_>, password: &[u8], salt: &[u8], out: &mut [u8]) -> argon2::Result<()> {
+    #[cfg(test)]
+    RUNS.with(|runs| runs.set(runs.get() + 1));
     let needed = argon2.params().block_count();
     if needed > params().block_count() {
         return argon2.hash_password_into(password, salt, out);
@@ -70,11 +111,12 @@ fn run(argon2: &Argon2<'_>, password: &[u8], salt: &[u8], out: &mut [u8]) -> arg
     })
 }
 
-/// Verifies against `phc`, or against a fixed dummy hash when there is none, so that
-/// the time taken does not tell whether the account exists or has a password.
+/// Verifies against `phc`, or against a fixed dummy hash when there is none or it is over
+/// the bounds of [`excessive_cost`], so that the time taken does not tell whether the
+/// account exists or has a usable password.
 pub fn verify_password_or_dummy(password: &str, phc: Option<&str>) -> bool {
     static DUMMY: OnceLock<String> = OnceLock::new();
-    match phc {
+    match phc.filter(|phc| excessive_cost(phc).is_none()) {
         Some(phc) => verify_password(password, phc),
         None => {
             let dummy = DUMMY.get_or_init(|| {
@@ -114,6 +156,29 @@ mod tests {
             let phc = argon2.hash_password(b"old password", &salt).unwrap().to_string();
             assert!(verify_password("old password", &phc), "{phc}");
             assert!(!verify_password("old passwore", &phc), "{phc}");
+        }
+    }
+
+    /// A hash asking for 4 GiB: one verification would take seconds and that memory.
+    const HUGE: &str = "$argon2id$v=19$m=4194304,t=3,p=4$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g";
+
+    #[test]
+    fn a_hash_over_the_bounds_is_refused_without_computing() {
+        let runs = || RUNS.with(std::cell::Cell::get);
+        let before = runs();
+        assert!(!verify_password("anything", HUGE));
+        assert_eq!(runs(), before, "nothing was computed");
+        assert!(excessive_cost(HUGE).unwrap().contains("m=4194304 KiB, t=3, p=4"));
+        // In its place at sign-in, the dummy: the time does not tell this account apart.
+        assert!(!verify_password_or_dummy("anything", Some(HUGE)));
+        assert_eq!(runs(), before + 1, "one verification, of the dummy");
+        for over in ["m=262144,t=1,p=1", "m=65536,t=17,p=1", "m=19456,t=2,p=17"] {
+            let phc = format!("$argon2id$v=19${over}$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g");
+            assert!(excessive_cost(&phc).is_some(), "{over}");
+        }
+        for within in ["m=131072,t=8,p=4", "m=65536,t=3,p=4", "m=19456,t=2,p=1"] {
+            let phc = format!("$argon2id$v=19${within}$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g");
+            assert_eq!(excessive_cost(&phc), None, "{within}");
         }
     }
 }

@@ -41,6 +41,6 @@ impl Domain {
         let private_key = created.private_key.as_ref().map_or(PRIVATE_KEY_PLACEHOLDER, |k| k.expose());
         let keys =
             ConfigKeys { private_key, preshared_key: &preshared_key, server_public_key: self.server_public_key() };
-        Ok(Zeroizing::new(client_config::render(device, &device.effective(&self.client_defaults()), &keys)))
+        Ok(Zeroizing::new(client_config::render(device, &device.effective(&self.client_defaults()), &keys)?))
     }
 }

@@ -106,7 +106,7 @@ impl Domain {
             preshared_key: &preshared_key,
             server_public_key: self.server_public_key(),
         };
-        Ok(client_config::render(&device, &device.effective(&self.client_defaults()), &keys))
+        client_config::render(&device, &device.effective(&self.client_defaults()), &keys)
     }
 
     pub async fn update_device(&self, actor: &Principal, id: Uuid, changes: &DeviceChanges) -> Result<Device> {

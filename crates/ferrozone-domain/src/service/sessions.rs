@@ -8,7 +8,7 @@ use zeroize::Zeroizing;
 use super::tokens::Refusal;
 use super::totp::PasswordChecked;
 use super::{Domain, Principal};
-use crate::crypto::{csrf_token, hash_session_secret, random_secret, verify_password_or_dummy};
+use crate::crypto::{csrf_token, excessive_cost, hash_session_secret, random_secret, verify_password_or_dummy};
 use crate::error::{DomainError, Result};
 use crate::model::{Session, User};
 use crate::time::Timestamp;
@@ -50,6 +50,9 @@ impl Domain {
         }
         let user = self.user_with_email(email).await?;
         let phc = user.as_ref().and_then(|u| u.password_hash.clone());
+        if let Some((user, why)) = user.as_ref().zip(phc.as_deref().and_then(excessive_cost)) {
+            tracing::warn!(user.id = %user.id, "password sign-in refused without hashing: {why}; give the user a new password (`ferrozone user set-password`)");
+        }
         let password = Zeroizing::new(password.to_owned());
         let verified = self.passwords.run(move || verify_password_or_dummy(&password, phc.as_deref())).await?;
         let Some(user) = user.filter(|u| verified && u.disabled_at.is_none()) else {

@@ -60,6 +60,12 @@ impl CheckedDevice {
         self.user_id
     }
 
+    /// The tunnel settings as they would be stored: trimmed, and without the values of
+    /// settings that follow the default.
+    pub fn tunnel(&self) -> (UseDefaults, CustomConfig) {
+        (self.use_default, self.custom.clone())
+    }
+
     /// Whether the request configures the device: gives an address, or turns off a
     /// `use_default_*` (only then is a tunnel setting of its own kept).
     pub fn is_configured(&self) -> bool {

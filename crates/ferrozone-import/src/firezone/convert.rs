@@ -9,13 +9,15 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use ferrozone_domain::crypto::{is_valid_key, Cipher};
+use ferrozone_domain::crypto::{excessive_cost, is_valid_key, Cipher};
 use ferrozone_domain::egress::{PortType, Ports, Rule, RuleAction};
 use ferrozone_domain::import::{ImportBatch, ImportedToken, LEGACY_TOKEN_SECRET_SETTING};
+use ferrozone_domain::input::{NewDevice, Patch, TunnelSettings};
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{email_key, CustomConfig, Device, OidcConnection, PeerStats, UseDefaults, User};
 use ferrozone_domain::service::SERVER_KEY_SETTING;
-use ferrozone_domain::{Role, Timestamp};
+use ferrozone_domain::validate::device::check_create;
+use ferrozone_domain::{DomainError, Role, Settings, Timestamp};
 use uuid::Uuid;
 use zeroize::Zeroizing;
 
@@ -59,6 +61,7 @@ pub fn convert(
         users: HashSet::new(),
         opened: 0,
         mismatched: 0,
+        api_settings: Settings::standard(),
     };
     c.users(&source.users);
     c.batch.devices = source.devices.iter().filter_map(|d| c.device(d)).collect();
@@ -101,6 +104,8 @@ struct Converter<'a> {
     /// Encrypted values that opened, and that failed their tag: all failing means a wrong key.
     opened: usize,
     mismatched: usize,
+    /// What the API's device checks read (no address is checked, so only its defaults).
+    api_settings: Settings,
 }
 
 fn at(micros: i64) -> Timestamp {
@@ -149,15 +154,20 @@ impl Converter<'_> {
                 }
                 Entry::Vacant(slot) => slot.insert(u.id),
             };
-            if u.password_hash.as_deref().is_some_and(|h| !h.starts_with("$argon2")) {
+            let mut password_hash = u.password_hash.clone();
+            if password_hash.as_deref().is_some_and(|h| !h.starts_with("$argon2")) {
                 self.report.warn("user", email, "its password hash is not Argon2: the user must set a new password");
+            } else if let Some(why) = password_hash.as_deref().and_then(excessive_cost) {
+                let reason = format!("{why}: imported without a password; the user must set a new one");
+                self.report.warn("user", email, reason);
+                password_hash = None;
             }
             self.users.insert(u.id);
             self.batch.users.push(User {
                 id: u.id,
                 email: email.to_owned(),
                 role,
-                password_hash: u.password_hash.clone(),
+                password_hash,
                 disabled_at: u.disabled_at.map(at),
                 // Firezone did not record who disabled a user.
                 disabled_by: None,
@@ -183,21 +193,7 @@ impl Converter<'_> {
         if ipv4.is_none() && ipv6.is_none() {
             self.report.warn("device", d.id, "has no tunnel address");
         }
-        let use_default = UseDefaults {
-            allowed_ips: d.use_default_allowed_ips,
-            dns: d.use_default_dns,
-            endpoint: d.use_default_endpoint,
-            mtu: d.use_default_mtu,
-            persistent_keepalive: d.use_default_persistent_keepalive,
-        };
-        // Ferrozone keeps a device's own values only where it does not follow the default.
-        let custom = CustomConfig {
-            allowed_ips: if use_default.allowed_ips { vec![] } else { d.allowed_ips.clone() },
-            dns: if use_default.dns { vec![] } else { d.dns.clone() },
-            endpoint: d.endpoint.clone().filter(|_| !use_default.endpoint),
-            mtu: d.mtu.filter(|_| !use_default.mtu),
-            persistent_keepalive: d.persistent_keepalive.filter(|_| !use_default.persistent_keepalive),
-        };
+        let (use_default, custom) = self.api_checked(d)?;
         Some(Device {
             id: d.id,
             user_id: d.user_id,
@@ -218,6 +214,53 @@ impl Converter<'_> {
             inserted_at: at(d.inserted_at),
             updated_at: at(d.updated_at),
         })
+    }
+
+    /// The device's name, description, public key and tunnel settings checked as a create
+    /// request of the API is (docs/api.md section 5): the tunnel settings as the API would
+    /// store them, or the device skipped with the API's messages. Its addresses are checked
+    /// against the source's networks instead ([`Self::address`]).
+    fn api_checked(&mut self, d: &FzDevice) -> Option<(UseDefaults, CustomConfig)> {
+        let own = |follows_default: bool| !follows_default;
+        // Ferrozone keeps a device's own values only where it does not follow the default.
+        let tunnel = TunnelSettings {
+            use_default_allowed_ips: Some(d.use_default_allowed_ips),
+            use_default_dns: Some(d.use_default_dns),
+            use_default_endpoint: Some(d.use_default_endpoint),
+            use_default_mtu: Some(d.use_default_mtu),
+            use_default_persistent_keepalive: Some(d.use_default_persistent_keepalive),
+            allowed_ips: Patch::Value(if own(d.use_default_allowed_ips) { d.allowed_ips.clone() } else { vec![] }),
+            dns: Patch::Value(if own(d.use_default_dns) { d.dns.clone() } else { vec![] }),
+            endpoint: Patch::from(d.endpoint.clone().filter(|_| own(d.use_default_endpoint))),
+            mtu: Patch::from(d.mtu.filter(|_| own(d.use_default_mtu)).map(i64::from)),
+            persistent_keepalive: Patch::from(
+                d.persistent_keepalive.filter(|_| own(d.use_default_persistent_keepalive)).map(i64::from),
+            ),
+        };
+        let input = NewDevice {
+            user_id: Some(d.user_id.to_string()),
+            name: Some(d.name.clone()),
+            description: d.description.clone(),
+            public_key: Some(d.public_key.clone()),
+            tunnel,
+            ..NewDevice::default()
+        };
+        let server_key = self.keys.server_key.map_or("", |k| k.public_key.as_str());
+        match check_create(&input, &self.api_settings, server_key, None) {
+            Ok(checked) => Some(checked.tunnel()),
+            Err(DomainError::Invalid(errors)) => {
+                let messages: Vec<String> = errors
+                    .iter()
+                    .flat_map(|(attribute, messages)| messages.iter().map(move |m| format!("its {attribute} {m}")))
+                    .collect();
+                self.report.skip("device", d.id, format!("{} (as the API would refuse it)", messages.join("; ")));
+                None
+            }
+            Err(other) => {
+                self.report.skip("device", d.id, other.to_string());
+                None
+            }
+        }
     }
 
     /// The device's PSK text: the decrypted one, or [`ZERO_PSK`] for a device without one.

@@ -2,8 +2,9 @@
 //! dump loaded into a scratch database), prints what it found, and, unless it is a dry
 //! run, writes it into this installation's database in one transaction.
 
+mod dump;
+
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
@@ -14,7 +15,7 @@ use ferrozone_domain::{Domain, DomainError, Settings, Store};
 use ferrozone_import::firezone::prepare;
 use ferrozone_import::firezone::report::Report;
 use ferrozone_import::firezone::secrets::{ServerKey, Variables, DATABASE_ENCRYPTION_KEY, GUARDIAN_SECRET_KEY};
-use ferrozone_import::scratch::{redacted, ScratchDatabase};
+use ferrozone_import::scratch::ScratchDatabase;
 use zeroize::Zeroizing;
 
 use crate::cli::{FirezoneImport, ImportCommand};
@@ -126,8 +127,9 @@ async fn read_source(
     let (Some(dump), Some(server)) = (&args.dump, &args.scratch_database_url) else {
         bail!("give --source-database-url, or --dump with --scratch-database-url");
     };
+    dump::check_scratch_role(server, args.allow_privileged_scratch_role).await?;
     let scratch = ScratchDatabase::create(server, "ferrozone_import").await?;
-    let result = match load_dump(dump, &scratch.url).await {
+    let result = match dump::load(dump, &scratch.url).await {
         Ok(()) => prepare(&scratch.url, vars, server_key, cipher, pools).await,
         Err(e) => Err(e),
     };
@@ -135,49 +137,6 @@ async fn read_source(
     let read = result?;
     dropped?;
     Ok(read)
-}
-
-/// Loads a plain-SQL dump with `psql`, stopping at the first error. The password goes
-/// in the environment, not on the command line.
-async fn load_dump(dump: &Path, url: &str) -> anyhow::Result<()> {
-    let mut parsed = url::Url::parse(url).context("the scratch database URL")?;
-    let password = parsed.password().map(str::to_owned);
-    let _ = parsed.set_password(None);
-    let mut psql = tokio::process::Command::new("psql");
-    psql.args(["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", parsed.as_str(), "-f"])
-        .arg(dump)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    if let Some(password) = password {
-        psql.env("PGPASSWORD", url_decode(&password));
-    }
-    let out = psql.output().await.context("running psql (install the PostgreSQL client) to load the dump")?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        bail!("psql could not load {} into {}: {}", dump.display(), redacted(url), stderr.trim());
-    }
-    Ok(())
-}
-
-/// A URL's percent-encoded component (`p%40ss`) as the text it stands for (`p@ss`).
-fn url_decode(text: &str) -> String {
-    let (bytes, mut out) = (text.as_bytes(), Vec::with_capacity(text.len()));
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%').then(|| text.get(i + 1..i + 3)).flatten();
-        match escaped.and_then(|hex| u8::from_str_radix(hex, 16).ok()) {
-            Some(byte) => {
-                out.push(byte);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn print_outcome(outcome: &ImportOutcome) {
@@ -195,11 +154,6 @@ fn print_outcome(outcome: &ImportOutcome) {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn url_passwords_are_decoded() {
-        assert_eq!(super::url_decode("p%40ss%2Fw%zz%4"), "p@ss/w%zz%4");
-    }
-
     #[test]
     fn the_source_may_not_be_this_installations_own_database() {
         let refused = super::refuse_same_database(

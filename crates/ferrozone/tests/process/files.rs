@@ -39,3 +39,15 @@ async fn files_are_private_in_an_existing_shared_data_directory() {
     let logged = warnings(dir.path());
     assert!(!logged.contains(WARNING), "{logged}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_serve_makes_the_data_directory_its_owners_alone() {
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("data");
+    let server = Server::start(&dir, &[]).await;
+    let mode = std::fs::metadata(&dir).unwrap().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{mode:03o}");
+    drop(server);
+    let logged = warnings(&dir);
+    assert!(!logged.contains(WARNING), "{logged}");
+}

@@ -78,14 +78,7 @@ async fn a_dump_is_read_through_a_scratch_database() {
     let Some(url) = server_url() else { return };
     let fz = fixture::realistic(&url, Layout::Omnibus).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let dump = dir.path().join("firezone.sql");
-    let status = std::process::Command::new("pg_dump")
-        .args(["-O", "-x", "-f"])
-        .arg(&dump)
-        .arg(&fz.database.url)
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let (dump, _) = dumped(&fz, dir.path());
     let mut args = vec![
         "--dump".to_owned(),
         dump.display().to_string(),
@@ -105,6 +98,62 @@ async fn a_dump_is_read_through_a_scratch_database() {
         .await
         .unwrap();
     assert_eq!(left, 0, "the scratch database is dropped");
+}
+
+/// A `pg_dump` of an Omnibus installation, written into `dir`: its path and its text.
+fn dumped(fz: &Installation, dir: &Path) -> (std::path::PathBuf, String) {
+    let dump = dir.join("firezone.sql");
+    let status = std::process::Command::new("pg_dump")
+        .args(["-O", "-x", "-f"])
+        .arg(&dump)
+        .arg(&fz.database.url)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let text = std::fs::read_to_string(&dump).unwrap();
+    (dump, text)
+}
+
+/// Each crafted line, put into a genuine dump before its first `CREATE TABLE`, is refused
+/// with its line number before anything of the dump runs, also in a dry run.
+#[tokio::test]
+async fn a_dump_runs_no_meta_command_and_no_program() {
+    let Some(url) = server_url() else { return };
+    let fz = fixture::realistic(&url, Layout::Omnibus).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (_, genuine) = dumped(&fz, dir.path());
+    let other = ferrozone_import::scratch::ScratchDatabase::create(&url, "ferrozone_test_other").await.unwrap();
+    let ran = dir.path().join("ran");
+    let lines: Vec<&str> = genuine.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("CREATE TABLE")).unwrap();
+    for (crafted, named) in [
+        (format!("\\! touch {}", ran.display()), "`\\!`"),
+        (format!("SELECT 1; \\! touch {}", ran.display()), "`\\!`"),
+        (format!("\\connect {}", other.name()), "`\\connect`"),
+        (format!("COPY (SELECT 1) TO PROGRAM 'touch {}';", ran.display()), "PROGRAM"),
+    ] {
+        let mut text = lines[..at].join("\n");
+        text.push_str(&format!("\n{crafted}\n"));
+        text.push_str(&lines[at..].join("\n"));
+        let dump = dir.path().join("crafted.sql");
+        std::fs::write(&dump, text).unwrap();
+        let mut args =
+            vec!["--dump".to_owned(), dump.display().to_string(), "--scratch-database-url".into(), url.clone()];
+        args.extend(files(&fz, dir.path()));
+        args.push("--dry-run".into());
+        let (ok, _, err) = import(&dir.path().join("data"), &refs(&args));
+        assert!(!ok, "{crafted}: {err}");
+        let line = format!("line {}: ", at + 1);
+        assert!(err.contains("is refused, and nothing of it was run") && err.contains(&line), "{crafted}: {err}");
+        assert!(err.contains(named), "{crafted}: {err}");
+        assert!(!ran.exists(), "{crafted}: the command ran");
+    }
+    let mut conn = <sqlx::PgConnection as sqlx::Connection>::connect(&other.url).await.unwrap();
+    let tables: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+        .fetch_one(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(tables, 0, "nothing was written into the other database");
 }
 
 #[tokio::test]

@@ -186,3 +186,29 @@ async fn the_text_is_an_attachment_named_for_the_device() {
         assert_eq!(qr.header("content-disposition"), None, "a QR code is shown, not saved");
     }
 }
+
+/// A stored value with a line break (no API accepts one; a database edited by hand, or an
+/// old import) is not written into the file, where wg-quick would read a `PostUp` line.
+#[tokio::test]
+async fn a_stored_value_with_a_line_break_is_refused_not_written() {
+    let app = TestApp::new().await;
+    let d = app.device(&app.admin_id).await;
+    let id: uuid::Uuid = id_of(&d).parse().unwrap();
+    let stored = app.store.device_by_id(id).await.unwrap().unwrap();
+    let mut update = ferrozone_domain::model::DeviceUpdate {
+        name: stored.name.clone(),
+        description: None,
+        public_key: stored.public_key.clone(),
+        preshared_key: None,
+        ipv4: stored.ipv4,
+        ipv6: stored.ipv6,
+        use_default: stored.use_default,
+        custom: stored.custom.clone(),
+    };
+    update.use_default.endpoint = false;
+    update.custom.endpoint = Some("vpn.example.com:51820\nPostUp = touch /tmp/pwn".into());
+    app.store.update_device(id, &update, ferrozone_domain::Timestamp::now()).await.unwrap();
+    let res = config(&app, &d, "", &app.admin).await;
+    res.expect_errors(json!({"endpoint": [ferrozone_domain::client_config::HOLDS_LINE_BREAK]}));
+    assert!(!String::from_utf8_lossy(&res.raw).contains("PostUp"));
+}

@@ -244,3 +244,47 @@ fn the_configuration_becomes_settings_rows() {
     assert_eq!(serde_json::from_slice::<serde_json::Value>(&opened).unwrap(), oidc);
     assert_eq!(row("configuration.saml_identity_providers"), None);
 }
+
+#[test]
+fn devices_are_checked_as_the_api_checks_them() {
+    let f = Fixture::new();
+    let u = user("a@example.com");
+    let mut endpoint = device(&f, u.id, "10.3.2.2", Some(PSK));
+    (endpoint.use_default_endpoint, endpoint.endpoint) = (false, Some("a\nPostUp = touch /tmp/pwn".into()));
+    let mut dns = device(&f, u.id, "10.3.2.3", Some(PSK));
+    (dns.use_default_dns, dns.dns) = (false, vec!["1.1.1.1\nPreUp = id".into()]);
+    let mut mtu = device(&f, u.id, "10.3.2.4", Some(PSK));
+    mtu.mtu = Some(9000);
+    let mut trimmed = device(&f, u.id, "10.3.2.5", Some(PSK));
+    (trimmed.use_default_endpoint, trimmed.endpoint) = (false, Some(" vpn.example.com:51820\n".into()));
+    let source = Source {
+        users: vec![u],
+        devices: vec![endpoint.clone(), dns.clone(), mtu.clone(), trimmed.clone()],
+        ..Source::default()
+    };
+    let (batch, report) = f.run(&source).unwrap();
+    assert_eq!(report.count("device"), Some((4, 1)), "{report}");
+    let text = report.to_string();
+    for (d, reason) in [(endpoint, "its endpoint is invalid"), (dns, "its dns is invalid"), (mtu, "its mtu must be")] {
+        assert!(text.contains(&format!("device {}: {reason}", d.id)), "{reason}: {text}");
+    }
+    assert_eq!(batch.devices[0].id, trimmed.id);
+    assert_eq!(batch.devices[0].custom.endpoint.as_deref(), Some("vpn.example.com:51820"), "stored as the API would");
+}
+
+#[test]
+fn a_password_hash_asking_for_too_much_work_is_not_imported() {
+    let f = Fixture::new();
+    let mut huge = user("huge@example.com");
+    huge.password_hash =
+        Some("$argon2id$v=19$m=4194304,t=3,p=4$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g".into());
+    let firezone = user("fz@example.com");
+    let (batch, report) = f.run(&Source { users: vec![huge, firezone.clone()], ..Source::default() }).unwrap();
+    assert_eq!(batch.users[0].password_hash, None, "imported without a password");
+    assert_eq!(batch.users[1].password_hash, firezone.password_hash, "Firezone's own parameters are kept");
+    let text = report.to_string();
+    assert!(
+        text.contains("user huge@example.com: its argon2 hash asks for more") && text.contains("must set a new one"),
+        "{text}"
+    );
+}
