@@ -53,6 +53,18 @@ impl AuditKey {
         Self(Zeroizing::new([0; 32]))
     }
 
+    /// A fingerprint of `value` for `purpose`: the first 16 bytes of an HMAC under this key,
+    /// in hex. Equal values give equal fingerprints, so a change shows; without the key a
+    /// fingerprint cannot be tested against guessed values.
+    pub fn fingerprint(&self, purpose: &str, value: &[u8]) -> String {
+        let mut mac = self.mac();
+        mac.update(b"ferrozone fingerprint\0");
+        mac.update(purpose.as_bytes());
+        mac.update(&[0]);
+        mac.update(value);
+        hex::encode(&mac.finalize().into_bytes()[..16])
+    }
+
     pub(crate) fn mac(&self) -> Hmac<Sha256> {
         <Hmac<Sha256> as Mac>::new_from_slice(self.0.as_ref()).unwrap_or_else(|_| unreachable!("HMAC takes any key"))
     }
