@@ -29,9 +29,11 @@ use crate::time::Timestamp;
 pub mod chain;
 pub mod changes;
 pub mod context;
+pub mod head;
 pub mod view;
 
-pub use chain::{verify, Break, ChainStart, Verified, Verifier};
+pub use chain::{verify, verify_log, Break, ChainStart, Verified, Verifier};
+pub use head::{pruned_event, AuditHead, SealState, PRUNED_ACTION};
 pub use view::EventView;
 
 /// The MAC key of the chain, derived from the secret key. Every process sharing a database
@@ -385,22 +387,6 @@ impl EventRecord {
             hash: self.hash.as_slice().try_into().ok()?,
         })
     }
-}
-
-/// The head of the chain: the last event appended and where the kept events start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AuditHead {
-    /// The last event's seq (0 before the first).
-    pub last_seq: i64,
-    pub last_hash: [u8; 32],
-    /// Events up to this seq were removed by retention (0: none)...
-    pub pruned_seq: i64,
-    /// ...and this was the hash of the last one removed: the next event's `prev_hash`.
-    pub pruned_hash: [u8; 32],
-}
-
-impl AuditHead {
-    pub const EMPTY: Self = Self { last_seq: 0, last_hash: [0; 32], pruned_seq: 0, pruned_hash: [0; 32] };
 }
 
 /// Which events a read returns, and in which order.
