@@ -29,9 +29,11 @@ use crate::time::Timestamp;
 pub mod chain;
 pub mod changes;
 pub mod context;
+pub mod head;
 pub mod view;
 
-pub use chain::{verify, Break, ChainStart, Verified, Verifier};
+pub use chain::{verify, verify_log, Break, ChainStart, Verified, Verifier};
+pub use head::{pruned_event, AuditHead, SealState, PRUNED_ACTION};
 pub use view::EventView;
 
 /// The MAC key of the chain, derived from the secret key. Every process sharing a database
@@ -51,6 +53,18 @@ impl AuditKey {
     /// made with it proves nothing against someone who can write the database.
     pub fn unkeyed() -> Self {
         Self(Zeroizing::new([0; 32]))
+    }
+
+    /// A fingerprint of `value` for `purpose`: the first 16 bytes of an HMAC under this key,
+    /// in hex. Equal values give equal fingerprints, so a change shows; without the key a
+    /// fingerprint cannot be tested against guessed values.
+    pub fn fingerprint(&self, purpose: &str, value: &[u8]) -> String {
+        let mut mac = self.mac();
+        mac.update(b"ferrozone fingerprint\0");
+        mac.update(purpose.as_bytes());
+        mac.update(&[0]);
+        mac.update(value);
+        hex::encode(&mac.finalize().into_bytes()[..16])
     }
 
     pub(crate) fn mac(&self) -> Hmac<Sha256> {
@@ -373,22 +387,6 @@ impl EventRecord {
             hash: self.hash.as_slice().try_into().ok()?,
         })
     }
-}
-
-/// The head of the chain: the last event appended and where the kept events start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AuditHead {
-    /// The last event's seq (0 before the first).
-    pub last_seq: i64,
-    pub last_hash: [u8; 32],
-    /// Events up to this seq were removed by retention (0: none)...
-    pub pruned_seq: i64,
-    /// ...and this was the hash of the last one removed: the next event's `prev_hash`.
-    pub pruned_hash: [u8; 32],
-}
-
-impl AuditHead {
-    pub const EMPTY: Self = Self { last_seq: 0, last_hash: [0; 32], pruned_seq: 0, pruned_hash: [0; 32] };
 }
 
 /// Which events a read returns, and in which order.

@@ -9,7 +9,8 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::audit::{Change, NewAuditEvent, Subject};
+use crate::audit::context::Context;
+use crate::audit::{AuditKey, Change, NewAuditEvent, Subject};
 use crate::crypto::Sealed;
 use crate::time::Timestamp;
 
@@ -162,10 +163,23 @@ fn subject(id: Uuid) -> Subject {
     Subject { kind: "webhook".to_owned(), id: Some(id.to_string()) }
 }
 
-/// The event of a created endpoint: its fields, the secret only named.
-pub fn created_event(context: &crate::audit::context::Context, webhook: &WebhookInsert) -> NewAuditEvent {
+/// How a receiver URL is recorded in the audit log, and so in the `webhook.*` events
+/// delivered to the other endpoints: its origin (scheme, host and port) and a fingerprint
+/// of the whole URL under the chain's key. A URL often carries a credential in its path or
+/// query, which is never recorded; a change of path or query still shows, as another
+/// fingerprint (docs/api.md, "Webhooks").
+pub fn recorded_url(key: &AuditKey, url: &str) -> serde_json::Value {
+    let origin = url::Url::parse(url).ok().and_then(|parsed| {
+        Some(format!("{}://{}:{}", parsed.scheme(), parsed.host_str()?, parsed.port_or_known_default()?))
+    });
+    serde_json::json!({ "origin": origin, "fingerprint": key.fingerprint("webhook url", url.as_bytes()) })
+}
+
+/// The event of a created endpoint: its fields, the URL as [`recorded_url`], the secret
+/// only named.
+pub fn created_event(context: &Context, key: &AuditKey, webhook: &WebhookInsert) -> NewAuditEvent {
     let changes = vec![
-        Change::value("url", None, Some(webhook.url.clone().into())),
+        Change::value("url", None, Some(recorded_url(key, &webhook.url))),
         Change::value("events", None, Some(webhook.events.clone().into())),
         Change::value("enabled", None, Some(webhook.enabled.into())),
         Change::secret("secret"),
@@ -175,14 +189,16 @@ pub fn created_event(context: &crate::audit::context::Context, webhook: &Webhook
 
 /// The event of a changed endpoint: the fields that changed.
 pub fn updated_event(
-    context: &crate::audit::context::Context,
+    context: &Context,
+    key: &AuditKey,
     before: &Webhook,
     after: &Webhook,
     secret_changed: bool,
 ) -> NewAuditEvent {
     let mut changes = Vec::new();
     if before.url != after.url {
-        changes.push(Change::value("url", Some(before.url.clone().into()), Some(after.url.clone().into())));
+        let (was, is) = (recorded_url(key, &before.url), recorded_url(key, &after.url));
+        changes.push(Change::value("url", Some(was), Some(is)));
     }
     if before.events != after.events {
         changes.push(Change::value("events", Some(before.events.clone().into()), Some(after.events.clone().into())));
@@ -197,8 +213,8 @@ pub fn updated_event(
 }
 
 /// The event of a deleted endpoint.
-pub fn deleted_event(context: &crate::audit::context::Context, webhook: &Webhook) -> NewAuditEvent {
-    let changes = vec![Change::value("url", Some(webhook.url.clone().into()), None)];
+pub fn deleted_event(context: &Context, key: &AuditKey, webhook: &Webhook) -> NewAuditEvent {
+    let changes = vec![Change::value("url", Some(recorded_url(key, &webhook.url)), None)];
     context.event("webhook.deleted", subject(webhook.id)).with_changes(changes)
 }
 
@@ -214,5 +230,24 @@ mod tests {
         assert!(!wants(&events, "user.created"));
         assert!(!wants(&events, "devices.created"));
         assert!(wants(&[], "anything.at_all"));
+    }
+
+    #[test]
+    fn a_recorded_url_keeps_its_origin_and_a_keyed_fingerprint_only() {
+        let key = AuditKey::unkeyed();
+        let url = "https://hooks.example.com/services/T0KEN?sig=s3cret";
+        let recorded = recorded_url(&key, url);
+        assert_eq!(recorded["origin"], "https://hooks.example.com:443");
+        let text = recorded.to_string();
+        assert!(!text.contains("T0KEN") && !text.contains("s3cret") && !text.contains("services"), "{text}");
+        assert_eq!(recorded_url(&key, url), recorded, "the same URL, the same fingerprint");
+        let other_query = recorded_url(&key, "https://hooks.example.com/services/T0KEN?sig=other");
+        assert_eq!(other_query["origin"], recorded["origin"]);
+        assert_ne!(other_query["fingerprint"], recorded["fingerprint"], "a changed query shows");
+        let other_key = AuditKey::from_cipher(
+            &crate::crypto::Cipher::from_base64(&crate::crypto::Cipher::generate_key()).expect("a key"),
+        );
+        assert_ne!(recorded_url(&other_key, url)["fingerprint"], recorded["fingerprint"], "keyed");
+        assert_eq!(recorded_url(&key, "http://[2001:db8::1]:8080/x")["origin"], "http://[2001:db8::1]:8080");
     }
 }

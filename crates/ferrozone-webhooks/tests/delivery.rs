@@ -15,7 +15,7 @@ use axum::routing::{any, post};
 use axum::Router;
 use ferrozone_domain::audit::{Actor, NewAuditEvent, Origin, Subject};
 use ferrozone_domain::crypto::Cipher;
-use ferrozone_domain::webhook::validate::NewWebhook;
+use ferrozone_domain::webhook::validate::{NewWebhook, WebhookChanges};
 use ferrozone_domain::webhook::{Attempt, Outcome};
 use ferrozone_domain::{Domain, Principal, Settings};
 use ferrozone_store::testing::{fresh, TestDb};
@@ -291,4 +291,31 @@ async fn an_event_failing_past_the_limit_is_given_up_and_the_next_delivered() {
     // The endpoint's own `webhook.created` comes first: it is the first event after its cursor.
     assert_eq!(outcomes, [Outcome::GaveUp, Outcome::GaveUp, Outcome::Delivered], "each failed once, past the limit");
     assert_eq!(receiver.received().len(), 3);
+}
+
+#[tokio::test]
+async fn another_endpoints_url_is_delivered_by_origin_and_fingerprint_never_its_token() {
+    let s = setup(true).await;
+    let (receiver, addr) = Receiver::start(&[]).await;
+    let watcher = s.register(&format!("http://{addr}/hook"), &["webhook."]).await;
+    // Another endpoint, whose URL carries a credential; it listens to nothing here.
+    let other = s.register("https://chat.example.com/hooks/T0KEN-IN-PATH?key=T0KEN-IN-QUERY", &["device."]).await;
+    let moved = WebhookChanges {
+        url: Some("https://chat.example.com/hooks/T0KEN-IN-PATH?key=OTHER-T0KEN".to_owned()),
+        ..WebhookChanges::default()
+    };
+    s.domain.update_webhook(&Principal::operator(), other, &moved).await.expect("update the endpoint");
+    s.domain.delete_webhook(&Principal::operator(), other).await.expect("delete the endpoint");
+    let _worker = s.start(options());
+    s.wait_for_attempts(watcher, |a| a.iter().filter(|a| a.outcome == Outcome::Delivered).count() == 4).await;
+
+    let received = receiver.received();
+    let actions: Vec<String> =
+        received.iter().map(|r| body_json(r)["action"].as_str().unwrap_or("").to_owned()).collect();
+    assert_eq!(actions, ["webhook.created", "webhook.created", "webhook.updated", "webhook.deleted"]);
+    for r in &received[1..] {
+        let body = String::from_utf8_lossy(&r.body);
+        assert!(!body.contains("T0KEN") && !body.contains("/hooks"), "delivered: {body}");
+        assert!(body.contains("https://chat.example.com:443"), "the origin is named: {body}");
+    }
 }

@@ -45,6 +45,7 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || (first & 0xffc0) == 0xfe80 // link-local, fe80::/10
         || (first & 0xffc0) == 0xfec0 // site-local (deprecated), fec0::/10
         || (first == 0x2001 && ip.segments()[1] == 0x0db8) // documentation, 2001:db8::/32
+        || ip.segments()[..3] == [0x64, 0xff9b, 0x0001] // NAT64 local-use, 64:ff9b:1::/48 (RFC 8215)
         || ip.segments()[..6] == [0; 6]; // IPv4-compatible (deprecated) and the rest of ::/96
     !refused
 }
@@ -109,6 +110,11 @@ mod tests {
             ("::127.0.0.1", false),
             ("64:ff9b::10.0.0.1", false),
             ("64:ff9b::93.184.216.34", true),
+            // Local-use NAT64 (RFC 8215): the translator and the embedding are the site's own,
+            // so the address behind it can be anything, the translator's own network too.
+            ("64:ff9b:1::5db8:d822", false),
+            ("64:ff9b:1:ffff::a00:1", false),
+            ("64:ff9b:1:0:0:0:7f00:1", false),
             ("2002:7f00:1::", false),
             ("2002:5db8:d822::", true),
         ];

@@ -23,8 +23,19 @@ pub const SECRET_PREFIX: &str = "whsec_";
 
 /// The first word of every action the audit log records (docs/api.md section 8, "Audit
 /// events: what is recorded"); an event filter names one of them.
-pub const SUBJECT_KINDS: &[&str] =
-    &["user", "device", "token", "session", "rule", "configuration", "totp", "oidc_connection", "import", "webhook"];
+pub const SUBJECT_KINDS: &[&str] = &[
+    "user",
+    "device",
+    "token",
+    "session",
+    "rule",
+    "configuration",
+    "totp",
+    "oidc_connection",
+    "import",
+    "webhook",
+    "audit",
+];
 
 /// A new endpoint as asked for.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -75,3 +75,54 @@ async fn bad_input_is_a_422_and_others_are_forbidden() {
     app.post("/v0/webhooks", &token, json!({"webhook": {"url": "https://example.com/"}})).await.expect_forbidden();
     assert!(app.list("/v0/webhooks").await.is_empty());
 }
+
+#[tokio::test]
+async fn a_local_use_nat64_address_is_refused_like_a_private_one() {
+    let app = TestApp::new().await;
+    // 64:ff9b:1::/48 (RFC 8215) is translated by the site's own NAT64, into any address,
+    // its own network's too: refused as the private addresses are.
+    for url in ["http://[64:ff9b:1::5db8:d822]/hook", "https://[64:ff9b:1:ffff::a00:1]:8443/"] {
+        create(&app, json!({ "url": url })).await.expect_errors(json!({"url": [
+            "is a loopback, link-local or private address (see FERROZONE_WEBHOOK_ALLOW_PRIVATE)"
+        ]}));
+    }
+    assert!(app.list("/v0/webhooks").await.is_empty());
+}
+
+#[tokio::test]
+async fn a_url_is_audited_by_its_origin_and_fingerprint_never_its_token() {
+    let app = TestApp::new().await;
+    let url = "https://hooks.example.com/services/T0KEN-IN-PATH?sig=T0KEN-IN-QUERY";
+    let res = create(&app, json!({ "url": url })).await;
+    res.expect_status(StatusCode::CREATED);
+    let location = res.header("location").expect("a location").to_owned();
+    // Only the query changes: still recorded as a change of the URL.
+    let moved = "https://hooks.example.com/services/T0KEN-IN-PATH?sig=OTHER-T0KEN";
+    app.patch(&location, &app.admin, json!({"webhook": {"url": moved}})).await.expect_status(StatusCode::OK);
+    assert_eq!(app.delete(&location, &app.admin).await.status, StatusCode::NO_CONTENT);
+
+    let listed = app.get("/v0/audit_events?action=webhook.", &app.admin).await;
+    listed.expect_status(StatusCode::OK);
+    let text = String::from_utf8_lossy(&listed.raw).into_owned();
+    for token in ["T0KEN-IN-PATH", "T0KEN-IN-QUERY", "OTHER-T0KEN", "/services"] {
+        assert!(!text.contains(token), "{token} in GET /v0/audit_events: {text}");
+    }
+    let query = AuditQuery { after_seq: Some(0), action: Some("webhook.".into()), limit: 10, ..AuditQuery::default() };
+    let records = app.store.audit_records(&query).await.expect("the audit log");
+    assert_eq!(records.len(), 3);
+    for record in &records {
+        assert!(!record.changes.contains("T0KEN"), "stored: {}", record.changes);
+    }
+    let url_change = |index: usize| -> Value {
+        let changes: Value = serde_json::from_str(&records[index].changes).expect("JSON changes");
+        changes.as_array().and_then(|c| c.iter().find(|c| c["field"] == "url")).cloned().expect("a url change")
+    };
+    let created = url_change(0);
+    assert_eq!(created["after"]["origin"], "https://hooks.example.com:443", "{created}");
+    assert_eq!(created["after"]["fingerprint"].as_str().map(str::len), Some(32), "{created}");
+    let updated = url_change(1);
+    assert_eq!(updated["before"], created["after"], "{updated}");
+    assert_eq!(updated["after"]["origin"], updated["before"]["origin"]);
+    assert_ne!(updated["after"]["fingerprint"], updated["before"]["fingerprint"], "named as changed");
+    assert_eq!(url_change(2)["before"], updated["after"]);
+}

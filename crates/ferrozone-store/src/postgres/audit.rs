@@ -17,7 +17,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferrozone_domain::audit::{AuditHead, AuditKey, AuditQuery, EventRecord, NewAuditEvent};
+use ferrozone_domain::audit::{pruned_event, AuditHead, AuditKey, AuditQuery, EventRecord, NewAuditEvent};
 use ferrozone_domain::error::Result;
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row};
@@ -26,7 +26,8 @@ use tokio::sync::Notify;
 use super::errors::OrDb;
 use crate::sql::audit::{self as sql, Param};
 
-const LOCK_HEAD: &str = "SELECT last_seq, last_hash, pruned_seq, pruned_hash FROM audit_head WHERE id = 1 FOR UPDATE";
+const LOCK_HEAD: &str =
+    "SELECT last_seq, last_hash, pruned_seq, pruned_hash, seal FROM audit_head WHERE id = 1 FOR UPDATE";
 
 const INSERT_PENDING: &str = "INSERT INTO audit_events (id, at, actor_kind, actor_id, actor_user_id, action, \
      subject_kind, subject_id, changes, client_address, request_id) \
@@ -124,7 +125,7 @@ async fn seal_batch(pool: &PgPool, key: &AuditKey) -> Result<usize> {
         .execute(&mut *tx)
         .await
         .or_db(CONTEXT)?;
-    sqlx::query(sql::MOVE_HEAD).bind(seq).bind(prev_hash.to_vec()).execute(&mut *tx).await.or_db(CONTEXT)?;
+    write_head(&mut tx, &head.moved_to(key, head.with_last(seq, prev_hash))).await.or_db(CONTEXT)?;
     tx.commit().await.or_db(CONTEXT)?;
     Ok(count)
 }
@@ -167,19 +168,59 @@ pub(crate) async fn keep_sealed(pool: &PgPool, key: &AuditKey, appended: &Arc<No
     }
 }
 
-/// Removes up to `max` of the oldest events older than `before_micros`, and moves the
-/// head's pruned mark to the last one removed, inside the caller's transaction. The head
-/// row is locked first, as a seal does: a second pruner reads the events the first one
-/// left. Returns how many were removed.
-pub(crate) async fn prune(tx: &mut PgConnection, before_micros: i64, max: u32) -> Result<u64> {
+/// Removes up to `max` of the oldest events older than `before_micros`, moves the head's
+/// pruned mark to the last one removed and chains the `audit.pruned` event that vouches
+/// for it right after the head (sealed at once: the head is held), inside the caller's
+/// transaction. The head row is locked first, as a seal does: a second pruner reads the
+/// events the first one left. Returns how many were removed.
+pub(crate) async fn prune(tx: &mut PgConnection, key: &AuditKey, before_micros: i64, max: u32) -> Result<u64> {
     const CONTEXT: &str = "prune audit events";
-    sqlx::query(LOCK_HEAD).execute(&mut *tx).await.or_db(CONTEXT)?;
+    let head = sqlx::query(LOCK_HEAD).try_map(head_row).fetch_one(&mut *tx).await.or_db(CONTEXT)?;
     let oldest: Vec<sql::Oldest> =
         sqlx::query_as(sql::OLDEST).bind(i64::from(max)).fetch_all(&mut *tx).await.or_db(CONTEXT)?;
     let Some((seq, _, hash)) = sql::prune_end(&oldest, before_micros) else { return Ok(0) };
-    let removed = sqlx::query(sql::DELETE_THROUGH).bind(seq).execute(&mut *tx).await.or_db(CONTEXT)?;
-    sqlx::query(sql::MOVE_PRUNED).bind(seq).bind(hash).execute(&mut *tx).await.or_db(CONTEXT)?;
-    Ok(removed.rows_affected())
+    let (seq, hash) = (*seq, sql::hash32(hash.clone()));
+    let removed = sqlx::query(sql::DELETE_THROUGH).bind(seq).execute(&mut *tx).await.or_db(CONTEXT)?.rows_affected();
+    let record = EventRecord::seal(key, head.last_seq + 1, head.last_hash, &pruned_event(seq, &hash, removed));
+    insert_sealed(&mut *tx, &record).await.or_db(CONTEXT)?;
+    let next = head.with_pruned(seq, hash).with_last(record.seq, sql::hash32(record.hash));
+    write_head(&mut *tx, &head.moved_to(key, next)).await.or_db(CONTEXT)?;
+    Ok(removed)
+}
+
+/// Inserts an event already chained (seq and hashes given), as retention's own.
+async fn insert_sealed(tx: &mut PgConnection, record: &EventRecord) -> sqlx::Result<()> {
+    sqlx::query(sql::INSERT_EVENT)
+        .bind(record.seq)
+        .bind(record.id)
+        .bind(record.at)
+        .bind(&record.actor_kind)
+        .bind(&record.actor_id)
+        .bind(record.actor_user_id)
+        .bind(&record.action)
+        .bind(&record.subject_kind)
+        .bind(&record.subject_id)
+        .bind(&record.changes)
+        .bind(&record.client_address)
+        .bind(&record.request_id)
+        .bind(&record.prev_hash)
+        .bind(&record.hash)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
+async fn write_head(tx: &mut PgConnection, head: &AuditHead) -> sqlx::Result<()> {
+    let (last_seq, last_hash, pruned_seq, pruned_hash, seal) = sql::head_columns(head);
+    sqlx::query(sql::WRITE_HEAD)
+        .bind(last_seq)
+        .bind(last_hash)
+        .bind(pruned_seq)
+        .bind(pruned_hash)
+        .bind(seal)
+        .execute(tx)
+        .await?;
+    Ok(())
 }
 
 pub(crate) async fn head(conn: &mut PgConnection) -> Result<AuditHead> {
@@ -206,6 +247,7 @@ fn head_row(row: PgRow) -> sqlx::Result<AuditHead> {
         last_hash: sql::hash32(row.try_get(1)?),
         pruned_seq: row.try_get(2)?,
         pruned_hash: sql::hash32(row.try_get(3)?),
+        seal: row.try_get::<Option<Vec<u8>>, _>(4)?.map(sql::hash32),
     })
 }
 

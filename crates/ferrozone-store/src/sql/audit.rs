@@ -1,6 +1,6 @@
 //! The audit log's statements, shared by both backends ([`ferrozone_domain::audit`]).
 
-use ferrozone_domain::audit::AuditQuery;
+use ferrozone_domain::audit::{AuditHead, AuditQuery};
 use uuid::Uuid;
 
 const COLUMNS: &str = "seq, id, at, actor_kind, actor_id, actor_user_id, action, subject_kind, subject_id, \
@@ -10,9 +10,11 @@ pub(crate) const INSERT_EVENT: &str = "INSERT INTO audit_events (seq, id, at, ac
      action, subject_kind, subject_id, changes, client_address, request_id, prev_hash, hash) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
 
-pub(crate) const HEAD: &str = "SELECT last_seq, last_hash, pruned_seq, pruned_hash FROM audit_head WHERE id = 1";
+pub(crate) const HEAD: &str = "SELECT last_seq, last_hash, pruned_seq, pruned_hash, seal FROM audit_head WHERE id = 1";
 
-pub(crate) const MOVE_HEAD: &str = "UPDATE audit_head SET last_seq = $1, last_hash = $2 WHERE id = 1";
+/// Every move of the head writes all of it, with its seal ([`AuditHead::moved_to`]).
+pub(crate) const WRITE_HEAD: &str = "UPDATE audit_head SET last_seq = $1, last_hash = $2, pruned_seq = $3, \
+     pruned_hash = $4, seal = $5 WHERE id = 1";
 
 /// Retention's candidates: the oldest kept events, a batch at most ($1), in seq order.
 /// Sealed ones only: a pending event (PostgreSQL) has no seq yet.
@@ -20,8 +22,6 @@ pub(crate) const OLDEST: &str =
     "SELECT seq, at, hash FROM audit_events WHERE seq IS NOT NULL ORDER BY seq ASC LIMIT $1";
 
 pub(crate) const DELETE_THROUGH: &str = "DELETE FROM audit_events WHERE seq <= $1";
-
-pub(crate) const MOVE_PRUNED: &str = "UPDATE audit_head SET pruned_seq = $1, pruned_hash = $2 WHERE id = 1";
 
 /// One of [`OLDEST`]'s rows: an event's seq, time (micros) and hash.
 pub(crate) type Oldest = (i64, i64, Vec<u8>);
@@ -38,6 +38,11 @@ pub(crate) fn prune_end(oldest: &[Oldest], before_micros: i64) -> Option<&Oldest
 /// ends with, so verification reports it.
 pub(crate) fn hash32(bytes: Vec<u8>) -> [u8; 32] {
     bytes.try_into().unwrap_or([0; 32])
+}
+
+/// The columns [`WRITE_HEAD`] binds, in `$n` order.
+pub(crate) fn head_columns(head: &AuditHead) -> (i64, Vec<u8>, i64, Vec<u8>, Option<Vec<u8>>) {
+    (head.last_seq, head.last_hash.to_vec(), head.pruned_seq, head.pruned_hash.to_vec(), head.seal.map(Vec::from))
 }
 
 /// A value bound to a `$n` of [`select`].

@@ -1,7 +1,8 @@
 //! The audit log on SQLite ([`ferrozone_domain::audit`]). Appends run inside a write
 //! transaction of the writer, which holds the database: the head read there is the last.
+//! Each move of the head writes its seal ([`AuditHead::moved_to`]).
 
-use ferrozone_domain::audit::{AuditHead, AuditKey, AuditQuery, EventRecord, NewAuditEvent};
+use ferrozone_domain::audit::{pruned_event, AuditHead, AuditKey, AuditQuery, EventRecord, NewAuditEvent};
 use ferrozone_domain::error::Result;
 use rusqlite::{params, Connection, ToSql};
 
@@ -9,7 +10,8 @@ use super::errors::OrDb;
 use super::prepare;
 use crate::sql::audit::{self as sql, Param};
 
-/// Appends `event` after the head and moves the head, inside the caller's transaction.
+/// Appends `event` after the head and moves the head, sealed, inside the caller's
+/// transaction.
 pub(crate) fn append(conn: &Connection, key: &AuditKey, event: &NewAuditEvent) -> Result<()> {
     const CONTEXT: &str = "append an audit event";
     let head = head(conn).or_db(CONTEXT)?;
@@ -34,14 +36,14 @@ pub(crate) fn append(conn: &Connection, key: &AuditKey, event: &NewAuditEvent) -
             ])
         })
         .or_db(CONTEXT)?;
-    prepare(conn, sql::MOVE_HEAD).and_then(|mut stmt| stmt.execute(params![record.seq, record.hash])).or_db(CONTEXT)?;
-    Ok(())
+    let next = head.with_last(record.seq, sql::hash32(record.hash));
+    write_head(conn, &head.moved_to(key, next)).or_db(CONTEXT)
 }
 
-/// Removes up to `max` of the oldest events older than `before_micros`, and moves the
-/// head's pruned mark to the last one removed, inside the caller's (writer) transaction.
-/// Returns how many were removed.
-pub(crate) fn prune(conn: &Connection, before_micros: i64, max: u32) -> Result<u64> {
+/// Removes up to `max` of the oldest events older than `before_micros`, moves the head's
+/// pruned mark to the last one removed and appends the `audit.pruned` event that vouches
+/// for it, inside the caller's (writer) transaction. Returns how many were removed.
+pub(crate) fn prune(conn: &Connection, key: &AuditKey, before_micros: i64, max: u32) -> Result<u64> {
     const CONTEXT: &str = "prune audit events";
     let oldest: Vec<sql::Oldest> = prepare(conn, sql::OLDEST)
         .and_then(|mut stmt| {
@@ -50,9 +52,18 @@ pub(crate) fn prune(conn: &Connection, before_micros: i64, max: u32) -> Result<u
         })
         .or_db(CONTEXT)?;
     let Some((seq, _, hash)) = sql::prune_end(&oldest, before_micros) else { return Ok(0) };
-    let removed = prepare(conn, sql::DELETE_THROUGH).and_then(|mut stmt| stmt.execute([seq])).or_db(CONTEXT)?;
-    prepare(conn, sql::MOVE_PRUNED).and_then(|mut stmt| stmt.execute(params![seq, hash])).or_db(CONTEXT)?;
-    Ok(removed as u64)
+    let (seq, hash) = (*seq, sql::hash32(hash.clone()));
+    let removed = prepare(conn, sql::DELETE_THROUGH).and_then(|mut stmt| stmt.execute([seq])).or_db(CONTEXT)? as u64;
+    let head = head(conn).or_db(CONTEXT)?;
+    write_head(conn, &head.moved_to(key, head.with_pruned(seq, hash))).or_db(CONTEXT)?;
+    append(conn, key, &pruned_event(seq, &hash, removed))?;
+    Ok(removed)
+}
+
+fn write_head(conn: &Connection, head: &AuditHead) -> rusqlite::Result<()> {
+    let (last_seq, last_hash, pruned_seq, pruned_hash, seal) = sql::head_columns(head);
+    prepare(conn, sql::WRITE_HEAD)?.execute(params![last_seq, last_hash, pruned_seq, pruned_hash, seal])?;
+    Ok(())
 }
 
 pub(crate) fn head(conn: &Connection) -> rusqlite::Result<AuditHead> {
@@ -62,6 +73,7 @@ pub(crate) fn head(conn: &Connection) -> rusqlite::Result<AuditHead> {
             last_hash: sql::hash32(row.get(1)?),
             pruned_seq: row.get(2)?,
             pruned_hash: sql::hash32(row.get(3)?),
+            seal: row.get::<_, Option<Vec<u8>>>(4)?.map(sql::hash32),
         })
     })
 }

@@ -60,6 +60,11 @@ pub static MIGRATIONS: &[Migration] = &[
     Migration { version: 16, name: "audit_events", sql: include_str!("../../migrations/sqlite/0016_audit_events.sql") },
     Migration { version: 17, name: "webhooks", sql: include_str!("../../migrations/sqlite/0017_webhooks.sql") },
     Migration { version: 18, name: "audit_sealer", sql: include_str!("../../migrations/sqlite/0018_audit_sealer.sql") },
+    Migration {
+        version: 19,
+        name: "audit_head_seal",
+        sql: include_str!("../../migrations/sqlite/0019_audit_head_seal.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -108,9 +108,11 @@ async fn pruning_removes_the_oldest_in_batches_and_the_rest_still_verifies() {
     let head = db.store.audit_head().await.unwrap();
     assert_eq!((head.pruned_seq, head.pruned_hash.to_vec()), (2, before_pruning[1].hash.clone()));
     let kept = db.store.audit_records(&every(10)).await.unwrap();
-    assert_eq!(kept.iter().map(|r| r.seq).collect::<Vec<_>>(), [3, 4, 5]);
+    // 6: the `audit.pruned` event vouching for the mark (docs/operations.md, "Audit log").
+    assert_eq!(kept.iter().map(|r| r.seq).collect::<Vec<_>>(), [3, 4, 5, 6]);
+    assert_eq!(kept[3].action, "audit.pruned");
     let verified = audit::verify(&audit::AuditKey::unkeyed(), &head, &kept).unwrap();
-    assert_eq!((verified.events, verified.first), (3, Some(3)));
+    assert_eq!((verified.events, verified.first), (4, Some(3)));
 
     assert_eq!(db.store.prune_audit_events(Timestamp::from_micros(3500), 1000).await.unwrap(), 1);
     assert_eq!(db.store.prune_audit_events(Timestamp::from_micros(3500), 1000).await.unwrap(), 0, "nothing older");
@@ -121,7 +123,7 @@ async fn pruning_removes_the_oldest_in_batches_and_the_rest_still_verifies() {
     db.store.append_audit_events(&[event(Actor::cli(), "user.updated", "u1")]).await.unwrap();
     let head = db.store.audit_head().await.unwrap();
     let kept = db.store.audit_records(&every(10)).await.unwrap();
-    assert_eq!(audit::verify(&audit::AuditKey::unkeyed(), &head, &kept).unwrap().events, 3);
+    assert_eq!(audit::verify(&audit::AuditKey::unkeyed(), &head, &kept).unwrap().events, 5, "4 to 8");
 }
 
 #[tokio::test]
@@ -157,7 +159,8 @@ async fn pruners_racing_each_other_and_appends_keep_one_chain() {
         task.await.unwrap().unwrap();
     }
     let head = db.store.audit_head().await.unwrap();
-    assert_eq!((head.pruned_seq, head.last_seq), (12, 33));
+    // 30 events, 3 appended, and an `audit.pruned` event per pruner.
+    assert_eq!((head.pruned_seq, head.last_seq), (12, 36));
     let kept = db.store.audit_records(&every(100)).await.unwrap();
-    assert_eq!(audit::verify(&audit::AuditKey::unkeyed(), &head, &kept).unwrap().events, 21);
+    assert_eq!(audit::verify(&audit::AuditKey::unkeyed(), &head, &kept).unwrap().events, 24);
 }

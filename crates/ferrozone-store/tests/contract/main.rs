@@ -7,6 +7,7 @@ mod addresses;
 mod audit;
 mod audit_recording;
 mod audit_sealing;
+mod audit_tampering;
 mod cancellation;
 mod configuration;
 mod dataplane;

@@ -1,6 +1,6 @@
 //! `ferrozone audit verify` against a real database: intact after a server's writes (two
-//! servers at once on PostgreSQL), and naming the event someone edited, swapped or deleted
-//! behind Ferrozone's back.
+//! servers at once on PostgreSQL), and naming the event someone edited, swapped, deleted or
+//! added behind Ferrozone's back, or the head they moved.
 
 use std::collections::HashSet;
 
@@ -98,6 +98,52 @@ async fn verify_names_the_event_that_was_edited_swapped_or_deleted() {
     tamper(&db, &["DELETE FROM audit_events WHERE seq <= 4 AND seq >= 3"]).await;
     let (ok, said) = verify(&env);
     assert!(!ok && said.contains("audit chain broken at event 3: events 3 to 4 are missing"), "deleted: {said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_finds_a_row_after_the_head_and_a_moved_pruned_mark() {
+    let db = ferrozone_store::testing::fresh().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = roomy_env(&db.url);
+    env.push(("FERROZONE_SECRET_KEY", Cipher::generate_key()));
+    let env = as_refs(&env);
+    let server = Server::start(dir.path(), &env).await;
+    let api = Api::new(&server.base, &server.printed_token().unwrap());
+    let admin = api.admin_id().await;
+    for _ in 0..6 {
+        api.create_device(&admin).await.unwrap().expect("201");
+    }
+    server.kill();
+    let (ok, said) = verify(&env);
+    assert!(ok, "{said}");
+    let last = *seqs(&db).await.last().unwrap();
+
+    // A copy of the last row, one seq further, the head left as it is.
+    let added = format!(
+        "INSERT INTO audit_events (seq, id, at, actor_kind, actor_id, actor_user_id, action, subject_kind, \
+         subject_id, changes, client_address, request_id, prev_hash, hash) \
+         SELECT seq + 1, {}, at, actor_kind, actor_id, actor_user_id, action, subject_kind, subject_id, \
+         changes, client_address, request_id, hash, hash FROM audit_events WHERE seq = {last}",
+        if db.backend == "postgres" { "gen_random_uuid()" } else { "randomblob(16)" }
+    );
+    tamper(&db, &[&added]).await;
+    let (ok, said) = verify(&env);
+    let expected = format!("audit chain broken at event {}: event {} comes after the chain's head", last + 1, last + 1);
+    assert!(!ok && said.contains(&expected), "added: {said}");
+    tamper(&db, &[&format!("DELETE FROM audit_events WHERE seq > {last}")]).await;
+    assert!(verify(&env).0, "removed again");
+
+    // The first three events deleted and the mark moved past them, as retention would.
+    tamper(
+        &db,
+        &[
+            "UPDATE audit_head SET pruned_seq = 3, pruned_hash = (SELECT hash FROM audit_events WHERE seq = 3)",
+            "DELETE FROM audit_events WHERE seq <= 3",
+        ],
+    )
+    .await;
+    let (ok, said) = verify(&env);
+    assert!(!ok && said.contains("audit chain broken: the chain's head does not match its seal"), "moved: {said}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

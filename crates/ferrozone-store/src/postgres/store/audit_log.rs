@@ -34,7 +34,7 @@ impl AuditLog for PgStore {
         self.seal().await?;
         to_completion(async move {
             let mut tx = db.pool.begin().await.or_db("begin a write transaction")?;
-            let removed = audit::prune(&mut tx, before.micros(), max).await?;
+            let removed = audit::prune(&mut tx, &db.audit_key, before.micros(), max).await?;
             tx.commit().await.or_db("commit pruned audit events")?;
             Ok(removed)
         })

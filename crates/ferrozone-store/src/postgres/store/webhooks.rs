@@ -40,7 +40,7 @@ impl WebhookStore for PgStore {
                 .execute(&mut *tx)
                 .await
                 .or_db("insert a webhook")?;
-            audit::append(&mut tx, &webhook::created_event(&context, &insert)).await?;
+            audit::append(&mut tx, &webhook::created_event(&context, &db.audit_key, &insert)).await?;
             let created = by_id(&mut tx, insert.id).await?.ok_or(DomainError::NotFound)?;
             tx.commit().await.or_db("commit a webhook")?;
             db.sealer.notify_one();
@@ -76,7 +76,7 @@ impl WebhookStore for PgStore {
                 .await
                 .or_db("update a webhook")?;
             let after = by_id(&mut tx, id).await?.ok_or(DomainError::NotFound)?;
-            let event = webhook::updated_event(&context, &before, &after, update.secret.is_some());
+            let event = webhook::updated_event(&context, &db.audit_key, &before, &after, update.secret.is_some());
             let appended = !event.changes.is_empty();
             if appended {
                 audit::append(&mut tx, &event).await?;
@@ -97,7 +97,7 @@ impl WebhookStore for PgStore {
             sqlx::query(LOCK).bind(id).fetch_optional(&mut *tx).await.or_db("lock a webhook")?;
             let Some(before) = by_id(&mut tx, id).await? else { return Ok(false) };
             sqlx::query(sql::DELETE).bind(id).execute(&mut *tx).await.or_db("delete a webhook")?;
-            audit::append(&mut tx, &webhook::deleted_event(&context, &before)).await?;
+            audit::append(&mut tx, &webhook::deleted_event(&context, &db.audit_key, &before)).await?;
             tx.commit().await.or_db("commit a webhook")?;
             db.sealer.notify_one();
             Ok(true)

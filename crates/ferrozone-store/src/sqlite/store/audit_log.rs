@@ -17,7 +17,8 @@ impl AuditLog for SqliteStore {
     }
 
     async fn prune_audit_events(&self, before: Timestamp, max: u32) -> Result<u64> {
-        self.write(move |tx| audit::prune(tx.conn(), before.micros(), max)).await
+        let key = self.inner.audit_key.clone();
+        self.write(move |tx| audit::prune(tx.conn(), &key, before.micros(), max)).await
     }
 
     async fn audit_head(&self) -> Result<AuditHead> {

@@ -35,7 +35,7 @@ impl WebhookStore for SqliteStore {
                     ])
                 })
                 .or_db("insert a webhook")?;
-            audit::append(conn, &key, &webhook::created_event(&context, &insert))?;
+            audit::append(conn, &key, &webhook::created_event(&context, &key, &insert))?;
             by_id(conn, insert.id).or_db("read a webhook")?.ok_or(ferrozone_domain::DomainError::NotFound)
         })
         .await
@@ -69,7 +69,7 @@ impl WebhookStore for SqliteStore {
                 })
                 .or_db("update a webhook")?;
             let after = by_id(conn, id).or_db("read a webhook")?.ok_or(ferrozone_domain::DomainError::NotFound)?;
-            let event = webhook::updated_event(&context, &before, &after, update.secret.is_some());
+            let event = webhook::updated_event(&context, &key, &before, &after, update.secret.is_some());
             if !event.changes.is_empty() {
                 audit::append(conn, &key, &event)?;
             }
@@ -84,7 +84,7 @@ impl WebhookStore for SqliteStore {
             let conn = tx.conn();
             let Some(before) = by_id(conn, id).or_db("read a webhook")? else { return Ok(false) };
             prepare(conn, sql::DELETE).and_then(|mut stmt| stmt.execute(params![id])).or_db("delete a webhook")?;
-            audit::append(conn, &key, &webhook::deleted_event(&context, &before))?;
+            audit::append(conn, &key, &webhook::deleted_event(&context, &key, &before))?;
             Ok(true)
         })
         .await
