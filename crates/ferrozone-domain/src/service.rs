@@ -14,6 +14,7 @@ pub mod oidc;
 pub mod password_gate;
 pub mod personal_tokens;
 pub mod providers;
+pub mod refused_sign_ins;
 pub mod rules;
 pub mod sessions;
 pub mod tokens;
@@ -79,6 +80,8 @@ pub struct Domain {
     flow_starts: providers::FlowStarts,
     /// The bound on password hashing and verification.
     passwords: password_gate::PasswordGate,
+    /// Refused sign-ins of unknown accounts, counted until their summary is written.
+    refused_unknown: refused_sign_ins::Tally,
     /// The key of the sign-in form's tokens, derived from the secret key.
     form_key: FormTokenKey,
     /// The effective configuration as last read ([`configuration`]).
@@ -123,6 +126,7 @@ impl Domain {
             peer_changes,
             flow_starts,
             passwords,
+            refused_unknown: Default::default(),
             form_key,
             configuration_values,
             configuration_providers,

@@ -51,16 +51,33 @@ pub struct PasswordLimits {
     pub hash_concurrency: usize,
     /// Password operations that may wait for a turn; past it they are refused (503).
     pub hash_queue: usize,
+    /// Of those waiting places, how many only the check of an account that has a password
+    /// may take: a sign-in for an unknown account (or one without a password), checked
+    /// against the dummy hash, is refused (503) once only these are left.
+    pub hash_reserve: usize,
     /// Password sign-ins evaluated per account, across all addresses, in a burst.
     pub account_burst: u32,
     /// Seconds for the per-account budget to regain one attempt once spent.
     pub account_refill_secs: u32,
+    /// Password sign-ins (and changes) evaluated per client network, across all accounts,
+    /// in a burst; 0 turns this budget off.
+    pub network_burst: u32,
+    /// Seconds for a client network's budget to regain one attempt once spent.
+    pub network_refill_secs: u32,
 }
 
 impl Default for PasswordLimits {
     fn default() -> Self {
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        Self { hash_concurrency: cores, hash_queue: 32, account_burst: 20, account_refill_secs: 30 }
+        Self {
+            hash_concurrency: cores,
+            hash_queue: 32,
+            hash_reserve: 16,
+            account_burst: 20,
+            account_refill_secs: 30,
+            network_burst: 30,
+            network_refill_secs: 2,
+        }
     }
 }
 

@@ -151,8 +151,16 @@ pub struct Progress {
     pub attempts: i64,
 }
 
+/// Actions an endpoint receives only when its `events` name them exactly (not through an
+/// empty list or a prefix): the summaries of refused sign-ins of unknown accounts, which
+/// anyone can cause, so that a flood of them never holds up the delivery of real events.
+pub const OPT_IN_ACTIONS: &[&str] = &[crate::service::refused_sign_ins::SUMMARY_ACTION];
+
 /// Whether `action` is one an endpoint with `events` receives.
 pub fn wants(events: &[String], action: &str) -> bool {
+    if OPT_IN_ACTIONS.contains(&action) {
+        return events.iter().any(|pattern| pattern == action);
+    }
     events.is_empty()
         || events
             .iter()
@@ -230,6 +238,10 @@ mod tests {
         assert!(!wants(&events, "user.created"));
         assert!(!wants(&events, "devices.created"));
         assert!(wants(&[], "anything.at_all"));
+        let summary = crate::service::refused_sign_ins::SUMMARY_ACTION;
+        assert!(!wants(&[], summary), "only when named");
+        assert!(!wants(&["user.".to_owned()], summary));
+        assert!(wants(&[summary.to_owned()], summary));
     }
 
     #[test]

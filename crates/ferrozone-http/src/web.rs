@@ -126,7 +126,7 @@ async fn check_password(
         Ok(None) => {
             sign_in_refused(address, SignInMethod::Password, "wrong_password", email);
             sign_ins::sign_in(sign_ins::Method::Password, Outcome::Refused);
-            app.domain.record_refused_sign_in(email, "password", "bad_password", address.to_string()).await;
+            app.domain.record_refused_sign_in(email, "password", "bad_password", address).await;
             Ok(PasswordSignIn::Refused)
         }
         Err(DomainError::Busy(_)) => {
@@ -170,6 +170,9 @@ async fn password_page(
         }
         PasswordSignIn::Throttled(refused @ throttle::Refused::Account(_)) => {
             (StatusCode::TOO_MANY_REQUESTS, ACCOUNT_THROTTLED, Some(refused.retry_after_secs()))
+        }
+        PasswordSignIn::Throttled(refused @ throttle::Refused::Network(_)) => {
+            (StatusCode::TOO_MANY_REQUESTS, NETWORK_THROTTLED, Some(refused.retry_after_secs()))
         }
         PasswordSignIn::Refused => (StatusCode::UNAUTHORIZED, REFUSED, None),
         PasswordSignIn::Busy => (StatusCode::SERVICE_UNAVAILABLE, BUSY, Some(BUSY_RETRY_SECS)),
@@ -218,6 +221,7 @@ fn with_retry_after(mut response: Response, secs: u64) -> Response {
 const EXPIRED: &str = "This sign-in form has expired. Please try again.";
 const THROTTLED: &str = "Too many failed sign-ins. Please wait a minute and try again.";
 const ACCOUNT_THROTTLED: &str = "Too many sign-in attempts for this account. Please wait and try again.";
+const NETWORK_THROTTLED: &str = "Too many sign-in attempts from your network. Please wait and try again.";
 const BUSY: &str = "The server is busy. Please try again in a few seconds.";
 /// The `Retry-After` of a sign-in refused because password checks are at capacity.
 const BUSY_RETRY_SECS: u64 = 5;

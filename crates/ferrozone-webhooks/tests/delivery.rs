@@ -319,3 +319,38 @@ async fn another_endpoints_url_is_delivered_by_origin_and_fingerprint_never_its_
         assert!(body.contains("https://chat.example.com:443"), "the origin is named: {body}");
     }
 }
+
+#[tokio::test]
+async fn refused_sign_ins_of_unknown_accounts_do_not_hold_up_real_events() {
+    let s = setup(true).await;
+    let (everything, addr) = Receiver::start(&[]).await;
+    let all = s.register(&format!("http://{addr}/hook"), &[]).await;
+    let (named, named_addr) = Receiver::start(&[]).await;
+    let summaries = s.register(&format!("http://{named_addr}/hook"), &["user.sign_in_refused_summary"]).await;
+    // A flood of made-up emails from 20 client networks.
+    for i in 0..20 {
+        for j in 0..3 {
+            let address = format!("198.51.100.{i}").parse().expect("an address");
+            let account = format!("made-up-{i}-{j}@example.com");
+            s.domain.record_refused_sign_in(&account, "password", "bad_password", address).await;
+        }
+    }
+    s.domain.record_refused_sign_in_summaries(true).await;
+    s.append(&["device.created"]).await;
+    let _worker = s.start(options());
+
+    let attempts = s.wait_for_attempts(all, |a| a.len() >= 3).await;
+    let actions: Vec<String> =
+        everything.received().iter().map(|r| body_json(r)["action"].as_str().unwrap_or("").to_owned()).collect();
+    assert_eq!(actions, ["webhook.created", "webhook.created", "device.created"], "the summaries were not sent");
+    assert!(attempts.iter().all(|a| a.outcome == Outcome::Delivered), "{attempts:?}");
+    s.wait_for_attempts(summaries, |a| a.len() == 20).await;
+    let counts: Vec<serde_json::Value> = named.received().iter().map(|r| count_of(&body_json(r))).collect();
+    assert_eq!(counts, vec![serde_json::json!(3); 20], "an endpoint that names them gets one per network");
+}
+
+/// The `count` a summary of refused sign-ins recorded.
+fn count_of(event: &serde_json::Value) -> serde_json::Value {
+    let changes = event["changes"].as_array().cloned().unwrap_or_default();
+    changes.into_iter().find(|c| c["field"] == "count").map_or(serde_json::Value::Null, |c| c["after"].clone())
+}

@@ -2,6 +2,7 @@
 //! `ferrozone audit list` all page through it here, an admin's to read.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 
 use uuid::Uuid;
 
@@ -79,24 +80,28 @@ const MAX_RECORDED_ACCOUNT: usize = 254;
 impl Domain {
     /// Records a refused sign-in (`user.sign_in_refused`, by nobody known) of `account`
     /// (the email typed) by `method` (`password`, `totp`, `recovery_code`) from
-    /// `client_address`. The subject is the user when the account exists, else the typed
-    /// account is kept (cut short). `reason` is refined from the account: `unknown_account`
-    /// or `disabled` rather than the caller's guess. Called only for attempts the sign-in
-    /// throttle let through. A failure to record is logged: the refusal stands either way.
-    pub async fn record_refused_sign_in(&self, account: &str, method: &str, reason: &str, client_address: String) {
-        let user = self.user_with_email(account).await.ok().flatten();
-        let reason = match &user {
-            None => "unknown_account",
-            Some(user) if user.disabled_at.is_some() => "disabled",
-            Some(_) => reason,
+    /// `client_address`, when the account is a user's. `reason` is refined from the
+    /// account: `disabled` rather than the caller's guess. An account that names no user is
+    /// only counted, in its client network's summary ([`super::refused_sign_ins`]). Called
+    /// only for attempts the sign-in throttle let through. A failure to record is logged:
+    /// the refusal stands either way.
+    pub async fn record_refused_sign_in(&self, account: &str, method: &str, reason: &str, client_address: IpAddr) {
+        let user = match self.user_with_email(account).await {
+            Ok(Some(user)) => user,
+            Ok(None) => return self.count_unknown_account_refusal(account, method, client_address).await,
+            Err(e) => {
+                tracing::warn!(error = %e, "recording a refused sign-in failed");
+                return;
+            }
         };
+        let reason = if user.disabled_at.is_some() { "disabled" } else { reason };
         let changes = vec![
             Change::value("method", None, Some(method.into())),
             Change::value("reason", None, Some(reason.into())),
         ];
         let mut origin = context::current().origin;
-        origin.client_address = Some(client_address);
-        self.append_refused_sign_in(user.as_ref(), Some(account), changes, origin).await;
+        origin.client_address = Some(client_address.to_string());
+        self.append_refused_sign_in(Some(&user), Some(account), changes, origin).await;
     }
 
     /// Records a refused sign-in through the identity provider `provider_id` by `method`

@@ -1,6 +1,10 @@
 //! The bound on password hashing: each argon2 run holds 19 MiB and a core for tens of
 //! milliseconds, so at most `hash_concurrency` run at once, at most `hash_queue` more wait
 //! for a turn, and any other is refused at once with [`DomainError::Busy`] (a 503).
+//! `hash_reserve` of the waiting places are kept for the checks of accounts that have a
+//! password: work against the dummy hash (an unknown account, or one without a password)
+//! goes through [`PasswordGate::run_unreserved`] and is refused once only those are left,
+//! so a flood of made-up emails cannot keep the real accounts out.
 //!
 //! The runs happen on `hash_concurrency` threads of their own, not on tokio's blocking
 //! pool: that pool starts a new thread whenever none is idle, and glibc gives each new
@@ -27,6 +31,8 @@ pub struct PasswordGate {
     /// Operations admitted (running or waiting for a turn).
     admitted: Arc<AtomicUsize>,
     capacity: usize,
+    /// What work outside the reserve may fill of `capacity`.
+    unreserved: usize,
 }
 
 /// One admitted operation; dropping it (when the work is done) lets another in.
@@ -51,7 +57,9 @@ impl PasswordGate {
                 .spawn(move || work(&queue))
                 .expect("starting a password hashing thread: without it no password can be checked");
         }
-        Self { jobs, admitted: Arc::new(AtomicUsize::new(0)), capacity: running.saturating_add(limits.hash_queue) }
+        let capacity = running.saturating_add(limits.hash_queue);
+        let unreserved = capacity - limits.hash_reserve.min(limits.hash_queue);
+        Self { jobs, admitted: Arc::new(AtomicUsize::new(0)), capacity, unreserved }
     }
 
     /// Operations admitted right now (running or waiting).
@@ -63,7 +71,21 @@ impl PasswordGate {
     /// full. The admission goes with the work, so a caller that gives up waiting (a closed
     /// connection) does not make room while its work still runs.
     pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T> {
-        let admission = self.admit()?;
+        self.run_within(self.capacity, work).await
+    }
+
+    /// [`run`](Self::run) for work that may not take the reserve (a check against the dummy
+    /// hash): `Busy` once only the reserved places are left.
+    pub async fn run_unreserved<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+        self.run_within(self.unreserved, work).await
+    }
+
+    async fn run_within<T: Send + 'static>(
+        &self,
+        limit: usize,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T> {
+        let admission = self.admit(limit)?;
         let (answer, answered) = tokio::sync::oneshot::channel();
         let span = tracing::Span::current();
         let job: Job = Box::new(move || {
@@ -82,9 +104,8 @@ impl PasswordGate {
         answered.await.map_err(|_| DomainError::Internal(anyhow::anyhow!("a password operation failed")))
     }
 
-    fn admit(&self) -> Result<Admission> {
-        let taken =
-            self.admitted.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.capacity).then_some(n + 1));
+    fn admit(&self, limit: usize) -> Result<Admission> {
+        let taken = self.admitted.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < limit).then_some(n + 1));
         match taken {
             Ok(_) => Ok(Admission(Arc::clone(&self.admitted))),
             Err(_) => Err(DomainError::Busy(BUSY)),
@@ -107,7 +128,16 @@ mod tests {
     use super::*;
 
     fn gate(running: usize, queue: usize) -> Arc<PasswordGate> {
-        let limits = PasswordLimits { hash_concurrency: running, hash_queue: queue, ..PasswordLimits::default() };
+        reserving_gate(running, queue, 0)
+    }
+
+    fn reserving_gate(running: usize, queue: usize, reserve: usize) -> Arc<PasswordGate> {
+        let limits = PasswordLimits {
+            hash_concurrency: running,
+            hash_queue: queue,
+            hash_reserve: reserve,
+            ..PasswordLimits::default()
+        };
         Arc::new(PasswordGate::new(&limits))
     }
 
@@ -138,6 +168,24 @@ mod tests {
         waiting.await.unwrap().unwrap();
         assert_eq!(gate.admitted(), 0);
         assert_eq!(gate.run(|| 7).await.unwrap(), 7, "room again");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn unreserved_work_leaves_the_reserve_to_the_rest() {
+        let gate = reserving_gate(1, 2, 1);
+        let (running, release_running) = hold(&gate).await;
+        let (waiting, release_waiting) = hold(&gate).await;
+        assert!(matches!(gate.run_unreserved(|| ()).await, Err(DomainError::Busy(BUSY))), "only the reserve is left");
+        let (reserved, release_reserved) = hold(&gate).await;
+        assert_eq!(gate.admitted(), 3, "the reserve admits other work");
+        for release in [release_running, release_waiting, release_reserved] {
+            release.send(()).unwrap();
+        }
+        for task in [running, waiting, reserved] {
+            task.await.unwrap().unwrap();
+        }
+        assert_eq!(gate.run_unreserved(|| 1).await.unwrap(), 1, "room again");
+        assert_eq!(reserving_gate(1, 0, 5).unreserved, 1, "the reserve is at most the queue");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -41,7 +41,8 @@ impl Domain {
     /// unless a second step (an authenticator code, or setting one up) must come first.
     /// Every refusal (unknown email, no password, wrong password, disabled user) is the same
     /// `None`, and costs the same: one argon2 verification, against a dummy hash when there
-    /// is no real one.
+    /// is no real one. The dummy check may not take the password gate's reserve: under a
+    /// flood of unknown emails it is the one refused (`Busy`).
     ///
     /// With `local_auth_enabled` off (read per use) nothing is checked: `Disallowed`.
     pub async fn sign_in_with_password(&self, email: &str, password: &str) -> Result<Option<PasswordChecked>> {
@@ -54,7 +55,11 @@ impl Domain {
             tracing::warn!(user.id = %user.id, "password sign-in refused without hashing: {why}; give the user a new password (`ferrozone user set-password`)");
         }
         let password = Zeroizing::new(password.to_owned());
-        let verified = self.passwords.run(move || verify_password_or_dummy(&password, phc.as_deref())).await?;
+        let verified = match phc {
+            // The dummy hash stays out of the reserve kept for real accounts.
+            None => self.passwords.run_unreserved(move || verify_password_or_dummy(&password, None)).await?,
+            Some(phc) => self.passwords.run(move || verify_password_or_dummy(&password, Some(&phc))).await?,
+        };
         let Some(user) = user.filter(|u| verified && u.disabled_at.is_none()) else {
             return Ok(None);
         };

@@ -132,12 +132,20 @@ pub(crate) async fn change_own_password(
     changed.map(Ok)
 }
 
-/// What the throttle's refusal says.
-pub(crate) const THROTTLED: &str = "Too many wrong passwords for this account. Please wait and try again.";
+/// What the throttle's refusal of a password change says.
+pub(crate) fn throttled_message(refused: Refused) -> &'static str {
+    match refused {
+        Refused::Network(_) => NETWORK_THROTTLED,
+        Refused::Pair(_) | Refused::Account(_) => THROTTLED,
+    }
+}
+
+const THROTTLED: &str = "Too many wrong passwords for this account. Please wait and try again.";
+const NETWORK_THROTTLED: &str = "Too many password attempts from your network. Please wait and try again.";
 
 /// 429 with `Retry-After`.
 fn throttled(refused: Refused) -> Response {
-    let body = json!({"error": "too_many_requests", "message": THROTTLED});
+    let body = json!({"error": "too_many_requests", "message": throttled_message(refused)});
     let mut response = reply::json(StatusCode::TOO_MANY_REQUESTS, &body);
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(refused.retry_after_secs()));
     response

@@ -217,7 +217,7 @@ async fn throttled_as<T>(
         Ok(Some(_)) => app.web.throttle.succeeded(&account, address),
         Ok(None) => {
             sign_in_refused(address, SignInMethod::Totp, "wrong_code", &user.email);
-            app.domain.record_refused_sign_in(&user.email, method.as_str(), "bad_code", address.to_string()).await;
+            app.domain.record_refused_sign_in(&user.email, method.as_str(), "bad_code", address).await;
         }
         Err(_) => app.web.throttle.release(&account, address),
     }

@@ -7,6 +7,9 @@
 //! - per account, across all networks: a budget of `account_burst` attempts that regains
 //!   one every `account_refill` (a token bucket). Spent, it slows sign-in for that account
 //!   down to that rate, it never locks the account out.
+//! - per client network, across all accounts: a budget of `network_burst` attempts that
+//!   regains one every `network_refill` (0 attempts: no such budget), so that one client
+//!   spraying emails it makes up cannot keep the password checks busy for everyone.
 //!
 //! The counts live in this process's memory: each `serve` process counts on its own, and a
 //! restart forgets them.
@@ -35,12 +38,14 @@ pub enum Refused {
     Pair(Duration),
     /// This account used its budget across all networks.
     Account(Duration),
+    /// This client network used its budget across all accounts.
+    Network(Duration),
 }
 
 impl Refused {
     /// Seconds to wait, rounded up, at least 1: the `Retry-After` value.
     pub fn retry_after_secs(self) -> u64 {
-        let (Self::Pair(wait) | Self::Account(wait)) = self;
+        let (Self::Pair(wait) | Self::Account(wait) | Self::Network(wait)) = self;
         (wait.as_secs() + u64::from(wait.subsec_nanos() > 0)).max(1)
     }
 }
@@ -52,8 +57,8 @@ struct Window {
     count: u32,
 }
 
-/// One account's budget, as the time it is spent up to (the generic cell rate algorithm's
-/// "theoretical arrival time"): at most `burst - 1` refills ahead of now.
+/// One account's (or network's) budget, as the time it is spent up to (the generic cell
+/// rate algorithm's "theoretical arrival time"): at most `burst - 1` refills ahead of now.
 #[derive(Debug)]
 struct Budget {
     spent_until: Instant,
@@ -63,12 +68,46 @@ struct Budget {
 struct Counts {
     pairs: HashMap<(String, IpAddr), Window>,
     accounts: HashMap<String, Budget>,
+    networks: HashMap<IpAddr, Budget>,
+}
+
+/// How a budget is sized: `burst` attempts at once, one more every `refill`.
+#[derive(Debug, Clone, Copy)]
+struct Rate {
+    burst: u32,
+    refill: Duration,
+}
+
+impl Rate {
+    fn new(burst: u32, refill_secs: u32) -> Self {
+        Self { burst, refill: Duration::from_secs(u64::from(refill_secs.max(1))) }
+    }
+
+    /// The time a budget spent up to `spent_until` is spent up to with one attempt more
+    /// at `now`, or how long until it has one.
+    fn take(self, spent_until: Option<&Budget>, now: Instant) -> Result<Instant, Duration> {
+        let tolerance = self.refill * (self.burst.max(1) - 1);
+        let spent_until = spent_until.map_or(now, |b| b.spent_until).max(now);
+        let ahead = spent_until.duration_since(now);
+        if ahead > tolerance {
+            return Err(ahead - tolerance);
+        }
+        Ok(spent_until + self.refill)
+    }
+
+    /// Gives one attempt back to `budget`.
+    fn refund(self, budget: Option<&mut Budget>) {
+        if let Some(budget) = budget {
+            budget.spent_until = budget.spent_until.checked_sub(self.refill).unwrap_or(budget.spent_until);
+        }
+    }
 }
 
 #[derive(Debug)]
 pub struct Throttle {
-    account_burst: u32,
-    account_refill: Duration,
+    account: Rate,
+    /// `None`: no budget per network.
+    network: Option<Rate>,
     counts: Mutex<Counts>,
 }
 
@@ -81,8 +120,8 @@ impl Default for Throttle {
 impl Throttle {
     pub fn new(limits: &PasswordLimits) -> Self {
         Self {
-            account_burst: limits.account_burst.max(1),
-            account_refill: Duration::from_secs(u64::from(limits.account_refill_secs.max(1))),
+            account: Rate::new(limits.account_burst, limits.account_refill_secs),
+            network: (limits.network_burst > 0).then(|| Rate::new(limits.network_burst, limits.network_refill_secs)),
             counts: Mutex::default(),
         }
     }
@@ -94,19 +133,19 @@ impl Throttle {
     }
 
     fn reserve_at(&self, account: &str, address: IpAddr, now: Instant) -> Result<(), Refused> {
-        let key = (account.to_owned(), client_network(address));
+        let network = client_network(address);
+        let key = (account.to_owned(), network);
         let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let count = counts.pairs.get(&key).filter(|w| now.duration_since(w.first) < WINDOW).map_or(0, |w| w.count);
         if count >= MAX_ATTEMPTS {
             let first = counts.pairs.get(&key).map_or(now, |w| w.first);
             return Err(Refused::Pair((first + WINDOW).saturating_duration_since(now)));
         }
-        let tolerance = self.account_refill * (self.account_burst - 1);
-        let spent_until = counts.accounts.get(account).map_or(now, |b| b.spent_until).max(now);
-        let ahead = spent_until.duration_since(now);
-        if ahead > tolerance {
-            return Err(Refused::Account(ahead - tolerance));
-        }
+        let account_spent = self.account.take(counts.accounts.get(account), now).map_err(Refused::Account)?;
+        let network_spent = match self.network {
+            Some(rate) => Some(rate.take(counts.networks.get(&network), now).map_err(Refused::Network)?),
+            None => None,
+        };
         bound(&mut counts.pairs, |w| now.duration_since(w.first) >= WINDOW, |w| w.first);
         let window = counts.pairs.entry(key).or_insert(Window { first: now, count: 0 });
         if now.duration_since(window.first) >= WINDOW {
@@ -114,7 +153,11 @@ impl Throttle {
         }
         window.count += 1;
         bound(&mut counts.accounts, |b| b.spent_until <= now, |b| b.spent_until);
-        counts.accounts.insert(account.to_owned(), Budget { spent_until: spent_until + self.account_refill });
+        counts.accounts.insert(account.to_owned(), Budget { spent_until: account_spent });
+        if let Some(spent_until) = network_spent {
+            bound(&mut counts.networks, |b| b.spent_until <= now, |b| b.spent_until);
+            counts.networks.insert(network, Budget { spent_until });
+        }
         Ok(())
     }
 
@@ -125,20 +168,22 @@ impl Throttle {
         if let Some(window) = counts.pairs.get_mut(&(account.to_owned(), client_network(address))) {
             window.count = window.count.saturating_sub(1);
         }
-        self.refund(&mut counts, account);
+        self.refund(&mut counts, account, address);
     }
 
     /// A sign-in that succeeded: its pair starts afresh, and its attempt goes back to the
-    /// account's budget.
+    /// account's and the network's budgets (so many people signing in from behind one
+    /// address do not spend it).
     pub fn succeeded(&self, account: &str, address: IpAddr) {
         let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         counts.pairs.remove(&(account.to_owned(), client_network(address)));
-        self.refund(&mut counts, account);
+        self.refund(&mut counts, account, address);
     }
 
-    fn refund(&self, counts: &mut Counts, account: &str) {
-        if let Some(budget) = counts.accounts.get_mut(account) {
-            budget.spent_until = budget.spent_until.checked_sub(self.account_refill).unwrap_or(budget.spent_until);
+    fn refund(&self, counts: &mut Counts, account: &str, address: IpAddr) {
+        self.account.refund(counts.accounts.get_mut(account));
+        if let Some(rate) = self.network {
+            rate.refund(counts.networks.get_mut(&client_network(address)));
         }
     }
 }
@@ -161,7 +206,12 @@ mod tests {
     use super::*;
 
     fn throttle(burst: u32, refill_secs: u32) -> Throttle {
-        Throttle::new(&PasswordLimits { account_burst: burst, account_refill_secs: refill_secs, ..Default::default() })
+        let limits = PasswordLimits { network_burst: 0, ..Default::default() };
+        Throttle::new(&PasswordLimits { account_burst: burst, account_refill_secs: refill_secs, ..limits })
+    }
+
+    fn network_throttle(burst: u32, refill_secs: u32) -> Throttle {
+        Throttle::new(&PasswordLimits { network_burst: burst, network_refill_secs: refill_secs, ..Default::default() })
     }
 
     fn ip(text: &str) -> IpAddr {
@@ -214,6 +264,27 @@ mod tests {
         assert!(throttle.reserve_at("a@example.com", ip("10.0.2.2"), later).is_err(), "only one");
         throttle.release("a@example.com", ip("10.0.2.1"));
         throttle.reserve_at("a@example.com", ip("10.0.2.2"), later).expect("a released attempt comes back");
+    }
+
+    #[test]
+    fn the_network_budget_counts_every_account_and_refills() {
+        let throttle = network_throttle(3, 2);
+        let (now, here) = (Instant::now(), ip("192.0.2.1"));
+        for i in 0..3 {
+            throttle.reserve_at(&format!("made-up-{i}@example.com"), here, now).unwrap();
+        }
+        let refused = throttle.reserve_at("pat@example.com", here, now);
+        assert_eq!(refused, Err(Refused::Network(Duration::from_secs(2))));
+        throttle.reserve_at("pat@example.com", ip("192.0.2.2"), now).expect("another network");
+        let v6 = |host: u32| ip(&format!("2001:db8:7:7::{host:x}"));
+        for i in 0..3 {
+            throttle.reserve_at(&format!("v6-{i}@example.com"), v6(i), now).unwrap();
+        }
+        assert!(matches!(throttle.reserve_at("a@example.com", v6(9), now), Err(Refused::Network(_))), "one /64");
+        throttle.reserve_at("pat@example.com", here, now + Duration::from_secs(2)).expect("one attempt regained");
+        throttle.succeeded("pat@example.com", here);
+        throttle.reserve_at("kim@example.com", here, now + Duration::from_secs(2)).expect("a success gives back");
+        assert!(network_throttle(0, 2).network.is_none(), "0 turns it off");
     }
 
     #[test]

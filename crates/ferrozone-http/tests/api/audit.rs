@@ -116,20 +116,54 @@ async fn refused_password_sign_ins_are_recorded_until_the_throttle_refuses_them(
 
     let page = app.get("/v0/audit_events?action=user.sign_in_refused&limit=100", &app.admin).await;
     let events = page.expect_status(StatusCode::OK).body["data"].as_array().unwrap().clone();
-    assert_eq!(events.len(), 6, "five guesses let through for pat, one for nobody: {events:?}");
-    let unknown = &events[0];
-    assert_eq!(unknown["actor"]["kind"], "anonymous");
-    assert_eq!(unknown["subject"], json!({"kind": "user", "id": null}));
-    assert!(unknown["changes"]
-        .as_array()
-        .unwrap()
-        .contains(&json!({"field": "account", "after": "nobody@example.com"})));
-    let known = &events[1];
+    assert_eq!(events.len(), 5, "five guesses let through for pat; nobody is only counted: {events:?}");
+    let known = &events[0];
     assert_eq!(known["subject"]["id"], json!(pat));
     assert_eq!(known["origin"]["client_address"], "192.0.2.44");
     let changes = known["changes"].as_array().unwrap();
     assert!(changes.contains(&json!({"field": "method", "after": "password"})));
     assert!(changes.contains(&json!({"field": "reason", "after": "bad_password"})));
+}
+
+#[tokio::test]
+async fn refused_sign_ins_of_unknown_accounts_are_one_summary_per_network_and_window() {
+    use crate::signin::Browser;
+    let app = TestApp::new().await;
+    let mut sprayer = Browser::on(app.router.clone(), "192.0.2.55:1");
+    for i in 0..8 {
+        let res = sprayer.sign_in(&format!("made-up-{}@example.com", i % 6), "wrong password entirely", "").await;
+        res.expect_status(StatusCode::UNAUTHORIZED);
+    }
+    let mut elsewhere = Browser::on(app.router.clone(), "[2001:db8:5:5::1]:1");
+    elsewhere
+        .sign_in("nobody@example.com", "wrong password entirely", "")
+        .await
+        .expect_status(StatusCode::UNAUTHORIZED);
+    assert_eq!(refused_sign_ins(&app).await, Vec::<Value>::new(), "no event per refusal");
+    assert!(summaries(&app).await.is_empty(), "written when the window is over");
+
+    app.domain.record_refused_sign_in_summaries(true).await;
+    let summaries = summaries(&app).await;
+    assert_eq!(summaries.len(), 2, "one per client network: {summaries:?}");
+    let (v6, v4) = (&summaries[0], &summaries[1]);
+    assert_eq!(v4["actor"]["kind"], "anonymous");
+    assert_eq!(v4["subject"], json!({"kind": "user", "id": null}));
+    assert_eq!(v4["origin"]["client_address"], "192.0.2.55");
+    assert_eq!((recorded(v4, "method"), recorded(v4, "reason")), (json!("password"), json!("unknown_account")));
+    assert_eq!(recorded(v4, "count"), json!(8));
+    let kept: Vec<String> = (0..5).map(|i| format!("made-up-{i}@example.com")).collect();
+    assert_eq!(recorded(v4, "accounts"), json!(kept), "the first five accounts typed");
+    assert!(recorded(v4, "first_at").is_string() && recorded(v4, "last_at").is_string());
+    assert_eq!(v6["origin"]["client_address"], "2001:db8:5:5::/64");
+    assert_eq!((recorded(v6, "count"), recorded(v6, "accounts")), (json!(1), json!(["nobody@example.com"])));
+    app.domain.record_refused_sign_in_summaries(true).await;
+    assert_eq!(self::summaries(&app).await.len(), 2, "each window is written once");
+}
+
+/// The `user.sign_in_refused_summary` events, newest first.
+async fn summaries(app: &TestApp) -> Vec<Value> {
+    let page = app.get("/v0/audit_events?action=user.sign_in_refused_summary&limit=100", &app.admin).await;
+    page.expect_status(StatusCode::OK).body["data"].as_array().unwrap().clone()
 }
 
 /// The `user.sign_in_refused` events, newest first.

@@ -1,6 +1,7 @@
 //! The web sign-in (docs/api.md section 8, "Sign-in and sessions"): the page, password
 //! sign-in, its refusals and redirects. Sessions calling `/v0` are in `signin/sessions.rs`.
 
+mod flood;
 mod local_auth;
 mod pages;
 mod passwords;

@@ -49,6 +49,11 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         sealer.keep_audit_log_sealed().await;
         anyhow::bail!("the audit sealer stopped")
     });
+    let summaries = domain.clone();
+    tasks.spawn("refused sign-in summaries", async move {
+        summaries.keep_refused_sign_ins_summarised().await;
+        anyhow::bail!("the refused sign-in summaries stopped")
+    });
     let watcher = domain.clone();
     tasks.spawn("configuration reload", async move {
         watcher.watch_configuration().await;
@@ -105,6 +110,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         ferrozone_http::server::serve(listener, app, limits, tls, stopping).await.context("serving HTTP")
     });
     let outcome = tasks.run(signal, Duration::from_secs(config.shutdown_timeout)).await;
+    domain.record_refused_sign_in_summaries(true).await;
     tracing::info!("stopped");
     outcome
 }

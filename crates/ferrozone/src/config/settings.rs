@@ -176,6 +176,11 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_PASSWORD_HASH_QUEUE", default_value_t = 32,
           value_parser = clap::value_parser!(u32).range(0..=100_000))]
     pub password_hash_queue: u32,
+    /// Of the waiting places, how many only the check of an account that has a password
+    /// may take (at most FERROZONE_PASSWORD_HASH_QUEUE): unknown emails cannot fill them.
+    #[arg(long, global = true, env = "FERROZONE_PASSWORD_HASH_RESERVE", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub password_hash_reserve: u32,
     /// Password sign-in attempts per account, across all client addresses, before it slows
     /// down to one per FERROZONE_SIGN_IN_ACCOUNT_REFILL_SECS.
     #[arg(long, global = true, env = "FERROZONE_SIGN_IN_ACCOUNT_BURST", default_value_t = 20,
@@ -185,6 +190,16 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_SIGN_IN_ACCOUNT_REFILL_SECS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..=86_400))]
     pub sign_in_account_refill_secs: u32,
+    /// Password sign-in attempts per client network (an IPv4 address, an IPv6 /64), across
+    /// all accounts, before it slows down to one per FERROZONE_SIGN_IN_NETWORK_REFILL_SECS;
+    /// 0 turns this budget off.
+    #[arg(long, global = true, env = "FERROZONE_SIGN_IN_NETWORK_BURST", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(0..=100_000))]
+    pub sign_in_network_burst: u32,
+    /// Seconds for a client network's sign-in budget to regain one attempt.
+    #[arg(long, global = true, env = "FERROZONE_SIGN_IN_NETWORK_REFILL_SECS", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(1..=86_400))]
+    pub sign_in_network_refill_secs: u32,
     /// OpenID Connect providers: a JSON list of {id, label, client_id, client_secret,
     /// discovery_document_uri, scope, redirect_uri, auto_create_users, allow_admins,
     /// require_verified_email, consent_prompt} (docs/operations.md).
@@ -415,8 +430,11 @@ impl Config {
         PasswordLimits {
             hash_concurrency: self.password_hash_concurrency.map_or(defaults.hash_concurrency, |n| n as usize),
             hash_queue: self.password_hash_queue as usize,
+            hash_reserve: self.password_hash_reserve.min(self.password_hash_queue) as usize,
             account_burst: self.sign_in_account_burst,
             account_refill_secs: self.sign_in_account_refill_secs,
+            network_burst: self.sign_in_network_burst,
+            network_refill_secs: self.sign_in_network_refill_secs,
         }
     }
 

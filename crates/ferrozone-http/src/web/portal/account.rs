@@ -21,7 +21,7 @@ use super::super::viewer::Viewer;
 use super::super::{cookies, html, query_value, redirect};
 use crate::error::ApiError;
 use crate::extract::{ClientAddr, PathId};
-use crate::routes::me::{change_own_password, THROTTLED};
+use crate::routes::me::{change_own_password, throttled_message};
 use crate::web::checked_form::CheckedForm;
 use crate::AppState;
 use view::{AccountPage, PasswordForm, TokenCreatedPage, TokenForm};
@@ -68,7 +68,8 @@ async fn change_password(
     let (status, form, retry_after) = match change_own_password(&app, address, viewer.principal(), &input, keep).await {
         Ok(Ok(())) => return Ok(redirect("/account?done=password")),
         Ok(Err(refused)) => {
-            (StatusCode::TOO_MANY_REQUESTS, PasswordForm::failed(THROTTLED), Some(refused.retry_after_secs()))
+            let form = PasswordForm::failed(throttled_message(refused));
+            (StatusCode::TOO_MANY_REQUESTS, form, Some(refused.retry_after_secs()))
         }
         Err(DomainError::Invalid(errors)) => (StatusCode::UNPROCESSABLE_ENTITY, PasswordForm::invalid(&errors), None),
         Err(DomainError::Busy(_)) => {
