@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod harness;
+#[path = "../../../../tests/support/programs.rs"]
+mod programs;
 
 mod acme;
 mod admin_commands;
