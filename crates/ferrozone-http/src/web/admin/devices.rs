@@ -57,8 +57,9 @@ struct Row {
     addresses: Vec<String>,
     online: bool,
     handshake: Option<When>,
-    received: String,
-    sent: String,
+    /// From the device's side, as in the portal (see [`crate::web::portal::row::DeviceRow`]).
+    downloaded: String,
+    uploaded: String,
     remote: String,
 }
 
@@ -148,8 +149,8 @@ fn row(device: Device, owner_email: String, now: Timestamp) -> Row {
         id: device.id.to_string(),
         online: stats.is_online(now),
         handshake: stats.latest_handshake.map(|at| When::new(at, now)),
-        received: stats.rx_bytes.map(bytes).unwrap_or_default(),
-        sent: stats.tx_bytes.map(bytes).unwrap_or_default(),
+        downloaded: stats.tx_bytes.map(bytes).unwrap_or_default(),
+        uploaded: stats.rx_bytes.map(bytes).unwrap_or_default(),
         remote: stats.remote_ip.clone().unwrap_or_default(),
         name: device.name,
         owner_id: device.user_id.to_string(),
