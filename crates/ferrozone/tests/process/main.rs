@@ -4,6 +4,7 @@
 
 mod harness;
 #[path = "../../../../tests/support/programs.rs"]
+#[allow(clippy::duplicate_mod, reason = "the ACME test's pebble harness includes it too")]
 mod programs;
 
 mod acme;
