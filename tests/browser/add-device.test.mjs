@@ -2,13 +2,15 @@
 // configuration shown once holds a private key whose public key is the stored one, its QR
 // code decodes to exactly the text, the download and the copy are the same text, and the
 // key is gone from the browser and never on the server; then with a key made on the server
-// and with a pasted public key. Run by scripts/browser-test.
+// and with a pasted public key; then over plain HTTP (no secure context), where the form
+// says why the browser cannot make keys and Copy still copies on every page showing a
+// configuration. Run by scripts/browser-test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPrivateKey, createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { start, watchedPage, signIn, checkAccessibility, screenshots } from './harness.mjs';
+import { start, watchedPage, signIn, checkAccessibility, screenshots, plainHttp } from './harness.mjs';
 
 let base, browser, stop;
 
@@ -147,6 +149,85 @@ test('a pasted public key: stored as given, the configuration waits for its priv
   assert.equal(await page.locator('#qr').count(), 0, 'no QR code of a file without its key');
   const { device } = await storedThenDeleted(page, id);
   assert.equal(device.public_key, pasted);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+/// Clicks Copy on the page now shown and returns what was copied: over plain HTTP there is
+/// no Clipboard API to read back, so the page's `copy` event tells the selection copied.
+async function copyWithoutClipboardApi(page) {
+  await page.evaluate(() => {
+    window.copiedText = null;
+    document.addEventListener('copy', () => { window.copiedText = getSelection().toString(); }, { once: true });
+  });
+  await page.getByRole('button', { name: 'Copy' }).click();
+  await page.getByText('Copied.').waitFor();
+  return page.evaluate(() => window.copiedText);
+}
+
+test('over plain HTTP: the form says the browser cannot make keys, and why; Copy works on every page', async () => {
+  const insecure = await plainHttp(base);
+  try {
+    const context = await insecure.browser.newContext({ acceptDownloads: true });
+    const { page, problems } = await watchedPage(context);
+    await signIn(page, insecure.base);
+    assert.equal(await page.evaluate(() => window.isSecureContext), false, 'not a secure context');
+    await page.goto(`${insecure.base}/devices/new`);
+    const note = page.locator('#browser-unavailable');
+    await page.getByText('Over plain HTTP the browser cannot make keys').waitFor();
+    assert.match(await note.innerText(), /not a secure context/);
+    assert.match(await note.innerText(), /over HTTPS/);
+    assert.match(await note.innerText(), /Generate the key on the server/);
+    assert.ok(await note.isVisible());
+    assert.ok(await page.locator('#mode-browser').isDisabled(), 'no browser key offered');
+    assert.ok(await page.locator('#mode-server').isChecked(), 'the server makes the key');
+    await checkAccessibility(page, 'the add-device form over plain HTTP');
+    await screenshots(page, 'add-device-plain-http');
+
+    // A key made on the server: Copy copies the configuration shown once.
+    await page.getByLabel('Name').fill('http-laptop');
+    await page.getByRole('button', { name: 'Add the device' }).click();
+    await page.locator('#config').waitFor();
+    const text = await page.locator('#config').textContent();
+    assert.notEqual(line(text, 'PrivateKey'), '<PRIVATE_KEY>');
+    assert.equal((await copyWithoutClipboardApi(page)).trimEnd(), text.trimEnd(), 'the copy is the text');
+    const href = await page.getByRole('link', { name: 'Go to the device' }).getAttribute('href');
+
+    // A device's page shows its configuration too, with Copy.
+    await page.goto(`${insecure.base}${href}`);
+    const shown = await page.locator('#config').textContent();
+    assert.match(shown, /PrivateKey = <PRIVATE_KEY>/);
+    assert.equal((await copyWithoutClipboardApi(page)).trimEnd(), shown.trimEnd(), 'the copy is the device page’s text');
+
+    // A pasted public key: the configuration waiting for its private key, with Copy.
+    const { publicKey } = generateKeyPairSync('x25519');
+    await page.goto(`${insecure.base}/devices/new`);
+    await page.locator('#mode-own').check();
+    await page.getByLabel('Public key', { exact: true }).fill(Buffer.from(publicKey.export({ format: 'jwk' }).x, 'base64url').toString('base64'));
+    await page.getByRole('button', { name: 'Add the device' }).click();
+    await page.locator('#config').waitFor();
+    const pasted = await page.locator('#config').textContent();
+    assert.equal((await copyWithoutClipboardApi(page)).trimEnd(), pasted.trimEnd());
+    assert.deepEqual(problems, [], 'no console error, page error or CSP violation');
+    await context.close();
+  } finally {
+    await insecure.browser.close();
+  }
+});
+
+test('a device’s page offers Copy of its configuration', async () => {
+  const { context, page, problems } = await signedInPage();
+  await page.goto(`${base}/devices/new`);
+  await page.locator('#mode-server').check();
+  await page.getByLabel('Name').fill('copied-laptop');
+  await page.getByRole('button', { name: 'Add the device' }).click();
+  const href = await page.getByRole('link', { name: 'Go to the device' }).getAttribute('href');
+  await page.goto(`${base}${href}`);
+  const shown = await page.locator('#config').textContent();
+  await page.getByRole('button', { name: 'Copy' }).click();
+  await page.getByText('Copied.').waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), shown, 'the copy is the text');
+  await checkAccessibility(page, 'the device page with Copy');
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -81,16 +81,30 @@ export async function start() {
   };
   try {
     await waitReady(base);
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launch();
   } catch (e) {
     await stop();
     throw e;
   }
   return { base, browser, stop };
+}
+
+/// Debian's chromium, with `args` besides the harness's own (the caller closes it).
+export function launch(args = []) {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', ...args],
+  });
+}
+
+/// A browser that reaches the server `base` (http://127.0.0.1:port) by the name
+/// `ferrozone.test` instead: a page there is not a secure context, as over plain HTTP on
+/// a network (127.0.0.1 and localhost are secure contexts, even over HTTP). Returns
+/// `{ browser, base }` with that base; the caller closes the browser.
+export async function plainHttp(base) {
+  const browser = await launch(['--host-resolver-rules=MAP ferrozone.test 127.0.0.1']);
+  return { browser, base: base.replace('127.0.0.1', 'ferrozone.test') };
 }
 
 /// A page in `context` whose console errors, page errors and CSP violations are collected

@@ -1,11 +1,14 @@
 // The pages' foundation in a real browser: the sign-in page and the signed-in home page load
 // their hashed stylesheet with no console error and no CSP violation, the
 // stylesheet applies (light and dark), nothing overflows 360 px, the skip link comes first;
-// screenshots at 1280 px and 360 px wide. Run by scripts/browser-test.
+// screenshots at 1280 px and 360 px wide; on a phone, an admin's header stays short and
+// never breaks the email or Sign out inside a word. Run by scripts/browser-test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { start, shots, email, password, watchedPage, checkAccessibility } from './harness.mjs';
+import {
+  start, shots, email, password, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, sessionApi,
+} from './harness.mjs';
 
 let base, browser, stop;
 
@@ -71,3 +74,52 @@ for (const width of [1280, 360]) {
     });
   }
 }
+
+/// How the header's parts are laid out: its height, and for the email and the Sign out
+/// button whether their text takes more than one line.
+function headerLayout() {
+  const oneLine = (element) => {
+    const range = document.createRange();
+    range.selectNodeContents(element);
+    const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+    return lines.size === 1;
+  };
+  const who = document.querySelector('.sign-out .who');
+  const button = document.querySelector('.sign-out button');
+  return {
+    header: document.querySelector('.site-header').getBoundingClientRect().height,
+    whoOneLine: oneLine(who),
+    whoTitle: who.title,
+    buttonOneLine: oneLine(button),
+    links: document.querySelectorAll('.site-nav a').length,
+  };
+}
+
+test('an admin with a long email on a 360 px phone: a short header, no word broken', async () => {
+  const long = 'alexandra.longname-administrator@example.com';
+  const setup = await browser.newContext();
+  const { page: adminPage } = await watchedPage(setup);
+  await signIn(adminPage, base, adminEmail, adminPassword);
+  await sessionApi(adminPage, base, 'POST', '/v0/users',
+    { user: { email: long, role: 'admin', password: adminPassword, password_confirmation: adminPassword } });
+  await setup.close();
+
+  const context = await browser.newContext({ viewport: { width: 360, height: 800 } });
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, base, long, adminPassword);
+  for (const path of ['/', '/account', '/admin/users']) {
+    await page.goto(`${base}${path}`);
+    const layout = await page.evaluate(headerLayout);
+    assert.equal(layout.links, 7, 'the whole admin navigation is there');
+    assert.ok(layout.whoOneLine, `${path}: the email is on one line`);
+    assert.equal(layout.whoTitle, long, 'the whole email is in its title');
+    assert.ok(layout.buttonOneLine, `${path}: Sign out is on one line`);
+    assert.ok(layout.header <= 800 / 4, `${path}: the header takes at most a quarter of the screen (${layout.header} px)`);
+    await checkStyled(page, 360, 'light');
+    await checkAccessibility(page, `${path} at 360 px`);
+  }
+  await page.goto(`${base}/admin/users`);
+  await page.screenshot({ path: join(shots, 'admin-users-header-phone.png') });
+  assert.deepEqual(problems, [], 'no console error, page error or CSP violation');
+  await context.close();
+});

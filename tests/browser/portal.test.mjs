@@ -111,3 +111,33 @@ test('a device deleted elsewhere leaves the open list without a reload', async (
   assert.deepEqual(problems, [], 'no console error, page error or CSP violation');
   await context.close();
 });
+
+test('traffic in the live list is from the device’s side: Downloaded is what the gateway sent', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, base);
+  const created = await createThroughApi(page, 'traffic-laptop');
+  assert.equal(created.status, 201);
+  // The data plane is off in these tests: the list's reads get the counters a gateway
+  // reports, from its side: it received 1.5 KiB from the device and sent it 3 MiB.
+  await page.route('**/v0/devices?*', async (route) => {
+    const response = await route.fetch();
+    const json = await response.json();
+    const seen = { rx_bytes: 1536, tx_bytes: 3 * 1024 * 1024, latest_handshake: new Date().toISOString() };
+    json.data.forEach((device) => Object.assign(device, seen));
+    await route.fulfill({ response, json });
+  });
+  await page.goto(`${base}/`);
+  const row = page.locator(`tr[data-id="${created.body.data.id}"]`);
+  await row.waitFor();
+  // Read the list now, as the page does when it becomes visible again.
+  await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+  await row.locator('[data-field="downloaded"]', { hasText: '3.0 MiB' }).waitFor();
+  assert.equal(await row.locator('[data-field="uploaded"]').innerText(), '1.5 KiB');
+  const heads = await page.locator('#devices thead th').allInnerTexts();
+  const cells = await row.locator('th, td').evaluateAll((all) => all.map((c) => c.dataset.field ?? c.firstElementChild?.dataset.field));
+  assert.equal(heads[cells.indexOf('downloaded')], 'Downloaded');
+  assert.equal(heads[cells.indexOf('uploaded')], 'Uploaded');
+  assert.deepEqual(problems, [], 'no console error, page error or CSP violation');
+  await context.close();
+});

@@ -43,7 +43,7 @@ async fn issues_a_certificate_and_keeps_it_across_a_restart() {
     let cache_dir = dir.path().join("acme");
     let ca = TestCa::new();
     let (socket, port) = Listener::bind().await;
-    let pebble = Pebble::start(dir.path(), &ca, port).await;
+    let Some(pebble) = Pebble::start(dir.path(), &ca, port).await else { return };
 
     let acme = Acme::start(settings(&pebble, &cache_dir)).unwrap();
     let listener = Listener::serve(socket, acme.resolver);
@@ -83,7 +83,7 @@ async fn renews_a_certificate_near_its_expiry() {
     // 59 days into a 60-day lifetime: well past the last third.
     std::fs::write(cache_dir.join(format!("{HOST}.pem")), ca.certificate(&[HOST], 59, 1)).unwrap();
     let (socket, port) = Listener::bind().await;
-    let pebble = Pebble::start(dir.path(), &ca, port).await;
+    let Some(pebble) = Pebble::start(dir.path(), &ca, port).await else { return };
 
     let acme = Acme::start(settings(&pebble, &cache_dir)).unwrap();
     let listener = Listener::serve(socket, acme.resolver);
@@ -108,7 +108,7 @@ async fn an_unanswered_challenge_fails_the_order() {
     let dir = tempfile::tempdir().unwrap();
     let ca = TestCa::new();
     let (socket, port) = Listener::bind().await;
-    let pebble = Pebble::start(dir.path(), &ca, port).await;
+    let Some(pebble) = Pebble::start(dir.path(), &ca, port).await else { return };
 
     // pebble validates against a listener that does not know the challenge.
     let _listener = Listener::serve(socket, Arc::new(ResolvesServerCertUsingSni::new()));

@@ -1,11 +1,14 @@
-// The script of the pages adding a device (templates/add_device.html and
-// device_config_once.html). One self-contained file, as a page loads one script.
+// The script of the pages adding a device and showing a configuration
+// (templates/add_device.html, device_config_once.html and portal/device.html). One
+// self-contained file, as a page loads one script.
 //
 // On the form: offers making the device's key pair in this browser when WebCrypto can make
 // an X25519 key, and then, as the form is sent, makes the pair, keeps the private key in
-// sessionStorage (keyed by the public key) and sends the public key only.
-// On the configuration page: puts that private key into the configuration text and forgets
-// it, draws the QR code, and offers copying and downloading the text.
+// sessionStorage (keyed by the public key) and sends the public key only. Over plain HTTP
+// (not a secure context) browsers cannot make keys: the form says so, and what to do.
+// On a page showing a configuration: puts that private key into the configuration text and
+// forgets it, draws the QR code, and offers copying (also over plain HTTP, where there is
+// no Clipboard API) and downloading the text.
 //
 // The QR encoder at the end is written for this page: byte mode, error correction level
 // L, versions 1 to 40.
@@ -16,6 +19,11 @@ const PLACEHOLDER = '<PRIVATE_KEY>';
 
 // ---------------------------------------------------------------------------------------
 // Keys
+
+/// What the form says when the page is not a secure context (docs/web.md).
+const NOT_SECURE =
+  'Over plain HTTP the browser cannot make keys (this page is not a secure context). ' +
+  'Open this page over HTTPS to make the key here, or choose "Generate the key on the server".';
 
 /// Whether this browser can make an X25519 key pair (WebCrypto, in a secure context).
 async function canMakeKeys() {
@@ -70,6 +78,8 @@ async function setUpForm(form) {
     // Recommended: chosen unless the person chose before (the form came back with errors).
     if (form.dataset.fresh === 'true') browser.checked = true;
     showOwnKey();
+  } else if (!window.isSecureContext) {
+    form.querySelector('#browser-unavailable').textContent = NOT_SECURE;
   }
   let keyMade = false;
   form.addEventListener('submit', async (event) => {
@@ -114,20 +124,41 @@ function setUpConfig(pre) {
       document.getElementById('key-missing').hidden = false;
     }
   }
+  // The page showing the configuration once downloads the filled-in text; a device's page
+  // links to the server's file.
   const download = document.getElementById('download-config');
-  download.href = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+  if (download) download.href = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
   const copy = document.getElementById('copy-config');
   const status = document.getElementById('copy-status');
+  copy.hidden = false;
+  copy.addEventListener('click', async () => {
+    status.textContent = (await copied(pre, text))
+      ? 'Copied.'
+      : 'Copying is not allowed here: the text is selected, press Ctrl+C (⌘C on a Mac) to copy it.';
+  });
+}
+
+/// Copies `text`, shown in `pre`: with the Clipboard API where there is one (a secure
+/// context), else by selecting `pre` and copying the selection, which browsers allow over
+/// plain HTTP too. Whether it was copied; the text is left selected when it was not.
+async function copied(pre, text) {
   if (navigator.clipboard) {
-    copy.hidden = false;
-    copy.addEventListener('click', async () => {
-      try {
-        await navigator.clipboard.writeText(text);
-        status.textContent = 'Copied.';
-      } catch {
-        status.textContent = 'Copying is not allowed here: select the text and copy it.';
-      }
-    });
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch {
+      // Refused (a permission): copy the selection instead.
+    }
+  }
+  const range = document.createRange();
+  range.selectNodeContents(pre);
+  const selection = getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+  try {
+    return document.execCommand('copy');
+  } catch {
+    return false;
   }
 }
 

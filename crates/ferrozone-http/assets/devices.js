@@ -66,8 +66,10 @@ function fill(row, device, now) {
   name.href = `/devices/${encodeURIComponent(device.id)}`;
   field(row, 'ipv4').textContent = device.ipv4 ?? NONE;
   field(row, 'ipv6').textContent = device.ipv6 ?? NONE;
-  field(row, 'received').textContent = bytes(device.rx_bytes);
-  field(row, 'sent').textContent = bytes(device.tx_bytes);
+  // From the device's side: WireGuard counts from the gateway's, so what the gateway sent
+  // (tx_bytes) is what the device downloaded.
+  field(row, 'downloaded').textContent = bytes(device.tx_bytes);
+  field(row, 'uploaded').textContent = bytes(device.rx_bytes);
   field(row, 'remote').textContent = device.remote_ip ?? NONE;
   setTime(field(row, 'handshake'), device.latest_handshake, relative(device.latest_handshake, now));
   setTime(field(row, 'created'), device.inserted_at, device.inserted_at.slice(0, 10));

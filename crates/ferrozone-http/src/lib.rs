@@ -183,7 +183,7 @@ pub fn app(state: AppState) -> Router {
         .merge(web::assets::routes())
         .merge(openapi::routes(&doc))
         .merge(metrics)
-        .fallback(error::not_found)
+        .fallback(web::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         .with_state(state);
     telemetry::wrap(router, metered)

@@ -54,6 +54,19 @@ pub fn routes() -> Router<AppState> {
         .method_not_allowed_fallback(page_error::method_not_allowed)
 }
 
+/// Where no route matched (docs/web.md, "Unknown pages"): under `/v0` the API's JSON 404 of
+/// its contract, and under `/assets` (files pages load, not pages) the same; anywhere else,
+/// where people with a browser wander (a mistyped or stale link), the HTML page.
+pub(crate) async fn not_found(uri: axum::http::Uri) -> Response {
+    let under =
+        |prefix: &str| uri.path().strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+    if under("/v0") || under("/assets") {
+        axum::response::IntoResponse::into_response(ApiError::NotFound)
+    } else {
+        page_error::not_found()
+    }
+}
+
 async fn sign_in_page(State(app): State<AppState>, RawQuery(query): RawQuery) -> Response {
     let return_to = query_value(query.as_deref(), "return_to");
     form(&app, StatusCode::OK, "", local_path(&return_to), None)

@@ -32,6 +32,11 @@ impl IntoResponse for PageError {
     }
 }
 
+/// The answer to a path no route knows.
+pub fn not_found() -> Response {
+    page(StatusCode::NOT_FOUND, None)
+}
+
 /// The answer to a request with a method a web page does not take.
 pub async fn method_not_allowed() -> Response {
     page(StatusCode::METHOD_NOT_ALLOWED, None)

@@ -328,3 +328,17 @@ async fn hints_show_until_the_external_url_is_set_and_the_data_plane_runs() {
     }
     assert_eq!(seen.len(), 3);
 }
+
+/// All devices shows traffic as the portal does, from the device's side: the gateway's
+/// `tx_bytes` (5 MiB) is what the device downloaded.
+#[tokio::test]
+async fn the_devices_page_shows_traffic_as_the_device_downloaded_and_uploaded() {
+    let (app, mut browser) = console().await;
+    let (alice, _) = app.user("alice@example.com", "unprivileged").await;
+    let device = app.device(&alice).await;
+    handshake(&app, device["public_key"].as_str().unwrap(), 10).await;
+    let html = text(&browser.get("/admin/devices").await);
+    let head = "<th scope=\"col\" class=\"num\">Downloaded</th><th scope=\"col\" class=\"num\">Uploaded</th>";
+    assert!(html.contains(head), "{html}");
+    assert!(html.contains("<td class=\"num\">5.0 MiB</td>\n<td class=\"num\">1.5 KiB</td>"), "{html}");
+}

@@ -4,6 +4,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod helpers;
+#[path = "../../../../tests/support/programs.rs"]
+mod programs;
 
 mod account;
 mod add_device;

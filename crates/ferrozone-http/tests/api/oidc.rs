@@ -48,17 +48,18 @@ impl Drop for Env {
 }
 
 impl Env {
-    pub async fn start() -> Self {
+    /// `None` when the test provider cannot run here and the test is skipped (see [`Idp::start`]).
+    pub async fn start() -> Option<Self> {
         Self::with(false).await
     }
 
     /// `email_in_id_token`: the provider puts the email in ID tokens (else only userinfo has it).
-    pub async fn with(email_in_id_token: bool) -> Self {
+    pub async fn with(email_in_id_token: bool) -> Option<Self> {
         Self::custom(email_in_id_token, TestApp::new().await, |_| {}).await
     }
 
     /// Ferrozone `app` with both providers, each configured as `edit` says.
-    pub async fn custom(email_in_id_token: bool, app: TestApp, edit: impl Fn(&mut OidcProviderConfig)) -> Self {
+    pub async fn custom(email_in_id_token: bool, app: TestApp, edit: impl Fn(&mut OidcProviderConfig)) -> Option<Self> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let callback = |id: &str| format!("{base}/auth/oidc/{id}/callback/");
@@ -74,7 +75,7 @@ impl Env {
                 redirect_uris: vec!["http://127.0.0.1:9/elsewhere".into()],
             },
         ];
-        let idp = Idp::start(&clients, email_in_id_token).await;
+        let idp = Idp::start(&clients, email_in_id_token).await?;
         let provider = |id: &str, label: &str, auto_create_users: bool| {
             let mut config = OidcProviderConfig {
                 id: id.into(),
@@ -102,7 +103,7 @@ impl Env {
         let oidc = state.web.sign_in(&app.domain).oidc.clone();
         let router = ferrozone_http::app(state).into_make_service_with_connect_info::<SocketAddr>();
         let server = tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-        Self { app, base, idp, oidc, server }
+        Some(Self { app, base, idp, oidc, server })
     }
 
     pub fn browser(&self) -> Browser {

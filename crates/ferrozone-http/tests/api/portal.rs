@@ -239,3 +239,24 @@ async fn the_configuration_downloads_as_a_safely_named_file_without_the_private_
     let html = text(&browser.get(&format!("/devices/{}", id_of(&device))).await);
     assert!(html.contains("download=\"Pat-s-work-lapt.conf\""), "{html}");
 }
+
+/// Traffic is shown from the device's side (docs/web.md): WireGuard counts from the
+/// gateway's, so what the gateway sent (`tx_bytes`, 5 MiB here) is what the device
+/// downloaded, and what it received (`rx_bytes`, 1.5 KiB) what the device uploaded.
+#[tokio::test]
+async fn traffic_is_shown_as_what_the_device_downloaded_and_uploaded() {
+    let app = TestApp::new().await;
+    let (id, mut browser) = signed_in(&app, "pat@example.com", "unprivileged").await;
+    let device = app.device_with(&id, json!({"name": "laptop"})).await;
+    handshake(&app, &device, 30).await;
+
+    let html = text(&browser.get("/").await);
+    let head = "<th scope=\"col\" class=\"num\">Downloaded</th><th scope=\"col\" class=\"num\">Uploaded</th>";
+    assert!(html.contains(head) && !html.contains(">Received<") && !html.contains(">Sent<"), "{html}");
+    let laptop = row(&html, id_of(&device));
+    assert!(laptop.contains("data-field=\"downloaded\">5.0 MiB<"), "{laptop}");
+    assert!(laptop.contains("data-field=\"uploaded\">1.5 KiB<"), "{laptop}");
+    let page = text(&browser.get(&format!("/devices/{}", id_of(&device))).await);
+    assert!(page.contains("<dt>Downloaded</dt><dd>5.0 MiB</dd>"), "{page}");
+    assert!(page.contains("<dt>Uploaded</dt><dd>1.5 KiB</dd>"), "{page}");
+}

@@ -338,3 +338,17 @@ async fn wrong_codes_are_recorded_by_their_kind() {
     assert_eq!(recorded(&events[1], "account"), Value::Null, "the account exists: no typed account");
     assert!(!events[1].to_string().contains(&codes[0]), "never the code");
 }
+
+/// The account page says whether two-factor sign-in is on (docs/web.md, "Account").
+#[tokio::test]
+async fn the_account_page_says_whether_two_factor_sign_in_is_on() {
+    let app = TestApp::new().await;
+    let (mut browser, _) = signed_in(&app, "pat@example.com").await;
+    let off = text(&browser.get("/account").await);
+    assert!(off.contains("<dt>Two-factor sign-in</dt><dd><span class=\"badge bad\">Off</span></dd>"), "{off}");
+    enrol_on_page(&mut browser).await;
+    let on = text(&browser.get("/account").await);
+    let today = Timestamp::now().to_string().chars().take(10).collect::<String>();
+    let expected = format!("<dt>Two-factor sign-in</dt><dd><span class=\"badge ok\">On</span> since {today}</dd>");
+    assert!(on.contains(&expected), "{on}");
+}

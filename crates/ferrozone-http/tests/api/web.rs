@@ -83,3 +83,28 @@ async fn every_page_has_the_security_headers_and_no_inline_script_or_style() {
     }
     assert_eq!(not_signed_out.status, StatusCode::FORBIDDEN);
 }
+
+/// docs/web.md, "Unknown pages": a browser on a path no page has gets the HTML page saying
+/// so, signed in or not; under `/v0` (the API's contract) and `/assets` the JSON 404 stays.
+#[tokio::test]
+async fn an_unknown_page_is_the_html_not_found_page_and_the_api_keeps_its_json() {
+    let app = TestApp::new().await;
+    password_user(&app, "pat@example.com", "unprivileged").await;
+    let mut anonymous = Browser::new(&app);
+    let mut signed_in = Browser::new(&app);
+    signed_in.sign_in("pat@example.com", PASSWORD, "/").await.expect_status(StatusCode::SEE_OTHER);
+    for path in ["/no-such-page", "/admin/nothing", "/account/nowhere", "/devices/new/more", "/v0users", "/assetsx"] {
+        for (browser, who) in [(&mut anonymous, "anonymous"), (&mut signed_in, "signed in")] {
+            let res = browser.get(path).await;
+            let what = format!("{path} ({who})");
+            res.expect_status(StatusCode::NOT_FOUND);
+            assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"), "{what}");
+            expect_security_headers(&res, &what);
+            let html = text(&res);
+            assert!(html.contains("<h1>Not found</h1>") && html.contains("There is no such page."), "{what}: {html}");
+        }
+    }
+    for path in ["/v0", "/v0/", "/v0/nothing", "/v0/users/x/y/z", "/assets", "/assets/"] {
+        app.raw(Method::GET, path, &[], "").await.expect_not_found();
+    }
+}

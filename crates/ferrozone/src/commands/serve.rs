@@ -74,13 +74,15 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     // create the first admin and show its one-time token, which the next start would not.
     let password_given = admin_password.is_some();
     match domain.bootstrap_admin_with_password(&config.admin_email, admin_password).await? {
-        Some(token) => announce_admin(config, tls.is_some(), &token, password_given),
+        Some(token) => announce_admin(config, &token, password_given),
         None if password_given => tracing::info!(
             "the database has an admin already: the first admin's password (FERROZONE_ADMIN_PASSWORD) changes nothing"
         ),
         None => {}
     }
+    let console = format!("{}/", config.external_url.trim_end_matches('/'));
     tracing::info!(%address, https = tls.is_some(), "serving the API");
+    tracing::info!("the web console is at {console}");
     let web = WebSettings {
         external_url: config.external_url.clone(),
         secure_cookies: config.secure_cookies(),
@@ -240,14 +242,20 @@ async fn janitor(domain: Arc<Domain>) -> anyhow::Result<()> {
     }
 }
 
-/// The one time the first admin's token is shown: on standard output, with how to use it.
-fn announce_admin(config: &Config, https: bool, token: &str, password_given: bool) {
-    let base = format!("{}://{}", if https { "https" } else { "http" }, config.listen);
-    println!("Created the admin {} with a one-time API token (it is not shown again):", config.admin_email);
+/// The one time the first admin's token is shown: on standard output, with how to use it
+/// and how the admin signs in to the web console, at the external URL (the address people
+/// reach, not the listen address).
+fn announce_admin(config: &Config, token: &str, password_given: bool) {
+    let base = config.external_url.trim_end_matches('/');
+    let email = &config.admin_email;
+    println!("Created the admin {email} with a one-time API token (it is not shown again):");
     println!("{token}");
     println!("Use it as: curl -H \"Authorization: Bearer {token}\" {base}/v0/users");
     if password_given {
-        println!("The admin signs in on the web with the password given at start (FERROZONE_ADMIN_PASSWORD).");
+        println!("The admin signs in to the web console at {base}/ with the password given at start (FERROZONE_ADMIN_PASSWORD).");
+    } else {
+        println!("The admin has no password yet: give it one with `ferrozone user set-password --email {email} --password-stdin`,");
+        println!("then sign in to the web console at {base}/");
     }
 }
 

@@ -19,7 +19,7 @@ async fn serve_obtains_a_certificate_over_acme_and_serves_https_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let ca = pebble::TestCa::new();
     let port = free_port();
-    let pebble = pebble::Pebble::start(dir.path(), &ca, port).await;
+    let Some(pebble) = pebble::Pebble::start(dir.path(), &ca, port).await else { return };
     let data_dir = dir.path().join("data");
     let (listen, external_url) = (format!("127.0.0.1:{port}"), format!("https://{}:{port}", pebble::HOST));
     let ca_file = pebble.ca_file.to_string_lossy().into_owned();

@@ -45,6 +45,25 @@ async fn the_first_admin_gets_the_password_given_and_a_later_start_changes_nothi
     assert_eq!(api.call(reqwest::Method::POST, "/v0/me/password", Some(back)).await.unwrap().0, 204);
 }
 
+/// The first start says how to use the token, how the first admin gets a password and where
+/// the web console is, at the external URL people reach, not at the address `serve` listens
+/// on; the log says where the console is on every start.
+#[tokio::test]
+async fn the_first_start_points_to_the_web_console_at_the_external_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let external = "https://vpn.example.com:8443";
+    let server = Server::start_logged(dir.path(), &[("FERROZONE_EXTERNAL_URL", external)]).await;
+    let (printed, token) = (server.printed(), server.printed_token().unwrap());
+    let curl = format!("curl -H \"Authorization: Bearer {token}\" {external}/v0/users");
+    assert!(printed.contains(&curl), "{printed}");
+    let set_password = "`ferrozone user set-password --email admin@localhost --password-stdin`";
+    assert!(printed.contains(set_password), "{printed}");
+    assert!(printed.contains(&format!("sign in to the web console at {external}/")), "{printed}");
+    assert!(!printed.contains("127.0.0.1") && !printed.contains("0.0.0.0"), "{printed}");
+    let log = server.log();
+    assert!(log.contains(&format!("the web console is at {external}/")), "{log}");
+}
+
 #[tokio::test]
 async fn a_password_the_rules_refuse_stops_serve_without_showing_it_and_creates_no_admin() {
     let dir = tempfile::tempdir().unwrap();

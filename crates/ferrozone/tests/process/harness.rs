@@ -33,6 +33,8 @@ pub struct Server {
     /// one-time token before it serves, so once `/healthz` answers the file holds it,
     /// with no reader thread to race.
     stdout: tempfile::NamedTempFile,
+    /// Where its log (standard error) goes, when the test reads it.
+    log: Option<tempfile::NamedTempFile>,
 }
 
 impl Server {
@@ -43,18 +45,28 @@ impl Server {
 
     /// [`Server::start`], with `flags` after `serve`.
     pub async fn start_with_flags(data_dir: &Path, env: &[(&str, &str)], flags: &[&str]) -> Server {
+        Self::spawn(data_dir, env, flags, false).await
+    }
+
+    /// [`Server::start`], with its log (at `RUST_LOG=info`) kept for [`Server::log`].
+    pub async fn start_logged(data_dir: &Path, env: &[(&str, &str)]) -> Server {
+        Self::spawn(data_dir, env, &[], true).await
+    }
+
+    async fn spawn(data_dir: &Path, env: &[(&str, &str)], flags: &[&str], logged: bool) -> Server {
         let port = free_port();
         let listen = format!("127.0.0.1:{port}");
         let stdout = tempfile::NamedTempFile::new().expect("a file for the standard output");
-        let child = command(data_dir, env)
-            .arg("serve")
-            .args(flags)
-            .env("FERROZONE_LISTEN", &listen)
-            .stdout(stdout.reopen().expect("the standard output file reopens"))
-            .stderr(std::process::Stdio::inherit())
-            .spawn()
-            .expect("ferrozone starts");
-        let server = Server { child, base: format!("http://{listen}"), stdout };
+        let log = logged.then(|| tempfile::NamedTempFile::new().expect("a file for the log"));
+        let mut cmd = command(data_dir, env);
+        cmd.arg("serve").args(flags).env("FERROZONE_LISTEN", &listen);
+        cmd.stdout(stdout.reopen().expect("the standard output file reopens"));
+        match &log {
+            Some(file) => cmd.env("RUST_LOG", "info").stderr(file.reopen().expect("the log file reopens")),
+            None => cmd.stderr(std::process::Stdio::inherit()),
+        };
+        let child = cmd.spawn().expect("ferrozone starts");
+        let server = Server { child, base: format!("http://{listen}"), stdout, log };
         server.wait_ready().await;
         server
     }
@@ -76,8 +88,18 @@ impl Server {
 
     /// The one-time admin token printed on the first start, if this start printed one.
     pub fn printed_token(&self) -> Option<String> {
-        let printed = std::fs::read_to_string(self.stdout.path()).expect("the standard output file reads");
-        printed.lines().find(|l| l.starts_with("fz_")).map(str::to_owned)
+        self.printed().lines().find(|l| l.starts_with("fz_")).map(str::to_owned)
+    }
+
+    /// What the server printed on its standard output so far.
+    pub fn printed(&self) -> String {
+        std::fs::read_to_string(self.stdout.path()).expect("the standard output file reads")
+    }
+
+    /// The server's log so far (started with [`Server::start_logged`]).
+    pub fn log(&self) -> String {
+        let file = self.log.as_ref().expect("the server was started with start_logged");
+        std::fs::read_to_string(file.path()).expect("the log file reads")
     }
 
     /// `kill -9`.

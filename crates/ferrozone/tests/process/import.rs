@@ -76,6 +76,9 @@ async fn a_dry_run_prints_the_report_and_writes_nothing() {
 #[tokio::test]
 async fn a_dump_is_read_through_a_scratch_database() {
     let Some(url) = server_url() else { return };
+    if !crate::programs::all(&["pg_dump", "psql"], "apt-get install postgresql-client") {
+        return;
+    }
     let fz = fixture::realistic(&url, Layout::Omnibus).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (dump, _) = dumped(&fz, dir.path());

@@ -3,6 +3,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod harness;
+#[path = "../../../../tests/support/programs.rs"]
+#[allow(clippy::duplicate_mod, reason = "the ACME test's pebble harness includes it too")]
+mod programs;
 
 mod acme;
 mod admin_commands;

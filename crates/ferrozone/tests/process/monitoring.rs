@@ -2,7 +2,7 @@
 //! scraping `serve`, and `promtool` checking the alert rules of docs/monitoring/.
 //!
 //! Without the `prometheus` and `promtool` programs these tests are skipped on a developer's
-//! machine, and fail in CI (`CI` set), which installs them (.ci/run).
+//! machine, and fail in CI, which installs them (.ci/run; tests/support/programs.rs).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -16,13 +16,7 @@ const TOKEN: &str = "a-scraper-token-0123456789";
 
 /// `program` on the `PATH`; `None` (the test is skipped) when it is missing outside CI.
 fn program(program: &str) -> Option<PathBuf> {
-    let found = std::env::var_os("PATH")
-        .and_then(|path| std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file()));
-    if found.is_none() {
-        assert!(std::env::var_os("CI").is_none(), "{program} is missing: CI installs Debian's prometheus package");
-        eprintln!("skipped: no {program} on this machine (apt-get install prometheus)");
-    }
-    found
+    crate::programs::find(program, "apt-get install prometheus")
 }
 
 /// A Prometheus process, ended with the test.

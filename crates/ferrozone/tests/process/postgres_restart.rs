@@ -3,8 +3,8 @@
 //!
 //! The test runs its own cluster, from `initdb` in a temporary directory, on a free port of
 //! 127.0.0.1. PostgreSQL refuses to run as root: as root (CI), the cluster runs as the
-//! `postgres` user. Without PostgreSQL's programs the test is skipped, except in CI
-//! (`CI=true`), where it fails.
+//! `postgres` user. Without PostgreSQL's programs the test is skipped, except in CI, where
+//! it fails (tests/support/programs.rs).
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -28,11 +28,10 @@ struct Cluster {
 impl Cluster {
     fn init() -> Option<Cluster> {
         let Some(bin) = postgres_bin() else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI=true but PostgreSQL's initdb was not found (looked in PATH and /usr/lib/postgresql/*/bin)"
+            crate::programs::missing(
+                "initdb",
+                "apt-get install postgresql; looked in PATH and /usr/lib/postgresql/*/bin",
             );
-            eprintln!("initdb not found: the PostgreSQL restart test is skipped");
             return None;
         };
         let as_user = is_root().then_some("postgres");

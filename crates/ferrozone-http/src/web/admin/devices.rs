@@ -60,8 +60,9 @@ struct Row {
     /// The owner is disabled: the device is off the VPN, whatever its last handshake.
     owner_disabled: bool,
     handshake: Option<When>,
-    received: String,
-    sent: String,
+    /// From the device's side, as in the portal (see [`crate::web::portal::row::DeviceRow`]).
+    downloaded: String,
+    uploaded: String,
     remote: String,
 }
 
@@ -153,8 +154,8 @@ fn row(device: Device, owner: Option<&User>, now: Timestamp) -> Row {
         online: !owner_disabled && stats.is_online(now),
         owner_disabled,
         handshake: stats.latest_handshake.map(|at| When::new(at, now)),
-        received: stats.rx_bytes.map(bytes).unwrap_or_default(),
-        sent: stats.tx_bytes.map(bytes).unwrap_or_default(),
+        downloaded: stats.tx_bytes.map(bytes).unwrap_or_default(),
+        uploaded: stats.rx_bytes.map(bytes).unwrap_or_default(),
         remote: stats.remote_ip.clone().unwrap_or_default(),
         name: device.name,
         owner_id: device.user_id.to_string(),

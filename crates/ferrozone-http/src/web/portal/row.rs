@@ -18,8 +18,11 @@ pub struct DeviceRow {
     /// The last handshake as RFC 3339, if there was one.
     pub handshake_at: String,
     pub handshake: String,
-    pub received: String,
-    pub sent: String,
+    /// What the device downloaded through the tunnel: what the gateway sent it (WireGuard
+    /// counts from the gateway's side, `tx_bytes`).
+    pub downloaded: String,
+    /// What the device uploaded: what the gateway received from it (`rx_bytes`).
+    pub uploaded: String,
     pub remote: String,
     pub created_at: String,
     pub created: String,
@@ -40,8 +43,8 @@ impl DeviceRow {
             owner_disabled: false,
             handshake_at: stats.latest_handshake.map(|t| t.to_string()).unwrap_or_default(),
             handshake: stats.latest_handshake.map_or_else(|| "never".to_owned(), |at| ago(at, now)),
-            received: bytes(stats.rx_bytes.unwrap_or(0)),
-            sent: bytes(stats.tx_bytes.unwrap_or(0)),
+            downloaded: bytes(stats.tx_bytes.unwrap_or(0)),
+            uploaded: bytes(stats.rx_bytes.unwrap_or(0)),
             remote: stats.remote_ip.clone().unwrap_or_else(|| NONE.to_owned()),
             created_at: device.inserted_at.to_string(),
             created: day(device.inserted_at),

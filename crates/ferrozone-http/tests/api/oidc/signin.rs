@@ -10,7 +10,7 @@ use crate::helpers::key;
 
 #[tokio::test]
 async fn auto_create_makes_an_unprivileged_user_signed_in_with_the_provider() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     let browser = env.signed_in("auto", "newcomer@example.com").await;
     let home = browser.get("/").await.body;
     assert!(home.contains("<h1>My devices</h1>") && home.contains("newcomer@example.com"), "{home}");
@@ -27,14 +27,14 @@ async fn auto_create_makes_an_unprivileged_user_signed_in_with_the_provider() {
 
 #[tokio::test]
 async fn the_sign_in_page_links_each_provider() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     let page = env.browser().get("/sign_in").await;
     assert!(page.body.contains("href=\"/auth/oidc/idp\"") && page.body.contains("Test IdP (open)"), "{}", page.body);
 }
 
 #[tokio::test]
 async fn without_auto_create_an_unknown_email_is_refused_and_nothing_is_created() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     let before = env.app.counts().await;
     let browser = env.browser();
     let page = browser.sign_in("idp", "stranger@example.com", "/").await;
@@ -47,7 +47,7 @@ async fn without_auto_create_an_unknown_email_is_refused_and_nothing_is_created(
 
 #[tokio::test]
 async fn a_pre_provisioned_user_signs_in_and_its_session_works_on_v0_for_its_own_devices() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     let (alice_id, _) = env.app.user("alice@example.com", "unprivileged").await;
     let own = env.app.device(&alice_id).await;
     env.app.device(&env.app.admin_id).await;
@@ -75,7 +75,7 @@ async fn a_pre_provisioned_user_signs_in_and_its_session_works_on_v0_for_its_own
 
 #[tokio::test]
 async fn a_disabled_user_is_refused() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.app.user("bob@example.com", "unprivileged").await;
     env.app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "bob@example.com", true).await.unwrap();
     for provider in ["idp", "auto"] {
@@ -91,7 +91,7 @@ async fn a_disabled_user_is_refused() {
 
 #[tokio::test]
 async fn the_email_may_come_in_the_id_token_itself() {
-    let env = Env::with(true).await;
+    let Some(env) = Env::with(true).await else { return };
     env.app.user("carol@example.com", "unprivileged").await;
     env.signed_in("idp", "carol@example.com").await;
 }
@@ -99,7 +99,7 @@ async fn the_email_may_come_in_the_id_token_itself() {
 #[tokio::test]
 async fn an_email_the_provider_has_not_verified_or_no_email_is_refused() {
     for email_in_id_token in [false, true] {
-        let env = Env::with(email_in_id_token).await;
+        let Some(env) = Env::with(email_in_id_token).await else { return };
         let before = env.app.counts().await;
         for email in ["unverified+dave@example.com", "noemail+erin@example.com"] {
             let page = env.browser().sign_in("auto", email, "/").await;
@@ -111,7 +111,7 @@ async fn an_email_the_provider_has_not_verified_or_no_email_is_refused() {
 
 #[tokio::test]
 async fn return_to_is_followed_only_to_a_local_path() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.app.user("frank@example.com", "unprivileged").await;
     let local = env.browser().sign_in("idp", "frank@example.com", "/?tab=devices").await;
     assert_eq!((local.status, local.url.path(), local.url.query()), (StatusCode::OK, "/", Some("tab=devices")));
@@ -124,7 +124,7 @@ async fn return_to_is_followed_only_to_a_local_path() {
 
 #[tokio::test]
 async fn a_provider_that_is_down_is_a_clear_503_and_an_unknown_one_is_404() {
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     env.idp.outage(true).await;
     let browser = env.browser();
     let page = browser.get("/auth/oidc/idp").await;
@@ -143,7 +143,7 @@ async fn a_provider_that_is_down_is_a_clear_503_and_an_unknown_one_is_404() {
 #[tokio::test]
 async fn refused_sign_ins_are_recorded_once_the_provider_answered() {
     use crate::audit::{assert_refused, recorded, refused_sign_ins};
-    let env = Env::start().await;
+    let Some(env) = Env::start().await else { return };
     let (bob, _) = env.app.user("bob@example.com", "unprivileged").await;
     env.app.domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "bob@example.com", true).await.unwrap();
     for (provider, email) in

@@ -7,6 +7,7 @@ use ferrozone_domain::{DomainError, Errors, Timestamp};
 use uuid::Uuid;
 
 use super::sentence;
+use crate::web::portal::two_factor::StatusView;
 use crate::web::viewer::{Nav, Section, Viewer};
 use crate::AppState;
 
@@ -22,6 +23,8 @@ pub struct AccountPage<'a> {
     pub last_sign_in: Option<(When, String)>,
     /// Whether the user has a password here (else an identity provider manages it).
     pub has_password: bool,
+    /// Whether two-factor sign-in (of a password sign-in) is on.
+    pub two_factor: StatusView,
     /// What the action just done says.
     pub notice: Option<&'static str>,
     pub password: PasswordForm,
@@ -37,6 +40,7 @@ impl<'a> AccountPage<'a> {
         let user = viewer.user();
         let now = Timestamp::now();
         let tokens = app.domain.list_tokens_as(viewer.principal(), None).await?;
+        let two_factor = app.domain.totp_status(user).await?.into();
         let settings = app.domain.settings();
         let default_days = settings.token_days.min(settings.token_max_days);
         let last_sign_in = user.last_signed_in_at.map(|at| {
@@ -50,6 +54,7 @@ impl<'a> AccountPage<'a> {
             member_since: When::of(user.inserted_at),
             last_sign_in,
             has_password: user.password_hash.is_some(),
+            two_factor,
             notice: None,
             password: PasswordForm::default(),
             tokens: tokens.iter().map(|t| TokenRow::of(t, now)).collect(),

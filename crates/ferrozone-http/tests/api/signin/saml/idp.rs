@@ -25,12 +25,19 @@ pub fn key_file(name: &str) -> String {
     std::fs::read_to_string(idp_dir().join("keys").join(name)).unwrap()
 }
 
+/// How to get the programs the IdP needs.
+const NODE: &str = "apt-get install nodejs npm";
+
+fn installed() -> bool {
+    idp_dir().join("node_modules/samlp/package.json").exists()
+}
+
 /// Installs the IdP's npm packages (from its lockfile) unless they are there.
 fn ensure_installed() {
     static INSTALL: Mutex<()> = Mutex::new(());
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = idp_dir();
-    if dir.join("node_modules/samlp/package.json").exists() {
+    if installed() {
         return;
     }
     let status = Command::new("npm")
@@ -48,10 +55,15 @@ pub struct Idp {
 }
 
 impl Idp {
-    /// Starts the IdP with `config` (see `tests/idp/saml/idp.js`).
-    pub fn start(config: Value) -> Self {
+    /// Starts the IdP with `config` (see `tests/idp/saml/idp.js`); `None` when Node.js is
+    /// missing and the test is skipped (tests/support/programs.rs).
+    pub fn start(config: Value) -> Option<Self> {
+        let node = crate::programs::find("node", NODE)?;
+        if !installed() {
+            crate::programs::find("npm", NODE)?;
+        }
         ensure_installed();
-        let mut child = Command::new("node")
+        let mut child = Command::new(node)
             .arg("idp.js")
             .arg(config.to_string())
             .current_dir(idp_dir())
@@ -62,7 +74,7 @@ impl Idp {
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let base = line.trim().strip_prefix("listening ").unwrap_or_else(|| panic!("the IdP said {line:?}"));
-        Self { base: base.to_owned(), child }
+        Some(Self { base: base.to_owned(), child })
     }
 
     pub async fn metadata(&self) -> String {
