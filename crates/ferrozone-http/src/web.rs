@@ -55,12 +55,17 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// Where no route matched (docs/web.md, "Unknown pages"): under `/v0` the API's JSON 404 of
-/// its contract, and under `/assets` (files pages load, not pages) the same; anywhere else,
-/// where people with a browser wander (a mistyped or stale link), the HTML page.
-pub(crate) async fn not_found(uri: axum::http::Uri) -> Response {
+/// its contract, and under `/assets` (files pages load, not pages) the same; anywhere else the
+/// HTML page for a browser, which asks for `text/html` on every navigation (a mistyped or
+/// stale link), and the JSON 404 for a script or a scraper, which does not.
+pub(crate) async fn not_found(uri: axum::http::Uri, headers: axum::http::HeaderMap) -> Response {
     let under =
         |prefix: &str| uri.path().strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-    if under("/v0") || under("/assets") {
+    let wants_html =
+        headers.get_all(axum::http::header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).any(|v| {
+            v.split(',').any(|t| t.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("text/html")))
+        });
+    if under("/v0") || under("/assets") || !wants_html {
         axum::response::IntoResponse::into_response(ApiError::NotFound)
     } else {
         page_error::not_found()

@@ -25,6 +25,10 @@ use crate::helpers::{send, send_any, TestApp, TestResponse, HTML_UTF8};
 
 pub const PASSWORD: &str = "correct horse battery staple";
 
+/// The `Accept` header Chromium sends on a navigation.
+pub const NAVIGATION_ACCEPT: &str =
+    "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8";
+
 /// A client of the web pages: one address, and the cookies it was given (by their names
 /// without the `__Host-` prefix, which it sends back when it was given it).
 pub struct Browser {
@@ -94,6 +98,12 @@ impl Browser {
 
     pub async fn get(&mut self, path: &str) -> TestResponse {
         self.send(Request::builder().method(Method::GET).uri(path), Body::empty()).await
+    }
+
+    /// A navigation: a `GET` asking for a page, as a browser's address bar or a link does.
+    pub async fn navigate(&mut self, path: &str) -> TestResponse {
+        let req = Request::builder().method(Method::GET).uri(path).header("accept", NAVIGATION_ACCEPT);
+        self.send(req, Body::empty()).await
     }
 
     /// `GET /sign_in`, then `POST /sign_in` with the form's token.

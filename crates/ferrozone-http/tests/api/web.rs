@@ -85,7 +85,8 @@ async fn every_page_has_the_security_headers_and_no_inline_script_or_style() {
 }
 
 /// docs/web.md, "Unknown pages": a browser on a path no page has gets the HTML page saying
-/// so, signed in or not; under `/v0` (the API's contract) and `/assets` the JSON 404 stays.
+/// so, signed in or not; under `/v0` (the API's contract) and `/assets` the JSON 404 stays,
+/// and so does a script's request anywhere (one that does not ask for `text/html`).
 #[tokio::test]
 async fn an_unknown_page_is_the_html_not_found_page_and_the_api_keeps_its_json() {
     let app = TestApp::new().await;
@@ -95,7 +96,7 @@ async fn an_unknown_page_is_the_html_not_found_page_and_the_api_keeps_its_json()
     signed_in.sign_in("pat@example.com", PASSWORD, "/").await.expect_status(StatusCode::SEE_OTHER);
     for path in ["/no-such-page", "/admin/nothing", "/account/nowhere", "/devices/new/more", "/v0users", "/assetsx"] {
         for (browser, who) in [(&mut anonymous, "anonymous"), (&mut signed_in, "signed in")] {
-            let res = browser.get(path).await;
+            let res = browser.navigate(path).await;
             let what = format!("{path} ({who})");
             res.expect_status(StatusCode::NOT_FOUND);
             assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"), "{what}");
@@ -106,5 +107,10 @@ async fn an_unknown_page_is_the_html_not_found_page_and_the_api_keeps_its_json()
     }
     for path in ["/v0", "/v0/", "/v0/nothing", "/v0/users/x/y/z", "/assets", "/assets/"] {
         app.raw(Method::GET, path, &[], "").await.expect_not_found();
+        anonymous.navigate(path).await.expect_not_found();
+    }
+    for path in ["/no-such-page", "/V0/devices", "/metrics"] {
+        app.raw(Method::GET, path, &[], "").await.expect_not_found();
+        app.raw(Method::GET, path, &[("accept", "application/json")], "").await.expect_not_found();
     }
 }
