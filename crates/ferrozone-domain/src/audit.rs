@@ -240,10 +240,13 @@ pub struct NewAuditEvent {
 }
 
 impl NewAuditEvent {
-    /// An event now, with a fresh id and no changes.
+    /// An event now, with a fresh id and no changes. The id is a UUIDv7 (time-ordered), as
+    /// device ids are: each append then adds to the last leaf of the unique index on ids
+    /// instead of a random one, which would be another page for every commit to write
+    /// (docs/benchmarks.md, "Where the time goes").
     pub fn new(actor: Actor, action: &str, subject: Subject, origin: Origin) -> Self {
         Self {
-            id: Uuid::new_v4(),
+            id: Uuid::now_v7(),
             at: Timestamp::now(),
             actor,
             action: action.to_owned(),

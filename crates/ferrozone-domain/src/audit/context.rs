@@ -99,4 +99,12 @@ mod tests {
         set_actor(Actor::cli());
         assert_eq!(current().actor, Actor::system(), "naming an actor outside a scope does nothing");
     }
+
+    #[test]
+    fn event_ids_are_time_ordered() {
+        let context = Context::new(Actor::system(), Origin::default());
+        let ids: Vec<_> = (0..100).map(|_| context.event("device.created", Subject::new("device", "d")).id).collect();
+        assert!(ids.iter().all(|id| id.get_version() == Some(uuid::Version::SortRand)), "{ids:?}");
+        assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "each id sorts after the one before: {ids:?}");
+    }
 }
