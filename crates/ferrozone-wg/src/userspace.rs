@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use async_trait::async_trait;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 
 use crate::diff::Changes;
 use crate::peer::{InterfaceConfig, ObservedPeer};
@@ -61,14 +63,22 @@ async fn launch(program: &str, config: &InterfaceConfig, socket: &std::path::Pat
         .env("WG_PROCESS_FOREGROUND", "1")
         .env("LOG_LEVEL", "error")
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .with_context(|| format!("starting {program}"))?;
+    let said = forward_output(&mut child, &config.name);
     let deadline = tokio::time::Instant::now() + START_TIMEOUT;
     // Readiness poll: the process gives no other signal that its socket is listening.
     while uapi::request(socket, "get=1\n\n").await.is_err() {
         if let Some(status) = child.try_wait()? {
-            bail!("{program} exited during start-up ({status})");
+            // Its output ends with it: what it said last is why it stopped.
+            let last = tokio::time::timeout(Duration::from_secs(1), said).await.ok().and_then(|r| r.ok().flatten());
+            match last {
+                Some(line) => bail!("{program} exited during start-up ({status}): {line}"),
+                None => bail!("{program} exited during start-up ({status})"),
+            }
         }
         if tokio::time::Instant::now() > deadline {
             bail!("{program} did not open {} within {START_TIMEOUT:?}", socket.display());
@@ -79,6 +89,35 @@ async fn launch(program: &str, config: &InterfaceConfig, socket: &std::path::Pat
     link::configure(&config.name, &config.addresses).await?;
     tracing::info!(interface = %config.name, port = config.listen_port, "wireguard-go started");
     Ok(child)
+}
+
+/// Logs what the child writes (`LOG_LEVEL=error`: its errors only, which it prints on
+/// standard output; a Go panic goes to standard error), line by line, until it closes both;
+/// the task's result is the last line, which start-up quotes.
+fn forward_output(child: &mut Child, interface: &str) -> JoinHandle<Option<String>> {
+    let stdout = child.stdout.take().map(|out| BufReader::new(out).lines());
+    let stderr = child.stderr.take().map(|err| BufReader::new(err).lines());
+    let interface = interface.to_owned();
+    tokio::spawn(async move {
+        let (mut stdout, mut stderr) = (stdout?, stderr?);
+        let (mut out_open, mut err_open) = (true, true);
+        let mut last = None;
+        while out_open || err_open {
+            let line = tokio::select! {
+                line = stdout.next_line(), if out_open => match line {
+                    Ok(Some(line)) => line,
+                    _ => { out_open = false; continue; }
+                },
+                line = stderr.next_line(), if err_open => match line {
+                    Ok(Some(line)) => line,
+                    _ => { err_open = false; continue; }
+                },
+            };
+            tracing::warn!(interface = %interface, said = %line, "wireguard-go");
+            last = Some(line);
+        }
+        last
+    })
 }
 
 struct Supervisor {
