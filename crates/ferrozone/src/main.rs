@@ -5,6 +5,7 @@ mod commands;
 mod config;
 mod dataplane;
 mod env_file;
+mod memory;
 mod monitoring;
 mod secret;
 mod serve_lock;

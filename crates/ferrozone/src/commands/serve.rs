@@ -111,6 +111,9 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     tasks.spawn_draining("HTTP server", async move {
         ferrozone_http::server::serve(listener, app, limits, tls, stopping).await.context("serving HTTP")
     });
+    // Start-up is done: the heap it freed goes back to the system (crate::memory).
+    let released = crate::memory::release_freed_heap();
+    tracing::debug!(released, "start-up's freed heap given back");
     let outcome = tasks.run(signal, Duration::from_secs(config.shutdown_timeout)).await;
     domain.record_refused_sign_in_summaries(true).await;
     tracing::info!("stopped");
