@@ -56,6 +56,11 @@ const SEAL_BATCH: usize = 1000;
 /// seal (a process that stopped right after its commit). Its own commits wake it at once.
 const POLL: Duration = Duration::from_secs(1);
 
+/// The least time between two seals of a process's sealer. Under a stream of writes each
+/// seal then takes what gathered meanwhile: one transaction, and one commit flushed, for
+/// many events rather than one or two. Nobody waits for it: a read of the log seals first.
+const SPACING: Duration = Duration::from_millis(50);
+
 /// Appends `event`, pending, inside the caller's transaction. Takes no lock: the event is
 /// chained by a later [`seal`].
 pub(crate) async fn append(tx: &mut PgConnection, event: &NewAuditEvent) -> Result<()> {
@@ -165,6 +170,8 @@ pub(crate) async fn keep_sealed(pool: &PgPool, key: &AuditKey, appended: &Arc<No
         if let Err(error) = seal(pool, key).await {
             tracing::warn!(%error, "sealing audit events failed");
         }
+        // A commit meanwhile leaves its wake-up stored: the next seal follows this pause.
+        tokio::time::sleep(SPACING).await;
     }
 }
 
