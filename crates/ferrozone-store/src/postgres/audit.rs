@@ -19,12 +19,15 @@ use std::time::Duration;
 
 use ferrozone_domain::audit::{pruned_event, AuditHead, AuditKey, AuditQuery, EventRecord, NewAuditEvent};
 use ferrozone_domain::error::Result;
+use sqlx::postgres::PgArguments;
 use sqlx::postgres::PgRow;
-use sqlx::{PgConnection, PgPool, Row};
+use sqlx::{PgConnection, PgPool, Postgres, Row};
 use tokio::sync::Notify;
 
 use super::errors::OrDb;
 use crate::sql::audit::{self as sql, Param};
+
+type PgQuery<'q> = sqlx::query::Query<'q, Postgres, PgArguments>;
 
 const LOCK_HEAD: &str =
     "SELECT last_seq, last_hash, pruned_seq, pruned_hash, seal FROM audit_head WHERE id = 1 FOR UPDATE";
@@ -65,21 +68,7 @@ const SPACING: Duration = Duration::from_millis(50);
 /// chained by a later [`seal`].
 pub(crate) async fn append(tx: &mut PgConnection, event: &NewAuditEvent) -> Result<()> {
     let record = EventRecord::pending(event);
-    sqlx::query(INSERT_PENDING)
-        .bind(record.id)
-        .bind(record.at)
-        .bind(&record.actor_kind)
-        .bind(&record.actor_id)
-        .bind(record.actor_user_id)
-        .bind(&record.action)
-        .bind(&record.subject_kind)
-        .bind(&record.subject_id)
-        .bind(&record.changes)
-        .bind(&record.client_address)
-        .bind(&record.request_id)
-        .execute(tx)
-        .await
-        .or_db("append an audit event")?;
+    bind_event(sqlx::query(INSERT_PENDING), &record).execute(tx).await.or_db("append an audit event")?;
     Ok(())
 }
 
@@ -197,8 +186,18 @@ pub(crate) async fn prune(tx: &mut PgConnection, key: &AuditKey, before_micros: 
 
 /// Inserts an event already chained (seq and hashes given), as retention's own.
 async fn insert_sealed(tx: &mut PgConnection, record: &EventRecord) -> sqlx::Result<()> {
-    sqlx::query(sql::INSERT_EVENT)
-        .bind(record.seq)
+    // INSERT_EVENT's columns: seq, the event's own (as a pending one's), then the hashes.
+    bind_event(sqlx::query(sql::INSERT_EVENT).bind(record.seq), record)
+        .bind(&record.prev_hash)
+        .bind(&record.hash)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
+/// Binds the columns an event has before it is chained, in [`INSERT_PENDING`]'s order.
+fn bind_event<'q>(query: PgQuery<'q>, record: &'q EventRecord) -> PgQuery<'q> {
+    query
         .bind(record.id)
         .bind(record.at)
         .bind(&record.actor_kind)
@@ -210,11 +209,6 @@ async fn insert_sealed(tx: &mut PgConnection, record: &EventRecord) -> sqlx::Res
         .bind(&record.changes)
         .bind(&record.client_address)
         .bind(&record.request_id)
-        .bind(&record.prev_hash)
-        .bind(&record.hash)
-        .execute(tx)
-        .await?;
-    Ok(())
 }
 
 async fn write_head(tx: &mut PgConnection, head: &AuditHead) -> sqlx::Result<()> {
