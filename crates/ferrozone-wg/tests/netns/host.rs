@@ -5,7 +5,7 @@
 
 use ferrozone_wg::nft::{EgressRule, Keeper, Pass, Protocol, Scope, Table, Verdict};
 
-use super::packets::{rule, serve, setup, table, user, Net, PROBE, USERS};
+use super::packets::{failing, rule, serve, setup, table, user, Net, PROBE, USERS};
 use super::{try_in, Namespace};
 
 /// The gateway's addresses: on the tunnel side (the interface playing WireGuard) and on
@@ -31,16 +31,7 @@ fn refused(client: &Namespace) -> Vec<String> {
         let ping = ["ping", "-c", "1", "-W", "1", "-I", v4, "10.3.2.1"].map(str::to_owned).to_vec();
         probes.push((format!("{user} ping/tunnel"), ping));
     }
-    std::thread::scope(|scope| {
-        let running: Vec<_> = probes
-            .iter()
-            .map(|(name, args)| {
-                let args: Vec<&str> = args.iter().map(String::as_str).collect();
-                (name, scope.spawn(move || try_in(client, &args)))
-            })
-            .collect();
-        running.into_iter().filter_map(|(name, probe)| (!probe.join().unwrap()).then(|| name.clone())).collect()
-    })
+    failing(client, &probes)
 }
 
 /// Whether the gateway's own pings to user A's addresses come back: replies to connections

@@ -110,6 +110,12 @@ fn blocked(client: &Namespace) -> Vec<String> {
             (format!("{user} tcp6/80"), python("tcp", v6, OUTSIDE6, "80")),
         ]);
     }
+    failing(client, &probes)
+}
+
+/// The names of the `probes` (a name and a command each) that fail in `client`, all run at
+/// once.
+pub(super) fn failing(client: &Namespace, probes: &[(String, Vec<String>)]) -> Vec<String> {
     std::thread::scope(|scope| {
         let running: Vec<_> = probes
             .iter()
