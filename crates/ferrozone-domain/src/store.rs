@@ -249,7 +249,7 @@ pub trait Store: UserDirectory + AuditLog + WebhookStore {
     /// whose stored `latest_handshake` is newer keeps its figures (another gateway saw it
     /// later), so gateways sharing a database never overwrite each other with older data.
     /// `updated_at` does not move: statistics are not an edit.
-    async fn record_stats(&self, reports: &[StatsReport]) -> Result<()>;
+    async fn record_stats(&self, reports: Vec<StatsReport>) -> Result<()>;
     /// Runs until the store is closed, notifying `changed` after changes to the peers that
     /// other processes commit (this process notifies its own through the domain). It may
     /// notify more often than needed, never less.

@@ -26,6 +26,18 @@ pub(crate) enum Role {
     Edit,
     /// Written by the `INSERT` only.
     Fixed,
+    /// Read through the table's [`Join`], never written by the row's `INSERT` or `UPDATE`.
+    Joined,
+}
+
+/// A table left-joined to every read of a row type, by a column of the same name in both:
+/// a device's statistics live in a table of their own (`device_stats`, see its migration),
+/// read with the device.
+#[derive(Debug)]
+pub(crate) struct Join {
+    pub table: &'static str,
+    pub alias: &'static str,
+    pub on: &'static str,
 }
 
 /// A table's columns, in declaration order, as the statement text uses them.
@@ -41,6 +53,8 @@ pub(crate) struct Table {
     pub aliased: &'static [&'static str],
     /// Each column's [`Role`].
     pub roles: &'static [Role],
+    /// The table the `[joined]` columns come from.
+    pub join: Option<Join>,
 }
 
 impl Table {
@@ -55,6 +69,28 @@ impl Table {
             i += 1;
         }
         panic!("a table without a key column");
+    }
+
+    /// Whether column `i` is the row's own (an `INSERT` writes it), not a joined one.
+    pub(crate) const fn is_own(&self, i: usize) -> bool {
+        !matches!(self.roles[i], Role::Joined)
+    }
+
+    /// How many columns an `INSERT` writes.
+    pub(crate) const fn own_count(&self) -> usize {
+        let (mut i, mut n) = (0, 0);
+        while i < self.roles.len() {
+            if self.is_own(i) {
+                n += 1;
+            }
+            i += 1;
+        }
+        n
+    }
+
+    /// The names of the columns an `INSERT` writes, in order.
+    pub(crate) fn own_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.names.iter().enumerate().filter(|(i, _)| self.is_own(*i)).map(|(_, name)| *name)
     }
 }
 
@@ -102,7 +138,7 @@ pub(crate) trait Columns: Sized {
     const TABLE: Table;
     /// Reads the row from `src`.
     fn read<S: Source>(src: &S) -> Result<Self, S::Error>;
-    /// Binds every column, in order: the parameters of [`crate::sql::text`]'s `insert`.
+    /// Binds the row's own columns, in order: the parameters of [`crate::sql::text`]'s `insert`.
     fn bind_insert<'q, B: Binder<'q>>(&'q self, binder: B) -> B;
     /// Binds the key, then the editable columns: the parameters of `update`.
     fn bind_update<'q, B: Binder<'q>>(&'q self, binder: B) -> B;
@@ -131,7 +167,7 @@ pub(crate) const fn positions<const N: usize>() -> [usize; N] {
     all
 }
 
-/// The [`Role`] of a column as [`columns!`] marks it: `[key]`, `[edit]` or nothing.
+/// The [`Role`] of a column as [`columns!`] marks it: `[key]`, `[edit]`, `[joined]` or nothing.
 macro_rules! role {
     () => {
         $crate::columns::Role::Fixed
@@ -141,6 +177,9 @@ macro_rules! role {
     };
     (edit) => {
         $crate::columns::Role::Edit
+    };
+    (joined) => {
+        $crate::columns::Role::Joined
     };
 }
 
@@ -158,11 +197,13 @@ macro_rules! role {
 /// ```
 ///
 /// Fields are the columns, in the order of every generated list; `[key]` marks the column
-/// an `UPDATE` finds the row by, `[edit]` the columns it writes.
+/// an `UPDATE` finds the row by, `[edit]` the columns it writes, `[joined]` those read from
+/// the table named by `join "<table>" as "<alias>" on "<column>"` after the alias.
 macro_rules! columns {
     (
         $(#[$meta:meta])*
-        $vis:vis struct $row:ident in $table:literal as $alias:literal {
+        $vis:vis struct $row:ident in $table:literal as $alias:literal
+            $(join $jtable:literal as $jalias:literal on $jon:literal)? {
             $( $field:ident : $ty:ty $([$role:ident])? ),+ $(,)?
         }
     ) => {
@@ -184,6 +225,7 @@ macro_rules! columns {
                 names: &[$(stringify!($field)),+],
                 aliased: &[$(concat!($alias, "_", stringify!($field))),+],
                 roles: &[$($crate::columns::role!($($role)?)),+],
+                join: $crate::columns::join!($($jtable, $jalias, $jon)?),
             };
 
             fn read<S: $crate::columns::Source>(src: &S) -> Result<Self, S::Error> {
@@ -192,7 +234,10 @@ macro_rules! columns {
             }
 
             fn bind_insert<'q, B: $crate::columns::Binder<'q>>(&'q self, binder: B) -> B {
-                binder $( .bind(&self.$field) )+
+                use $crate::columns::Role;
+                let mut binder = binder;
+                $( if $crate::columns::role!($($role)?) != Role::Joined { binder = binder.bind(&self.$field); } )+
+                binder
             }
 
             fn bind_update<'q, B: $crate::columns::Binder<'q>>(&'q self, binder: B) -> B {
@@ -224,7 +269,17 @@ macro_rules! columns {
     };
 }
 
-pub(crate) use {columns, role};
+/// The [`Join`] of [`columns!`]'s optional `join … as … on …`.
+macro_rules! join {
+    () => {
+        None
+    };
+    ($table:literal, $alias:literal, $on:literal) => {
+        Some($crate::columns::Join { table: $table, alias: $alias, on: $on })
+    };
+}
+
+pub(crate) use {columns, join, role};
 
 #[cfg(test)]
 mod tests {

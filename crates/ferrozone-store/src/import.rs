@@ -297,8 +297,9 @@ impl From<&ImportedTotp> for TotpRow {
 /// placeholders numbered row after row.
 pub(crate) fn insert_many<R: Columns>(rows: usize) -> String {
     let table = &R::TABLE;
-    let width = table.names.len();
-    let mut sql = format!("INSERT INTO {} ({}) VALUES ", table.name, table.names.join(", "));
+    let width = table.own_count();
+    let names: Vec<&str> = table.own_names().collect();
+    let mut sql = format!("INSERT INTO {} ({}) VALUES ", table.name, names.join(", "));
     for row in 0..rows {
         if row > 0 {
             sql.push_str(", ");

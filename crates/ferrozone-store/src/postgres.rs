@@ -49,7 +49,7 @@ const LOCK_ADMINS: &str = "SELECT id FROM users WHERE role = 'admin' ORDER BY id
 /// [`ferrozone_domain::rules::egress`] then sees every rule that could collide.
 const LOCK_RULES: &str = "LOCK TABLE rules IN SHARE ROW EXCLUSIVE MODE";
 /// [`crate::sql::DEVICE_BY_ID`], locking the row.
-const LOCK_DEVICE: &str = sql![(select DeviceRow), " WHERE id = $1 FOR NO KEY UPDATE"];
+const LOCK_DEVICE: &str = sql![(select DeviceRow), " WHERE id = $1 FOR NO KEY UPDATE OF d"];
 /// [`crate::sql::POP_RELEASED`]. SKIP LOCKED passes over an address that a concurrent
 /// insert (popping, or claiming it explicitly) is taking out of the list.
 const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND address = \

@@ -303,8 +303,9 @@ impl From<SignInFlowRow> for SignInFlow {
 
 columns! {
     /// A `devices` row. Addresses are their canonical text, lists are JSON arrays. The
-    /// `UPDATE` writes the editable columns; the data plane's statistics are left alone.
-    pub(crate) struct DeviceRow in "devices" as "d" {
+    /// `UPDATE` writes the editable columns; the data plane's statistics are read from
+    /// `device_stats` ([`StatsRow`]) and written only by the statistics collector.
+    pub(crate) struct DeviceRow in "devices" as "d" join "device_stats" as "s" on "public_key" {
         id: Uuid [key],
         user_id: Uuid,
         name: String [edit],
@@ -323,12 +324,43 @@ columns! {
         use_default_endpoint: bool [edit],
         use_default_mtu: bool [edit],
         use_default_persistent_keepalive: bool [edit],
-        latest_handshake: Option<i64>,
-        remote_ip: Option<String>,
-        rx_bytes: Option<i64>,
-        tx_bytes: Option<i64>,
+        latest_handshake: Option<i64> [joined],
+        remote_ip: Option<String> [joined],
+        rx_bytes: Option<i64> [joined],
+        tx_bytes: Option<i64> [joined],
         inserted_at: i64,
         updated_at: i64 [edit],
+    }
+}
+
+columns! {
+    /// A `device_stats` row: a device's figures as the data plane last reported them, kept
+    /// apart from `devices` so that a statistics cycle rewrites narrow rows of one table
+    /// and no index of `devices` (migration 0020).
+    pub(crate) struct StatsRow in "device_stats" as "s" {
+        public_key: String [key],
+        latest_handshake: Option<i64> [edit],
+        remote_ip: Option<String> [edit],
+        rx_bytes: Option<i64> [edit],
+        tx_bytes: Option<i64> [edit],
+    }
+}
+
+impl StatsRow {
+    /// The stored figures of `device`, `None` when it has none.
+    pub(crate) fn of(device: &Device) -> Option<Self> {
+        let stats = &device.stats;
+        let any = stats.latest_handshake.is_some()
+            || stats.remote_ip.is_some()
+            || stats.rx_bytes.is_some()
+            || stats.tx_bytes.is_some();
+        any.then(|| Self {
+            public_key: device.public_key.clone(),
+            latest_handshake: stats.latest_handshake.map(Timestamp::micros),
+            remote_ip: stats.remote_ip.clone(),
+            rx_bytes: stats.rx_bytes,
+            tx_bytes: stats.tx_bytes,
+        })
     }
 }
 

@@ -59,8 +59,9 @@ pub(crate) const TOKEN_AND_DEVICE: &str = sql![
     (aliased UserRow),
     ", ",
     (aliased DeviceRow),
-    " FROM api_tokens t JOIN users u ON u.id = t.user_id LEFT JOIN devices d ON d.id = $2 \
-     WHERE t.token_hash = $1"
+    " FROM api_tokens t JOIN users u ON u.id = t.user_id LEFT JOIN devices d ON d.id = $2",
+    (join DeviceRow),
+    " WHERE t.token_hash = $1"
 ];
 pub(crate) const LIST_TOKENS: &str = sql![(select TokenRow), " WHERE user_id = $1 ORDER BY inserted_at, id"];
 /// At most once a minute (the domain's `TOUCH_INTERVAL_SECS`), whichever process asks.
@@ -132,7 +133,8 @@ pub(crate) const ACTIVE_PEERS: &str = sql![
      AND ($1 IS NULL OR u.last_signed_in_at IS NULL OR u.last_signed_in_at > $1)"
 ];
 
-/// `SELECT <device columns> FROM devices`: the start of every device read.
+/// `SELECT <device columns> FROM devices d LEFT JOIN device_stats s …`: the start of every
+/// device read. Its conditions name columns that only one of the two tables has.
 pub(crate) const SELECT_DEVICES: &str = sql![(select DeviceRow)];
 pub(crate) const DEVICE_BY_ID: &str = sql![(select DeviceRow), " WHERE id = $1"];
 /// The owner's device count, kept by the `devices_count*` triggers.
@@ -283,7 +285,12 @@ mod tests {
     #[test]
     fn list_statement_numbers_its_parameters() {
         let all = list_devices(&DeviceQuery::default());
-        assert!(all.ends_with("FROM devices ORDER BY inserted_at, id"), "{all}");
+        assert!(
+            all.ends_with(
+                "FROM devices d LEFT JOIN device_stats s ON s.public_key = d.public_key ORDER BY inserted_at, id"
+            ),
+            "{all}"
+        );
         let q = DeviceQuery {
             user_id: Some(Uuid::nil()),
             after: Some((Timestamp::from_micros(1), Uuid::nil())),

@@ -7,7 +7,9 @@
 //!    starting server does it; then the same with the preshared keys already decrypted by
 //!    an earlier pass (`reconcile_warm_ms`), as a running server does it.
 //! 2. The CPU cost of one statistics cycle over N peers: reading and parsing them from
-//!    the interface, and writing N changed records in one transaction.
+//!    the interface, the collector's comparison with what it last recorded, and the
+//!    database write of N changed records in one transaction (and, apart, of N first
+//!    reports, each creating its device's row).
 //!
 //! The database reaches the data plane through the domain and the adapter `ferrozone
 //! serve` runs ([`DomainPeers`]), so what is measured is what the server does.
@@ -28,7 +30,7 @@ use ferrozone_wg::memory::MemoryInterface;
 use ferrozone_wg::reconciler::Reconciler;
 use ferrozone_wg::stats::StatsCollector;
 use ferrozone_wg::userspace::Userspace;
-use ferrozone_wg::{uapi, Changes, InterfaceConfig, Key, PeerSource, PeerStats, WireGuard};
+use ferrozone_wg::{uapi, Changes, InterfaceConfig, Key, Peer, PeerSource, PeerStats, WireGuard};
 use tokio::task::JoinSet;
 
 const ROUNDS: usize = 3;
@@ -92,26 +94,52 @@ async fn main() -> anyhow::Result<()> {
     let observed = interface.peers().await?;
     let read_cpu = cpu.elapsed();
     assert_eq!(observed.len(), n);
+    // The database write of every peer's figures: once as every peer's first report (each
+    // gets its row), then with every figure moved, the cycle a busy gateway runs (the target).
+    let first_cpu = timed_write(source.as_ref(), &desired, 0).await?;
+    let write_cpu = timed_write(source.as_ref(), &desired, 1).await?;
+    // The collector's own work, between the read and the write: a cycle over an in-memory
+    // interface whose figures did not move (a copy of the peers, and the comparison).
     let memory = Arc::new(MemoryInterface::default());
     memory.apply(&all).await?;
-    for (i, peer) in desired.iter().enumerate() {
+    for (peer, stats) in desired.iter().zip(figures(&desired, 1)?) {
+        memory.set_stats(&peer.public_key, stats.1);
+    }
+    let mut collector = StatsCollector::new(source, memory);
+    assert_eq!(collector.collect().await?, n);
+    let cpu = ProcessTime::now();
+    assert_eq!(collector.collect().await?, 0);
+    let diff_cpu = cpu.elapsed();
+    println!("stats_read_parse_cpu_ms {:.1}", ms(read_cpu));
+    println!("stats_diff_cpu_ms {:.1}", ms(diff_cpu));
+    println!("stats_write_first_cpu_ms {:.1}", ms(first_cpu));
+    println!("stats_write_all_cpu_ms {:.1}", ms(write_cpu));
+    println!("stats_cycle_cpu_ms {:.1}", ms(read_cpu + diff_cpu + write_cpu));
+    Ok(())
+}
+
+/// Every peer with figures of round `round`: a handshake now, and counters that differ
+/// from any other round's.
+fn figures(peers: &[Peer], round: u64) -> anyhow::Result<Vec<(Key, PeerStats)>> {
+    let figures = peers.iter().enumerate().map(|(i, peer)| {
+        let i = i as u64;
         let stats = PeerStats {
             latest_handshake: Some(SystemTime::now()),
             endpoint: Some(format!("192.0.2.{}:{}", i % 250 + 1, 40_000 + i % 20_000).parse()?),
-            rx_bytes: i as u64 * 1000,
-            tx_bytes: i as u64 * 3000,
+            rx_bytes: i * 1000 + round,
+            tx_bytes: i * 3000 + round,
         };
-        memory.set_stats(&peer.public_key, stats);
-    }
-    let mut collector = StatsCollector::new(source, memory);
+        Ok((peer.public_key, stats))
+    });
+    figures.collect()
+}
+
+/// The CPU time of writing every peer's figures of round `round` through the adapter.
+async fn timed_write(source: &DomainPeers, peers: &[Peer], round: u64) -> anyhow::Result<Duration> {
+    let figures = figures(peers, round)?;
     let cpu = ProcessTime::now();
-    let written = collector.collect().await?;
-    let write_cpu = cpu.elapsed();
-    assert_eq!(written, n);
-    println!("stats_read_parse_cpu_ms {:.1}", ms(read_cpu));
-    println!("stats_write_all_cpu_ms {:.1}", ms(write_cpu));
-    println!("stats_cycle_cpu_ms {:.1}", ms(read_cpu + write_cpu));
-    Ok(())
+    source.record_stats(&figures).await?;
+    Ok(cpu.elapsed())
 }
 
 /// One full pass from `source` onto the empty `interface`, timed; emptied again after.

@@ -54,7 +54,7 @@ impl PeerSource for DomainPeers {
 
     async fn record_stats(&self, stats: &[(Key, PeerStats)]) -> anyhow::Result<()> {
         let reports: Vec<StatsReport> = stats.iter().filter_map(|(key, stats)| report(key, stats)).collect();
-        Ok(self.domain.record_stats(&reports).await?)
+        Ok(self.domain.record_stats(reports).await?)
     }
 }
 

@@ -60,7 +60,7 @@ impl Domain {
     }
 
     /// Stores statistics read from the interface.
-    pub async fn record_stats(&self, reports: &[StatsReport]) -> Result<()> {
+    pub async fn record_stats(&self, reports: Vec<StatsReport>) -> Result<()> {
         self.store().record_stats(reports).await
     }
 }

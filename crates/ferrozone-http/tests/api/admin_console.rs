@@ -38,7 +38,7 @@ async fn handshake(app: &TestApp, public_key: &str, secs_ago: i64) {
         rx_bytes: 1536,
         tx_bytes: 5 * 1024 * 1024,
     };
-    app.store.record_stats(&[report]).await.unwrap();
+    app.store.record_stats(vec![report]).await.unwrap();
 }
 
 /// The device ids a console page links to, in order.

@@ -120,7 +120,7 @@ delegate! {
         delete_rule(id: Uuid) -> bool;
         egress_policy(session: VpnSession) -> EgressPolicy;
         active_peers(session: VpnSession) -> Vec<ActivePeer>;
-        record_stats(reports: &[StatsReport]) -> ();
+        record_stats(reports: Vec<StatsReport>) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
         watch_configuration_changes(changed: Arc<tokio::sync::Notify>) -> ();
         import(batch: &ImportBatch, mode: ImportMode) -> ImportOutcome;

@@ -29,7 +29,7 @@ async fn handshake(app: &TestApp, device: &Value, secs_ago: i64) {
         rx_bytes: 1536,
         tx_bytes: 5 * 1024 * 1024,
     };
-    app.store.record_stats(&[report]).await.unwrap();
+    app.store.record_stats(vec![report]).await.unwrap();
 }
 
 /// The `<tr>` of the device `id` in `html`.

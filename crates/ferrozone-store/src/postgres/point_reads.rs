@@ -23,7 +23,8 @@ const TOKENS_AND_DEVICES: &str = sql![
     (aliased DeviceRow),
     ", r.n FROM unnest($1::bytea[], $2::uuid[]) WITH ORDINALITY AS r (token_hash, device_id, n) \
      JOIN api_tokens t ON t.token_hash = r.token_hash JOIN users u ON u.id = t.user_id \
-     LEFT JOIN devices d ON d.id = r.device_id"
+     LEFT JOIN devices d ON d.id = r.device_id",
+    (join DeviceRow)
 ];
 
 /// Planner settings of the point reader's connection: index probes, never a scan of a whole

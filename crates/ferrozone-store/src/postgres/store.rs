@@ -814,14 +814,14 @@ impl Store for PgStore {
         decode_all(rows)
     }
 
-    async fn record_stats(&self, reports: &[StatsReport]) -> Result<()> {
-        let mut sorted: Vec<&StatsReport> = reports.iter().collect();
+    async fn record_stats(&self, reports: Vec<StatsReport>) -> Result<()> {
+        let mut sorted = reports;
         sorted.sort_by(|a, b| a.public_key.cmp(&b.public_key));
-        let keys: Vec<String> = sorted.iter().map(|r| r.public_key.clone()).collect();
         let handshakes: Vec<i64> = sorted.iter().map(|r| r.latest_handshake.micros()).collect();
-        let ips: Vec<Option<String>> = sorted.iter().map(|r| r.remote_ip.clone()).collect();
         let rx: Vec<i64> = sorted.iter().map(|r| r.rx_bytes).collect();
         let tx: Vec<i64> = sorted.iter().map(|r| r.tx_bytes).collect();
+        let (keys, ips): (Vec<String>, Vec<Option<String>>) =
+            sorted.into_iter().map(|r| (r.public_key, r.remote_ip)).unzip();
         let pool = self.pool.clone();
         to_completion(async move {
             let query = sqlx::query(RECORD_STATS).bind(keys).bind(handshakes).bind(ips).bind(rx).bind(tx);
@@ -850,13 +850,13 @@ const SETTING_FOR_UPDATE: &str = "SELECT value FROM settings WHERE key = $1 FOR 
 /// Makes a transaction's statements read one snapshot (its first statement).
 const SNAPSHOT: &str = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";
 
-/// Every report in one statement. The rows are locked in public-key order first, so two
-/// gateways writing overlapping sets wait for each other instead of deadlocking.
-const RECORD_STATS: &str = "WITH s (public_key, latest_handshake, remote_ip, rx_bytes, tx_bytes) AS \
-     (SELECT * FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::int8[], $5::int8[])), \
-     locked AS (SELECT d.id FROM devices d JOIN s ON d.public_key = s.public_key \
-     ORDER BY d.public_key FOR UPDATE OF d) \
-     UPDATE devices d SET latest_handshake = s.latest_handshake, remote_ip = s.remote_ip, \
-     rx_bytes = s.rx_bytes, tx_bytes = s.tx_bytes FROM s \
-     WHERE d.public_key = s.public_key AND d.id IN (SELECT id FROM locked) \
-     AND (d.latest_handshake IS NULL OR d.latest_handshake <= s.latest_handshake)";
+/// Every report in one statement, for the devices that exist, unless a device holds a newer
+/// handshake (another gateway's). The rows are written in public-key order, so two gateways
+/// writing overlapping sets wait for each other instead of deadlocking.
+const RECORD_STATS: &str = "INSERT INTO device_stats (public_key, latest_handshake, remote_ip, rx_bytes, tx_bytes) \
+     SELECT s.* FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::int8[], $5::int8[]) \
+     AS s (public_key, latest_handshake, remote_ip, rx_bytes, tx_bytes) \
+     WHERE EXISTS (SELECT 1 FROM devices d WHERE d.public_key = s.public_key) ORDER BY s.public_key \
+     ON CONFLICT (public_key) DO UPDATE SET latest_handshake = excluded.latest_handshake, \
+     remote_ip = excluded.remote_ip, rx_bytes = excluded.rx_bytes, tx_bytes = excluded.tx_bytes \
+     WHERE device_stats.latest_handshake IS NULL OR device_stats.latest_handshake <= excluded.latest_handshake";

@@ -20,6 +20,12 @@
 //! | `(update R)` | `UPDATE t SET e1 = $2, e2 = $3, … WHERE key = $1` (the `[edit]` columns) |
 //! | `(excluded R)` | `e1 = excluded.e1, …` (the `[edit]` columns, for an upsert) |
 //! | `(after R k)` | the placeholder `k` places after the `insert`'s last: `$<columns + k>` |
+//! | `(join R)` | ` LEFT JOIN j s ON s.k = a.k`, the join of the `[joined]` columns |
+//!
+//! A row type with `[joined]` columns reads them through its join: `select` qualifies every
+//! column and joins, `aliased` takes them from the join's alias (the statement writes the
+//! `(join R)` after its `FROM`), and `columns`, the list of a `RETURNING`, has them `NULL`.
+//! The `INSERT` leaves them out.
 
 use crate::columns::{Role, Table};
 
@@ -34,6 +40,7 @@ pub(crate) enum Part {
     Update(&'static Table),
     Excluded(&'static Table),
     After(&'static Table, usize),
+    Join(&'static Table),
 }
 
 /// Statement text being written into `N` bytes. With `N = 0` it only counts: [`sql!`]
@@ -58,13 +65,14 @@ impl<const N: usize> Text<N> {
     const fn part(self, part: &Part) -> Self {
         match *part {
             Part::Text(s) => self.push(s),
-            Part::Columns(t) => self.list(t.names, ", "),
+            Part::Columns(t) => self.returning(t),
             Part::Aliased(t) => self.aliased(t),
-            Part::Select(t) => self.push("SELECT ").list(t.names, ", ").push(" FROM ").push(t.name),
+            Part::Select(t) => self.select(t),
             Part::Insert(t) => self.insert(t),
             Part::Update(t) => self.update(t),
             Part::Excluded(t) => self.excluded(t),
-            Part::After(t, k) => self.push("$").number(t.names.len() + k),
+            Part::After(t, k) => self.push("$").number(t.own_count() + k),
+            Part::Join(t) => self.join(t),
         }
     }
 
@@ -102,22 +110,80 @@ impl<const N: usize> Text<N> {
         self
     }
 
+    /// The alias column `i` is read from: the table's, or its join's.
+    const fn source(t: &Table, i: usize) -> &'static str {
+        match (&t.join, t.is_own(i)) {
+            (Some(join), false) => join.alias,
+            _ => t.alias,
+        }
+    }
+
     const fn aliased(mut self, t: &Table) -> Self {
         let mut i = 0;
         while i < t.names.len() {
             if i > 0 {
                 self = self.push(", ");
             }
-            self = self.push(t.alias).push(".").push(t.names[i]).push(" AS ").push(t.aliased[i]);
+            self = self.push(Self::source(t, i)).push(".").push(t.names[i]).push(" AS ").push(t.aliased[i]);
+            i += 1;
+        }
+        self
+    }
+
+    const fn select(mut self, t: &Table) -> Self {
+        if t.join.is_none() {
+            return self.push("SELECT ").list(t.names, ", ").push(" FROM ").push(t.name);
+        }
+        self = self.push("SELECT ");
+        let mut i = 0;
+        while i < t.names.len() {
+            if i > 0 {
+                self = self.push(", ");
+            }
+            self = self.push(Self::source(t, i)).push(".").push(t.names[i]).push(" AS ").push(t.names[i]);
+            i += 1;
+        }
+        self.push(" FROM ").push(t.name).push(" ").push(t.alias).join(t)
+    }
+
+    const fn join(self, t: &Table) -> Self {
+        let Some(join) = &t.join else { panic!("a table without a join") };
+        let text = self.push(" LEFT JOIN ").push(join.table).push(" ").push(join.alias);
+        text.push(" ON ").push(join.alias).push(".").push(join.on).push(" = ").push(t.alias).push(".").push(join.on)
+    }
+
+    /// A `RETURNING` list: a statement on the table alone has no joined values.
+    const fn returning(mut self, t: &Table) -> Self {
+        let mut i = 0;
+        while i < t.names.len() {
+            if i > 0 {
+                self = self.push(", ");
+            }
+            if !t.is_own(i) {
+                self = self.push("NULL AS ");
+            }
+            self = self.push(t.names[i]);
             i += 1;
         }
         self
     }
 
     const fn insert(mut self, t: &Table) -> Self {
-        self = self.push("INSERT INTO ").push(t.name).push(" (").list(t.names, ", ").push(") VALUES (");
-        let mut i = 0;
+        self = self.push("INSERT INTO ").push(t.name).push(" (");
+        let (mut i, mut n) = (0, 0);
         while i < t.names.len() {
+            if t.is_own(i) {
+                if n > 0 {
+                    self = self.push(", ");
+                }
+                n += 1;
+                self = self.push(t.names[i]);
+            }
+            i += 1;
+        }
+        self = self.push(") VALUES (");
+        let mut i = 0;
+        while i < n {
             if i > 0 {
                 self = self.push(", ");
             }
@@ -186,6 +252,9 @@ macro_rules! part {
     ((after $row:ty, $k:literal)) => {
         $crate::sql::text::Part::After(&<$row as $crate::columns::Columns>::TABLE, $k)
     };
+    ((join $row:ty)) => {
+        $crate::sql::text::Part::Join(&<$row as $crate::columns::Columns>::TABLE)
+    };
 }
 
 /// A statement's text from its parts (see the module documentation), as a constant.
@@ -233,6 +302,32 @@ mod tests {
         assert_eq!(sql![(update PetRow)], "UPDATE pets SET name = $2, updated_at = $3 WHERE id = $1");
         assert_eq!(sql![(excluded PetRow)], "name = excluded.name, updated_at = excluded.updated_at");
         assert_eq!(sql!["(", (columns PetRow), ") ", (after PetRow, 1)], "(id, name, born_at, updated_at) $5");
+    }
+
+    #[test]
+    fn joined_columns_are_read_through_the_join_and_never_written() {
+        columns! {
+            struct PlantRow in "plants" as "p" join "plant_care" as "c" on "tag" {
+                id: i64 [key],
+                tag: String [edit],
+                watered_at: Option<i64> [joined],
+                born_at: i64,
+            }
+        }
+        assert_eq!(
+            sql![(select PlantRow), " WHERE id = $1"],
+            "SELECT p.id AS id, p.tag AS tag, c.watered_at AS watered_at, p.born_at AS born_at \
+             FROM plants p LEFT JOIN plant_care c ON c.tag = p.tag WHERE id = $1"
+        );
+        assert_eq!(
+            sql!["SELECT ", (aliased PlantRow), " FROM x LEFT JOIN plants p ON p.id = x.id", (join PlantRow)],
+            "SELECT p.id AS p_id, p.tag AS p_tag, c.watered_at AS p_watered_at, p.born_at AS p_born_at \
+             FROM x LEFT JOIN plants p ON p.id = x.id LEFT JOIN plant_care c ON c.tag = p.tag"
+        );
+        assert_eq!(sql![(insert PlantRow)], "INSERT INTO plants (id, tag, born_at) VALUES ($1, $2, $3)");
+        assert_eq!(sql![(after PlantRow, 1)], "$4");
+        assert_eq!(sql![(update PlantRow)], "UPDATE plants SET tag = $2 WHERE id = $1");
+        assert_eq!(sql![(columns PlantRow)], "id, tag, NULL AS watered_at, born_at");
     }
 
     #[test]

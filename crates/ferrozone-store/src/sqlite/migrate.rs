@@ -65,6 +65,7 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "audit_head_seal",
         sql: include_str!("../../migrations/sqlite/0019_audit_head_seal.sql"),
     },
+    Migration { version: 20, name: "device_stats", sql: include_str!("../../migrations/sqlite/0020_device_stats.sql") },
 ];
 
 /// Applies every migration newer than the database.

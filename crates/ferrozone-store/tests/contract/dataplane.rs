@@ -8,7 +8,8 @@ use std::time::Duration;
 use ferrozone_domain::egress::{Rule, RuleAction, RuleSource};
 use ferrozone_domain::input::{Patch, RuleChanges};
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{ActivePeer, Role, StatsReport, UserUpdate};
+use ferrozone_domain::model::{ActivePeer, DeviceInsert, DeviceUpdate, Role, StatsReport, UserUpdate};
+use ferrozone_domain::store::DeviceQuery;
 use ferrozone_domain::vpn_session::{VpnSession, ONCE};
 use ferrozone_domain::{Store, Timestamp};
 use tokio::sync::Notify;
@@ -96,7 +97,7 @@ async fn statistics_are_written_unless_a_newer_handshake_is_stored() {
         tx_bytes: rx * 2,
     };
     let unknown = StatsReport { public_key: "unknown".into(), ..report(t0, 1) };
-    db.store.record_stats(&[report(t0.plus_secs(10), 100), unknown]).await.unwrap();
+    db.store.record_stats(vec![report(t0.plus_secs(10), 100), unknown]).await.unwrap();
 
     let stored = db.store.device_by_id(device.id).await.unwrap().unwrap();
     assert_eq!(stored.stats.latest_handshake, Some(t0.plus_secs(10)));
@@ -106,11 +107,52 @@ async fn statistics_are_written_unless_a_newer_handshake_is_stored() {
     assert_eq!(db.store.device_by_id(other.id).await.unwrap().unwrap().stats, Default::default());
 
     // Another gateway's older handshake loses; a newer one wins.
-    db.store.record_stats(&[report(t0, 5)]).await.unwrap();
+    db.store.record_stats(vec![report(t0, 5)]).await.unwrap();
     assert_eq!(db.store.device_by_id(device.id).await.unwrap().unwrap().stats.rx_bytes, Some(100));
-    db.store.record_stats(&[report(t0.plus_secs(20), 7)]).await.unwrap();
+    db.store.record_stats(vec![report(t0.plus_secs(20), 7)]).await.unwrap();
     assert_eq!(db.store.device_by_id(device.id).await.unwrap().unwrap().stats.rx_bytes, Some(7));
-    db.store.record_stats(&[]).await.unwrap();
+    db.store.record_stats(vec![]).await.unwrap();
+}
+
+/// Statistics live in a table of their own (migration 0020), keyed by the public key.
+#[tokio::test]
+async fn statistics_follow_a_new_key_and_go_with_their_device() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let device = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
+    let t0 = Timestamp::now();
+    let report = |key: &str, rx: i64| StatsReport {
+        public_key: key.to_owned(),
+        latest_handshake: t0,
+        remote_ip: None,
+        rx_bytes: rx,
+        tx_bytes: rx,
+    };
+    db.store.record_stats(vec![report(&device.public_key, 100)]).await.unwrap();
+
+    let new_key = ferrozone_domain::crypto::generate_keypair().public_key;
+    let update = DeviceUpdate {
+        name: device.name.clone(),
+        description: None,
+        public_key: new_key.clone(),
+        preshared_key: None,
+        ipv4: device.ipv4,
+        ipv6: device.ipv6,
+        use_default: device.use_default,
+        custom: device.custom.clone(),
+    };
+    db.store.update_device(device.id, &update, t0).await.unwrap();
+    let stored = db.store.device_by_id(device.id).await.unwrap().unwrap();
+    assert_eq!(stored.stats.rx_bytes, Some(100), "the figures stay with the device");
+    db.store.record_stats(vec![report(&new_key, 200)]).await.unwrap();
+    let listed = db.store.list_devices(&DeviceQuery::default()).await.unwrap();
+    assert_eq!(listed.iter().map(|d| d.stats.rx_bytes).collect::<Vec<_>>(), [Some(200)]);
+
+    assert!(db.store.delete_device(device.id).await.unwrap());
+    let again = DeviceInsert { public_key: new_key.clone(), ..new_device(alice.id) };
+    let again = db.store.insert_device(&again, &pools(), 10).await.unwrap();
+    let stored = db.store.device_by_id(again.id).await.unwrap().unwrap();
+    assert_eq!(stored.stats, Default::default(), "a deleted device's figures went with it");
 }
 
 #[tokio::test]
@@ -169,7 +211,7 @@ async fn on_sqlite_statistics_move_no_change_counter_and_edits_do() {
         rx_bytes: 1,
         tx_bytes: 2,
     };
-    db.store.record_stats(&[report]).await.unwrap();
+    db.store.record_stats(vec![report]).await.unwrap();
     db.store.record_sign_in(alice.id, "email", Timestamp::now()).await.unwrap();
     assert_eq!(generation("peers"), peers, "statistics and sign-ins change no peer");
 

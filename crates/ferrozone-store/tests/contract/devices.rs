@@ -240,7 +240,7 @@ async fn lists_filter_by_presence_as_of_a_cutoff() {
         tx_bytes: 1,
     };
     // One at the cutoff (online), one a second before it (offline), one never (offline).
-    db.store.record_stats(&[report(0, cutoff), report(1, cutoff.plus_secs(-1))]).await.unwrap();
+    db.store.record_stats(vec![report(0, cutoff), report(1, cutoff.plus_secs(-1))]).await.unwrap();
     let ids = |list: Vec<Device>| list.into_iter().map(|d| d.id).collect::<Vec<_>>();
     let query = |presence| DeviceQuery { presence: Some(presence), ..DeviceQuery::default() };
 

@@ -212,7 +212,7 @@ async fn just_seen(app: &TestApp, public_key: &str) {
         rx_bytes: 1,
         tx_bytes: 1,
     };
-    app.store.record_stats(&[report]).await.unwrap();
+    app.store.record_stats(vec![report]).await.unwrap();
 }
 
 /// The text of the status cell of the row (or fact) after `marker` in `html`.

@@ -17,7 +17,7 @@ use super::super::rows::from_row;
 use super::{to_completion, PgStore};
 use crate::columns::Columns;
 use crate::import::{insert_many, plan, refuse_fresh, token_row, Plan, Taken, TotpRow, Unique, CHUNK};
-use crate::rows::{decode_all, DeviceRow, OidcConnectionRow, RuleRow, UserRow};
+use crate::rows::{decode_all, DeviceRow, OidcConnectionRow, RuleRow, StatsRow, UserRow};
 use crate::sql;
 
 use ferrozone_domain::audit::{changes, context};
@@ -84,6 +84,8 @@ async fn write(conn: &mut PgConnection, plan: &Plan<'_>) -> Result<()> {
     insert_all(conn, &users, "import users").await?;
     let devices = plan.devices.iter().map(|d| DeviceRow::encode(d)).collect::<Result<Vec<_>>>()?;
     insert_all(conn, &devices, "import devices").await?;
+    let stats: Vec<StatsRow> = plan.devices.iter().filter_map(|d| StatsRow::of(d)).collect();
+    insert_all(conn, &stats, "import device statistics").await?;
     let tokens: Vec<_> = plan.tokens.iter().map(|t| token_row(t)).collect();
     insert_all(conn, &tokens, "import tokens").await?;
     let rules: Vec<RuleRow> = plan.rules.iter().map(|r| RuleRow::from(*r)).collect();

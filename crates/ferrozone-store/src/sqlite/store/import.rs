@@ -16,7 +16,7 @@ use super::super::{prepare, rows};
 use super::SqliteStore;
 use crate::columns::Columns;
 use crate::import::{insert_many, plan, refuse_fresh, token_row, Plan, Taken, TotpRow, Unique};
-use crate::rows::{decode_all, DeviceRow, OidcConnectionRow, RuleRow, UserRow};
+use crate::rows::{decode_all, DeviceRow, OidcConnectionRow, RuleRow, StatsRow, UserRow};
 use crate::sql;
 
 const CONTEXT: &str = "import";
@@ -71,6 +71,7 @@ fn taken(conn: &Connection, batch: &ImportBatch) -> Result<Taken> {
 fn write(conn: &Connection, plan: &Plan<'_>) -> Result<()> {
     insert_all(conn, plan.users.iter().map(|u| Ok(UserRow::from(*u))), "import users")?;
     insert_all(conn, plan.devices.iter().map(|d| DeviceRow::encode(d)), "import devices")?;
+    insert_all(conn, plan.devices.iter().filter_map(|d| StatsRow::of(d)).map(Ok), "import device statistics")?;
     insert_all(conn, plan.tokens.iter().map(|t| Ok(token_row(t))), "import tokens")?;
     insert_all(conn, plan.rules.iter().map(|r| Ok(RuleRow::from(*r))), "import rules")?;
     let connections = plan.oidc_connections.iter().map(|c| Ok(OidcConnectionRow::from(*c)));
