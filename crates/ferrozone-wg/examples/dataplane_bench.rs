@@ -6,7 +6,7 @@
 //!    (read, decrypt the preshared keys, read the interface, diff, one `set`), as a
 //!    starting server does it; then the same with the preshared keys already decrypted by
 //!    an earlier pass (`reconcile_warm_ms`), as a running server does it.
-//! 2. The CPU cost of one statistics cycle over N peers: reading and parsing them from
+//! 2. The CPU cost of one statistics cycle over N peers (each part the median of 3): reading and parsing them from
 //!    the interface, the collector's comparison with what it last recorded, and the
 //!    database write of N changed records in one transaction (and, apart, of N first
 //!    reports, each creating its device's row).
@@ -89,27 +89,38 @@ async fn main() -> anyhow::Result<()> {
     println!("reconcile_over_raw {:.2}", full.as_secs_f64() / raw.as_secs_f64());
     println!("reconcile_warm_ms {:.1}", ms(warm));
 
+    // Each part of a statistics cycle: the median of ROUNDS.
     interface.apply(&all).await?;
-    let cpu = ProcessTime::now();
-    let observed = interface.peers().await?;
-    let read_cpu = cpu.elapsed();
-    assert_eq!(observed.len(), n);
+    let mut reads = Vec::new();
+    for _ in 0..ROUNDS {
+        let cpu = ProcessTime::now();
+        let observed = interface.peers().await?;
+        reads.push(cpu.elapsed());
+        assert_eq!(observed.len(), n);
+    }
     // The database write of every peer's figures: once as every peer's first report (each
     // gets its row), then with every figure moved, the cycle a busy gateway runs (the target).
     let first_cpu = timed_write(source.as_ref(), &desired, 0).await?;
-    let write_cpu = timed_write(source.as_ref(), &desired, 1).await?;
+    let mut writes = Vec::new();
+    for round in 1..=ROUNDS as u64 {
+        writes.push(timed_write(source.as_ref(), &desired, round).await?);
+    }
     // The collector's own work, between the read and the write: a cycle over an in-memory
     // interface whose figures did not move (a copy of the peers, and the comparison).
     let memory = Arc::new(MemoryInterface::default());
     memory.apply(&all).await?;
-    for (peer, stats) in desired.iter().zip(figures(&desired, 1)?) {
+    for (peer, stats) in desired.iter().zip(figures(&desired, 0)?) {
         memory.set_stats(&peer.public_key, stats.1);
     }
     let mut collector = StatsCollector::new(source, memory);
     assert_eq!(collector.collect().await?, n);
-    let cpu = ProcessTime::now();
-    assert_eq!(collector.collect().await?, 0);
-    let diff_cpu = cpu.elapsed();
+    let mut diffs = Vec::new();
+    for _ in 0..ROUNDS {
+        let cpu = ProcessTime::now();
+        assert_eq!(collector.collect().await?, 0);
+        diffs.push(cpu.elapsed());
+    }
+    let (read_cpu, write_cpu, diff_cpu) = (median(reads), median(writes), median(diffs));
     println!("stats_read_parse_cpu_ms {:.1}", ms(read_cpu));
     println!("stats_diff_cpu_ms {:.1}", ms(diff_cpu));
     println!("stats_write_first_cpu_ms {:.1}", ms(first_cpu));
