@@ -130,4 +130,33 @@ mod tests {
         let version: i64 = earlier.query_row("PRAGMA user_version", [], |row| row.get(0)).unwrap();
         assert_eq!(version, MIGRATIONS.last().unwrap().version, "the later ones are");
     }
+
+    /// Migration 0020 moves the statistics out of `devices`: the figures stored before it
+    /// are in `device_stats` after, and a device that never reported has no row there.
+    #[test]
+    fn stored_statistics_move_to_their_own_table() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        for migration in MIGRATIONS.iter().filter(|m| m.version < 20) {
+            conn.execute_batch(migration.sql).unwrap();
+            conn.pragma_update(None, "user_version", migration.version).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO users (id, email, email_key, role, inserted_at, updated_at) VALUES (x'01', 'a@b', 'a@b', 'admin', 1, 1);
+             INSERT INTO devices (id, user_id, name, public_key, preshared_key, use_default_allowed_ips, use_default_dns,
+                 use_default_endpoint, use_default_mtu, use_default_persistent_keepalive, inserted_at, updated_at,
+                 latest_handshake, remote_ip, rx_bytes, tx_bytes)
+             VALUES (x'0a', x'01', 'talked', 'k1', x'00', 1, 1, 1, 1, 1, 1, 1, 123, '192.0.2.1', 5, 6),
+                    (x'0b', x'01', 'silent', 'k2', x'00', 1, 1, 1, 1, 1, 2, 2, NULL, NULL, NULL, NULL);",
+        )
+        .unwrap();
+        run(&mut conn).unwrap();
+        let rows: Vec<(String, i64, String, i64, i64)> = conn
+            .prepare("SELECT public_key, latest_handshake, remote_ip, rx_bytes, tx_bytes FROM device_stats")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, [("k1".to_owned(), 123, "192.0.2.1".to_owned(), 5, 6)]);
+    }
 }
