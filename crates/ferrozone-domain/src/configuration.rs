@@ -1,4 +1,4 @@
-//! The Firezone configuration singleton (`/v0/configuration`, docs/api.md section 8,
+//! The Firezone configuration singleton (`/v0/configuration`, docs/design/configuration.md,
 //! "Configuration"): the keys stored in the settings table, each effective value being the
 //! environment's when the operator set it, else the stored one, else the built-in default.
 

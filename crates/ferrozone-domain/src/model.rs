@@ -113,8 +113,8 @@ impl DisabledBy {
 /// The form of an email that uniqueness and look-ups use: emails match case-insensitively,
 /// by their Unicode lower case (so a look-alike such as `\u{212A}ate@…` is a duplicate of
 /// `kate@…`). Provider sign-ins are stricter: they accept only emails whose Unicode lower
-/// case is their ASCII one, and a user whose email matches in ASCII case (docs/api.md
-/// section 8, "Provider sign-in").
+/// case is their ASCII one, and a user whose email matches in ASCII case (docs/design/identity-providers.md,
+/// "Provider sign-in").
 pub fn email_key(email: &str) -> String {
     email.trim().to_lowercase()
 }

@@ -1,4 +1,4 @@
-//! VPN sessions (`vpn_session_duration`, docs/api.md section 8, "VPN sessions"): which
+//! VPN sessions (`vpn_session_duration`, docs/design/configuration.md, "VPN sessions"): which
 //! devices are active, that is, carried as peers on the interface (and, for the egress
 //! rules, which addresses are in use). The one definition of "active" every reader uses,
 //! through [`crate::Store::active_peers`].

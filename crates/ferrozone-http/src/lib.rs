@@ -118,7 +118,7 @@ impl AppState {
     }
 
     /// Measures requests, and serves `/metrics` on the API listener when `export` has a
-    /// token (docs/api.md section 8, "Metrics").
+    /// token (docs/design/metrics.md, "Metrics").
     #[must_use]
     pub fn with_metrics(mut self, export: MetricsExport) -> Self {
         self.parts().metrics = Some(export);

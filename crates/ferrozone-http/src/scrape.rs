@@ -1,5 +1,5 @@
 //! `GET /metrics`: this process's metrics in Prometheus's text format, for a scraper
-//! (docs/api.md section 8, "Metrics"; docs/operations.md, "Monitoring").
+//! (docs/design/metrics.md, "Metrics"; docs/operations.md, "Monitoring").
 //!
 //! Two ways to serve it: on the API listener to a scraper that sends the metrics token
 //! ([`MetricsExport::token`]), or on a listener of its own that serves nothing else, without

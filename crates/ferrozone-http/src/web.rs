@@ -1,4 +1,4 @@
-//! The web sign-in (docs/api.md section 8, "Sign-in and sessions"): `GET` and
+//! The web sign-in (docs/design/sign-in.md, "Sign-in and sessions"): `GET` and
 //! `POST /sign_in`, `POST /sign_out`. Server-rendered HTML; a signed-in browser then calls
 //! `/v0` with its session cookie (see [`crate::extract::Auth`]).
 

@@ -1,5 +1,5 @@
 //! The refresh job: every interval, each stored connection is refreshed at its provider
-//! (docs/api.md section 8, "OpenID Connect"; docs/operations.md, "The refresh job").
+//! (docs/design/identity-providers.md, "OpenID Connect"; docs/operations.md, "The refresh job").
 //!
 //! Several processes sharing a database may all run it. Each connection is claimed before
 //! it is used (a compare-and-set on `refreshed_at`), so one refresh token is never sent

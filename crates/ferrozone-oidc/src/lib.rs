@@ -1,5 +1,5 @@
 //! Ferrozone's OpenID Connect client: sign-in with the authorization-code flow (state,
-//! nonce, PKCE S256) and the refresh of the tokens it leaves (docs/api.md section 8,
+//! nonce, PKCE S256) and the refresh of the tokens it leaves (docs/design/identity-providers.md,
 //! "OpenID Connect"; docs/operations.md, "Identity providers").
 //!
 //! The protocol work (discovery, JWKS, ID-token validation, PKCE, token requests) is the

@@ -1,4 +1,4 @@
-//! The service provider's sign-in (docs/api.md section 8, "SAML"), SP-initiated: what
+//! The service provider's sign-in (docs/design/identity-providers.md, "SAML"), SP-initiated: what
 //! Ferrozone does with the protocol modules and its domain. The HTTP layer parses each
 //! request, calls one of [`SamlSp`]'s steps and answers with a page; no HTTP type is here.
 //!

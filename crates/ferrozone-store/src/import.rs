@@ -3,7 +3,7 @@
 //! holds ([`Taken`]), [`plan`] picks the rows to write and the ones to report, and the
 //! backend writes them in large statements, all in one transaction.
 //!
-//! The rules (docs/api.md section 8, "Importing from Firezone"): nothing is overwritten; a
+//! The rules (docs/design/import.md, "Importing from Firezone"): nothing is overwritten; a
 //! user whose id or email is taken is skipped with everything that belongs to it; a device
 //! whose id, public key or an address is taken is skipped; a token without an expiry date
 //! is skipped (Firezone accepted no such token); a rule overlapping a stored one of the same

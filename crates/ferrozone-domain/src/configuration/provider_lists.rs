@@ -1,5 +1,5 @@
 //! The singleton's provider lists, `openid_connect_providers` and `saml_identity_providers`
-//! (docs/api.md section 8, "Configuration"): JSON lists of provider objects, checked by the
+//! (docs/design/configuration.md, "Configuration"): JSON lists of provider objects, checked by the
 //! start-up parser ([`Providers::parse`]), replaced whole by a PATCH.
 
 use serde_json::{Map, Value};

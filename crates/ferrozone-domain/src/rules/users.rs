@@ -39,8 +39,8 @@ pub async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &UserUpdate, now:
     }
     let Some(changed) = apply(&stored, update, now) else { return Ok(stored) };
     tx.update_user(&changed).await?;
-    // A new password, or disabling, signs the user out everywhere (docs/api.md section 8),
-    // but for the session that changed its own password.
+    // A new password, or disabling, signs the user out everywhere (docs/design/sign-in.md,
+    // "Sign-in and sessions"), but for the session that changed its own password.
     let disabling = stored.disabled_at.is_none() && changed.disabled_at.is_some();
     if update.password_hash.is_some() || disabling {
         let keep = if disabling { None } else { update.keep_session };

@@ -1,6 +1,6 @@
 //! What the configuration lets an unprivileged user do with its own devices
 //! (`allow_unprivileged_device_management`, `allow_unprivileged_device_configuration`;
-//! docs/api.md section 8, "Configuration"). Admins may always do everything. The switches
+//! docs/design/configuration.md, "Configuration"). Admins may always do everything. The switches
 //! are read per use ([`super::Domain::current_values`]).
 
 use super::Principal;

@@ -1,5 +1,5 @@
 //! OpenID Connect connections: the refresh tokens provider sign-ins leave, kept sealed, and
-//! what the refresh job does with them (docs/api.md section 8, "OpenID Connect"). The
+//! what the refresh job does with them (docs/design/identity-providers.md, "OpenID Connect"). The
 //! protocol itself is `ferrozone-oidc`'s; this is the storage and the consequences.
 
 use uuid::Uuid;

@@ -1,4 +1,4 @@
-//! Sign-in through an identity provider (docs/api.md section 8, "Provider sign-in"): the
+//! Sign-in through an identity provider (docs/design/identity-providers.md, "Provider sign-in"): the
 //! one-time flows that carry a browser to the provider and back, and what happens once the
 //! provider vouched for an email.
 //!
@@ -97,7 +97,7 @@ impl Domain {
     }
 
     /// [`Self::sign_in_with_provider`] under the provider's `policy`. Emails compare
-    /// case-insensitively in ASCII only (docs/api.md section 8, "Provider sign-in").
+    /// case-insensitively in ASCII only (docs/design/identity-providers.md, "Provider sign-in").
     pub async fn sign_in_through_provider(
         &self,
         method: &str,

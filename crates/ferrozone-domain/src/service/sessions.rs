@@ -1,5 +1,5 @@
 //! Browser sessions: password sign-in, authenticating a session, sign-out
-//! (docs/api.md section 8, "Sign-in and sessions").
+//! (docs/design/sign-in.md, "Sign-in and sessions").
 
 use subtle::ConstantTimeEq;
 use uuid::Uuid;

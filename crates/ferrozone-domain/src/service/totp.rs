@@ -1,4 +1,4 @@
-//! Two-factor sign-in with an authenticator app (TOTP, docs/api.md section 8, "Two-factor
+//! Two-factor sign-in with an authenticator app (TOTP, docs/design/sign-in.md, "Two-factor
 //! sign-in"): setting one up, the second step of a password sign-in, recovery codes,
 //! turning it off, and an administrator's reset. The secret is sealed with the secret key
 //! and never shown again after it is set up; recovery codes are stored as keyed hashes.

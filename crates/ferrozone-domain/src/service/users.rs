@@ -74,7 +74,7 @@ impl Domain {
 
     /// Disables (`disabled`) or enables the user `key` (UUID or email): the one use case
     /// behind `POST /v0/users/{id}/disable|enable`, the admin console and `ferrozone user
-    /// disable|enable` (docs/api.md section 8, "Users and admins"). Disabling ends the
+    /// disable|enable` (docs/design/users.md, "Users and admins"). Disabling ends the
     /// user's sessions in the same transaction and its devices leave the peers. An admin
     /// cannot disable itself, nor the last admin that is not disabled, and is recorded as
     /// [`DisabledBy::Admin`]; the local operator ([`Principal::operator`]) may disable

@@ -21,7 +21,7 @@ pub const MAX_ERROR_LEN: usize = 500;
 /// A generated secret's prefix, so that a leaked one is recognisable.
 pub const SECRET_PREFIX: &str = "whsec_";
 
-/// The first word of every action the audit log records (docs/api.md section 8, "Audit
+/// The first word of every action the audit log records (docs/design/audit.md, "Audit
 /// events: what is recorded"); an event filter names one of them.
 pub const SUBJECT_KINDS: &[&str] = &[
     "user",

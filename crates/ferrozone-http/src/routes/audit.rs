@@ -1,5 +1,5 @@
 //! `/v0/audit_events`: the audit log, newest first, one page at a time; admins only.
-//! docs/api.md, "Audit events", and section 8.
+//! docs/api.md, "Audit events", and docs/design/audit.md.
 
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;

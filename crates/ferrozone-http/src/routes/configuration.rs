@@ -1,4 +1,4 @@
-//! `/v0/configuration`: the Firezone configuration singleton (docs/api.md section 8,
+//! `/v0/configuration`: the Firezone configuration singleton (docs/design/configuration.md,
 //! "Configuration"). Admins only.
 
 use axum::extract::State;

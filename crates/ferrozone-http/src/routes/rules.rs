@@ -1,4 +1,4 @@
-//! `/v0/rules`: Firezone's egress rules, admin only (docs/api.md section 8, "Egress rules").
+//! `/v0/rules`: Firezone's egress rules, admin only (docs/design/egress-rules.md, "Egress rules").
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;

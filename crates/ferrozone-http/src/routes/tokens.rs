@@ -1,5 +1,5 @@
 //! `/v0/tokens`: personal API tokens, the caller's own (an admin may see and revoke any
-//! user's). docs/api.md, "API tokens", and section 8.
+//! user's). docs/api.md, "API tokens", and docs/design/tokens.md.
 
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;

@@ -1,4 +1,4 @@
-//! Two-factor sign-in (TOTP) through the API (docs/api.md section 8, "Two-factor sign-in"):
+//! Two-factor sign-in (TOTP) through the API (docs/design/sign-in.md, "Two-factor sign-in"):
 //! `/v0/me/totp` for the caller's own authenticator, `/v0/users/{id}/totp` for an admin's
 //! view and reset. The same use cases as the account page; codes sent here count against
 //! the account's sign-in throttle, as on the page.

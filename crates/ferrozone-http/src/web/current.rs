@@ -1,5 +1,5 @@
 //! The identity providers in effect: the start-up ones (the environment's) while the
-//! configuration stores none, else those of the stored lists (docs/api.md section 8,
+//! configuration stores none, else those of the stored lists (docs/design/configuration.md,
 //! "Configuration"), rebuilt when the domain reports that they changed.
 
 use std::sync::{Arc, PoisonError, RwLock};

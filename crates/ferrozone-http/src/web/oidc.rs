@@ -1,4 +1,4 @@
-//! OpenID Connect sign-in (docs/api.md section 8, "OpenID Connect"), at Firezone 0.x's
+//! OpenID Connect sign-in (docs/design/identity-providers.md, "OpenID Connect"), at Firezone 0.x's
 //! paths: `GET /auth/oidc/{provider}` starts the authorization-code flow and
 //! `GET /auth/oidc/{provider}/callback` (with or without the trailing `/` of Firezone's
 //! default redirect URI) ends it. The protocol and the flow are `ferrozone-oidc`'s

@@ -1,4 +1,4 @@
-//! What every provider sign-in shares (docs/api.md section 8, "Provider sign-in") on the
+//! What every provider sign-in shares (docs/design/identity-providers.md, "Provider sign-in") on the
 //! HTTP side: the cookie that binds a one-time flow to the browser that started it, and the
 //! answer once the provider sign-in came to an outcome. The protocols' flows are
 //! `ferrozone-oidc`'s and `ferrozone-saml`'s; their handlers sit on top of these.

@@ -1,4 +1,4 @@
-//! SAML 2.0 sign-in (docs/api.md section 8, "SAML"), SP-initiated, on the paths Firezone
+//! SAML 2.0 sign-in (docs/design/identity-providers.md, "SAML"), SP-initiated, on the paths Firezone
 //! 0.x used so that IdP configurations keep working:
 //!
 //! - `GET /auth/saml/{id}` (the sign-in page's link) and `GET /auth/saml/auth/signin/{id}`:

@@ -1,4 +1,4 @@
-//! The web sign-in (docs/api.md section 8, "Sign-in and sessions"): the page, password
+//! The web sign-in (docs/design/sign-in.md, "Sign-in and sessions"): the page, password
 //! sign-in, its refusals and redirects. Sessions calling `/v0` are in `signin/sessions.rs`.
 
 mod flood;

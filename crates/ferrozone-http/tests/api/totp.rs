@@ -1,4 +1,4 @@
-//! Two-factor sign-in (docs/api.md section 8, "Two-factor sign-in"; docs/web.md): setting an
+//! Two-factor sign-in (docs/design/sign-in.md, "Two-factor sign-in"; docs/web.md): setting an
 //! authenticator up on the account page and through `/v0/me/totp`, the second step of a
 //! password sign-in, one use per code, recovery codes, the throttle, `require_totp`, an
 //! admin's reset, and CSRF refusals.

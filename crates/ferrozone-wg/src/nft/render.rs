@@ -67,7 +67,7 @@ pub struct Table {
     pub filter_host: bool,
 }
 
-/// Firezone's egress rules as the forward filter enforces them (docs/api.md section 8,
+/// Firezone's egress rules as the forward filter enforces them (docs/design/data-plane.md,
 /// "Rules"): user rules before global ones, port rules before plain ones, accept before
 /// drop, and [`Egress::default`] for what no rule matches.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! Which configuration keys the environment sets (docs/api.md section 8, "Configuration"):
+//! Which configuration keys the environment sets (docs/design/configuration.md, "Configuration"):
 //! those a PATCH of `/v0/configuration` may not change.
 
 use clap::parser::ValueSource;

@@ -1,6 +1,6 @@
 //! Webhooks across a crash: `serve` killed (`kill -9`) while it delivers to a real
 //! receiver, then started again, loses no delivery and keeps the order. The outbox is the
-//! audit log and a cursor per endpoint (docs/api.md section 8, "Webhooks"), both in the
+//! audit log and a cursor per endpoint (docs/design/webhooks.md, "Webhooks"), both in the
 //! database, so what was committed before the crash is delivered after it.
 
 use std::sync::{Arc, Mutex};

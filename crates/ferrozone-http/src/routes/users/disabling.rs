@@ -1,7 +1,7 @@
 //! `POST /v0/users/{id}/disable` and `/enable`: Ferrozone's own operations (the
 //! specification keeps `disabled_at` read-only: `PATCH`/`PUT` ignore it). The use case is
 //! [`ferrozone_domain::Domain::set_user_disabled`], shared with the admin console and
-//! `ferrozone user disable|enable` (docs/api.md section 8, "Users and admins").
+//! `ferrozone user disable|enable` (docs/design/users.md, "Users and admins").
 
 use axum::extract::State;
 use axum::http::StatusCode;

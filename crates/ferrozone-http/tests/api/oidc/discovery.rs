@@ -1,6 +1,6 @@
 //! Discovery of a provider that accepts connections and never answers: one outbound
 //! connection however many sign-ins start meanwhile, and a failure kept for a few seconds
-//! (docs/api.md section 8, "OpenID Connect").
+//! (docs/design/identity-providers.md, "OpenID Connect").
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -1,5 +1,5 @@
 //! The sign-in flows an unauthenticated browser makes Ferrozone store: capped per client
-//! address, with a short `return_to` (docs/api.md section 8, "Provider sign-in").
+//! address, with a short `return_to` (docs/design/identity-providers.md, "Provider sign-in").
 
 use std::sync::{Arc, Mutex};
 

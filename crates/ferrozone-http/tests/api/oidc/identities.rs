@@ -1,6 +1,6 @@
 //! Which identities a provider may sign in: emails compared in ASCII case only, the
 //! `allow_admins` and `require_verified_email` options, and the refresh token that an
-//! `offline_access` scope asks for (docs/api.md section 8, "Provider sign-in").
+//! `offline_access` scope asks for (docs/design/identity-providers.md, "Provider sign-in").
 
 use ferrozone_domain::providers::ProviderPolicy;
 use ferrozone_domain::service::providers::ProviderSignIn;

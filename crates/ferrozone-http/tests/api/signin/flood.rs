@@ -1,4 +1,4 @@
-//! One client cannot make password sign-in unavailable for everyone (docs/api.md section 8,
+//! One client cannot make password sign-in unavailable for everyone (docs/design/sign-in.md,
 //! "Throttling" and "Password work at capacity"): a budget of password checks per client
 //! network across accounts, counted before the check, and a reserve of the password gate
 //! that checks against the dummy hash (unknown accounts) cannot take.

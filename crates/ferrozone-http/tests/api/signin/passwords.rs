@@ -1,4 +1,4 @@
-//! The bound on password hashing (docs/api.md section 8): past the running and waiting
+//! The bound on password hashing (docs/design/sign-in.md, "Password work at capacity"): past the running and waiting
 //! operations it allows, a password sign-in or change is refused at once with a 503.
 
 use std::sync::mpsc;

@@ -1,4 +1,4 @@
-//! What every provider sign-in shares (docs/api.md section 8, "Provider sign-in"): the
+//! What every provider sign-in shares (docs/design/identity-providers.md, "Provider sign-in"): the
 //! allow-list and auto-create rules, disabled users, the one-time flows, and the sign-in
 //! page's provider links. The protocols themselves are tested against real providers.
 

@@ -1,4 +1,4 @@
-//! SAML sign-in against a real IdP (docs/api.md section 8, "SAML"), through HTTP as a
+//! SAML sign-in against a real IdP (docs/design/identity-providers.md, "SAML"), through HTTP as a
 //! browser goes: Ferrozone's start link, the IdP's sign-in form, the IdP's form that posts
 //! the response to the assertion consumer service, the redirects to the signed-in page.
 //! The attack cases come from the IdP's own configuration (another key, an expired
@@ -92,7 +92,7 @@ async fn auto_create_signs_in_a_new_unprivileged_user_whose_session_works_on_v0(
     assert_eq!(users.status(), StatusCode::FORBIDDEN, "as the unprivileged user it is");
 }
 
-/// A provider stored through `/v0/configuration` (docs/api.md section 8) signs people in
+/// A provider stored through `/v0/configuration` (docs/design/configuration.md) signs people in
 /// at once: no restart.
 #[tokio::test]
 async fn a_provider_stored_through_the_configuration_signs_in_without_restart() {

@@ -1,4 +1,4 @@
-//! Sign-in throttling (docs/api.md section 8, "Sign-in and sessions"): attempts are counted
+//! Sign-in throttling (docs/design/sign-in.md, "Sign-in and sessions"): attempts are counted
 //! before the password is checked, per account and client network (an IPv6 /64), and per
 //! account across networks.
 

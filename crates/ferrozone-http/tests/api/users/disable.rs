@@ -1,5 +1,5 @@
 //! Disabling and enabling users: `POST /v0/users/{id}/disable` and `/enable`, Ferrozone's
-//! own operations; `disabled_at` is read-only in `PATCH`/`PUT` (docs/api.md section 8,
+//! own operations; `disabled_at` is read-only in `PATCH`/`PUT` (docs/design/users.md,
 //! "Users and admins").
 
 use axum::http::{Method, StatusCode};

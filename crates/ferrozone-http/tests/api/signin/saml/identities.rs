@@ -1,5 +1,5 @@
-//! The provider sign-in rules the SAML handler shares with OpenID Connect (docs/api.md
-//! section 8, "Provider sign-in"): the per-address cap on started flows, emails matched in
+//! The provider sign-in rules the SAML handler shares with OpenID Connect (docs/design/identity-providers.md,
+//! "Provider sign-in"): the per-address cap on started flows, emails matched in
 //! ASCII case only, and `allow_admins`.
 
 use reqwest::StatusCode;
