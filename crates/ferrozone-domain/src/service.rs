@@ -17,6 +17,8 @@ pub mod providers;
 pub mod refused_sign_ins;
 pub mod rules;
 pub mod sessions;
+pub mod throttle;
+mod throttled;
 pub mod tokens;
 pub mod totp;
 pub mod user_directory;
@@ -82,6 +84,8 @@ pub struct Domain {
     passwords: password_gate::PasswordGate,
     /// Refused sign-ins of unknown accounts, counted until their summary is written.
     refused_unknown: refused_sign_ins::Tally,
+    /// This process's counts of password and code attempts ([`throttle`]).
+    throttle: throttle::Throttle,
     /// The key of the sign-in form's tokens, derived from the secret key.
     form_key: FormTokenKey,
     /// The effective configuration as last read ([`configuration`]).
@@ -114,6 +118,7 @@ impl Domain {
         let peer_changes = Arc::new(Notify::new());
         let flow_starts = providers::FlowStarts::default();
         let passwords = password_gate::PasswordGate::new(&settings.passwords);
+        let throttle = throttle::Throttle::new(&settings.passwords);
         let form_key = FormTokenKey::new(cipher.derive_key(FORM_TOKEN_PURPOSE));
         let configuration_values = std::sync::RwLock::new(Arc::new(settings.configuration.clone()));
         let configuration_providers = std::sync::RwLock::new(Arc::new(configuration::start_up_providers(&settings)));
@@ -127,6 +132,7 @@ impl Domain {
             flow_starts,
             passwords,
             refused_unknown: Default::default(),
+            throttle,
             form_key,
             configuration_values,
             configuration_providers,

@@ -12,11 +12,10 @@ use ferrozone_domain::service::tokens::Refusal;
 use ferrozone_domain::Principal;
 use serde_json::{Map, Value};
 
+use crate::cookies::{self, same_secret};
 use crate::error::ApiError;
 use crate::telemetry::sign_ins::{token_refused, TokenKind};
 use crate::telemetry::{record_actor, sign_in_refused, SignInMethod};
-use crate::web::{cookies, same_secret};
-use crate::wire::Attributes;
 use crate::AppState;
 
 /// A path parameter; a rejected one (not UTF-8) is answered as an unknown id.
@@ -189,12 +188,6 @@ pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
 pub struct JsonObject(Result<Map<String, Value>, ApiError>);
 
 impl JsonObject {
-    /// The attributes under `T::KEY` (`{"device": {…}}`) as `T`: a body whose `T::KEY` is
-    /// missing or not an object is a 400.
-    pub fn read<T: Attributes>(self) -> Result<T, ApiError> {
-        self.wrapped(T::KEY).map(T::parse)
-    }
-
     /// The whole object, for a body without an envelope (`POST /v0/me/password`).
     pub(crate) fn object(self) -> Result<Map<String, Value>, ApiError> {
         self.0

@@ -1,11 +1,15 @@
 //! Ferrozone's HTTP API: the `/v0` admin REST API, health checks, the OpenAPI document and
 //! the web sign-in.
 
+pub mod cookies;
+mod cursor;
 mod disposition;
 mod dto;
 mod error;
 mod extract;
+mod health;
 mod openapi;
+pub mod page;
 mod qr;
 mod reply;
 mod report;
@@ -15,6 +19,7 @@ mod scrape;
 pub mod server;
 mod stream;
 mod telemetry;
+mod throttled;
 mod web;
 pub mod wire;
 
@@ -25,9 +30,9 @@ use ferrozone_domain::providers::Providers;
 use ferrozone_domain::Domain;
 
 pub use error::ApiError;
+pub use health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
 pub use openapi::openapi_json;
 pub use report::{ReportedSetting, ServerReport, SettingSource};
-pub use routes::health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
 pub use scrape::{metrics_app, MetricsExport, Render as RenderMetrics};
 pub use web::saml::{
     SamlLimits, SamlSp, DEFAULT_BODY_LIMIT as DEFAULT_SAML_CONSUMER_BODY_LIMIT,
@@ -83,9 +88,8 @@ impl AppState {
         let WebSettings { external_url, secure_cookies, providers, saml } = settings;
         let external_url = external_url.trim_end_matches('/').to_owned();
         let providers = web::current::CurrentSignIn::new(&external_url, providers, saml);
-        let throttle = web::throttle::Throttle::new(&domain.settings().passwords);
-        let web = WebState { external_url, secure_cookies, providers, throttle };
-        let (data_plane, report) = (Arc::new(routes::health::NoDataPlane), Arc::default());
+        let web = WebState { external_url, secure_cookies, providers };
+        let (data_plane, report) = (Arc::new(health::NoDataPlane), Arc::default());
         Self(Arc::new(AppParts {
             domain,
             web: Arc::new(web),
@@ -146,14 +150,13 @@ pub struct WebSettings {
     pub saml: Arc<SamlSp>,
 }
 
-/// The web sign-in's settings and this process's sign-in throttle.
+/// The web sign-in's settings and the sign-in providers in effect.
 #[derive(Debug)]
 pub struct WebState {
     /// The external URL without a trailing `/`.
     pub external_url: String,
     pub secure_cookies: bool,
     providers: web::current::CurrentSignIn,
-    throttle: web::throttle::Throttle,
 }
 
 impl WebState {

@@ -3,7 +3,6 @@
 
 pub mod audit;
 pub mod configuration;
-pub mod cursor;
 pub mod devices;
 pub mod health;
 pub mod me;

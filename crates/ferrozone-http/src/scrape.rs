@@ -17,9 +17,9 @@ use axum::Router;
 use ferrozone_domain::service::tokens::Refusal;
 use zeroize::Zeroizing;
 
+use crate::cookies::same_secret;
 use crate::error::{self, ApiError};
 use crate::extract::bearer_token;
-use crate::web::same_secret;
 
 /// The content type of Prometheus's text exposition format.
 const TEXT_FORMAT: &str = "text/plain; version=0.0.4; charset=utf-8";

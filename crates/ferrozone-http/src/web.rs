@@ -5,7 +5,6 @@
 pub mod admin;
 pub mod assets;
 mod checked_form;
-pub mod cookies;
 pub mod current;
 pub mod format;
 pub(crate) mod html;
@@ -16,7 +15,6 @@ pub mod portal;
 pub mod providers;
 pub mod saml;
 pub mod sign_in_code;
-pub mod throttle;
 pub mod viewer;
 
 use std::net::IpAddr;
@@ -26,17 +24,17 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use ferrozone_domain::model::email_key;
 use ferrozone_domain::service::sessions::{NewSession, LOCAL_AUTH_OFF};
 use ferrozone_domain::service::totp::PasswordChecked;
 use ferrozone_domain::DomainError;
-use subtle::ConstantTimeEq;
 
+use crate::cookies::{self, same_secret};
 use crate::error::ApiError;
 use crate::extract::{ClientAddr, FormFields};
 use crate::telemetry::sign_ins::{self, Outcome};
 use crate::telemetry::{sign_in_refused, SignInMethod};
 use crate::AppState;
+use ferrozone_domain::service::throttle;
 use page_error::PageError;
 
 /// What every refused sign-in says, whatever the reason.
@@ -124,15 +122,17 @@ async fn check_password(
     if !token_valid {
         return Ok(PasswordSignIn::Expired);
     }
-    let account = email_key(email);
-    if let Err(refused) = app.web.throttle.reserve(&account, address) {
-        sign_in_refused(address, SignInMethod::Password, "throttled", email);
-        sign_ins::sign_in(sign_ins::Method::Password, Outcome::Throttled);
-        return Ok(PasswordSignIn::Throttled(refused));
-    }
-    match app.domain.sign_in_with_password(email, password).await {
+    let checked = match app.domain.sign_in_with_password_throttled(email, password, address).await {
+        Ok(Err(refused)) => {
+            sign_in_refused(address, SignInMethod::Password, "throttled", email);
+            sign_ins::sign_in(sign_ins::Method::Password, Outcome::Throttled);
+            return Ok(PasswordSignIn::Throttled(refused));
+        }
+        Ok(Ok(checked)) => Ok(checked),
+        Err(e) => Err(e),
+    };
+    match checked {
         Ok(Some(checked)) => {
-            app.web.throttle.succeeded(&account, address);
             sign_ins::sign_in(sign_ins::Method::Password, Outcome::Success);
             Ok(match checked {
                 PasswordChecked::SignedIn(session) => PasswordSignIn::SignedIn(session),
@@ -144,18 +144,11 @@ async fn check_password(
         Ok(None) => {
             sign_in_refused(address, SignInMethod::Password, "wrong_password", email);
             sign_ins::sign_in(sign_ins::Method::Password, Outcome::Refused);
-            app.domain.record_refused_sign_in(email, "password", "bad_password", address).await;
             Ok(PasswordSignIn::Refused)
         }
-        Err(DomainError::Busy(_)) => {
-            app.web.throttle.release(&account, address);
-            Ok(PasswordSignIn::Busy)
-        }
+        Err(DomainError::Busy(_)) => Ok(PasswordSignIn::Busy),
         // Turned off since the check above.
-        Err(DomainError::Disallowed(_)) => {
-            app.web.throttle.release(&account, address);
-            Ok(PasswordSignIn::TurnedOff)
-        }
+        Err(DomainError::Disallowed(_)) => Ok(PasswordSignIn::TurnedOff),
         Err(e) => Err(e),
     }
 }
@@ -305,11 +298,6 @@ fn provider_links(app: &AppState, return_to: &str) -> Vec<html::ProviderLink> {
     let oidc = providers.oidc.iter().map(|p| (format!("/auth/oidc/{}{query}", p.id), &p.label));
     let saml = providers.saml.iter().map(|p| (format!("/auth/saml/{}{query}", p.id), &p.label));
     oidc.chain(saml).map(|(href, label)| html::ProviderLink { href, label: label.clone() }).collect()
-}
-
-/// Whether `sent` is present and equals `expected`, in constant time.
-pub fn same_secret(sent: Option<&str>, expected: &str) -> bool {
-    sent.is_some_and(|sent| !expected.is_empty() && bool::from(sent.as_bytes().ct_eq(expected.as_bytes())))
 }
 
 /// `candidate` if it is a path on this site (`/…`, but not `//…` or `/\…`, which browsers

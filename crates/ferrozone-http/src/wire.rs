@@ -24,6 +24,8 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
+use crate::error::ApiError;
+
 /// A domain input that a request body carries as `{KEY: {attributes…}}`.
 pub trait Attributes: Sized {
     /// The key the attributes are wrapped under.
@@ -34,6 +36,14 @@ pub trait Attributes: Sized {
 
     fn parse(attrs: Map<String, Value>) -> Self {
         Reader::parse(attrs, Self::read)
+    }
+}
+
+impl crate::extract::JsonObject {
+    /// The attributes under `T::KEY` (`{"device": {…}}`) as `T`: a body whose `T::KEY` is
+    /// missing or not an object is a 400.
+    pub fn read<T: Attributes>(self) -> Result<T, ApiError> {
+        self.wrapped(T::KEY).map(T::parse)
     }
 }
 

@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::cursor;
+use crate::cursor;
 use crate::dto::{DeviceData, DeviceDto, DeviceList, PageMetadata};
 use crate::error::ApiError;
 use crate::extract::{Auth, DeviceReader, JsonObject, PathId};

@@ -3,16 +3,13 @@
 //! ending its sessions. The account page (`/account`) offers the same actions.
 
 use std::borrow::Cow;
-use std::net::IpAddr;
 
 use axum::extract::State;
 use axum::http::header::AUTHORIZATION;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use ferrozone_domain::input::PasswordChange;
-use ferrozone_domain::model::email_key;
-use ferrozone_domain::service::account::is_wrong_password;
-use ferrozone_domain::{DomainError, Principal};
+use ferrozone_domain::DomainError;
 use serde_json::json;
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
@@ -21,13 +18,14 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
+use crate::cookies;
 use crate::dto::UserData;
 use crate::error::ApiError;
 use crate::extract::{Auth, ClientAddr, JsonObject};
-use crate::web::cookies;
-use crate::web::throttle::Refused;
+use crate::throttled::throttled_message;
 use crate::wire::{Attr, Reader};
 use crate::{reply, AppState};
+use ferrozone_domain::service::throttle::Refused;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_me)).routes(routes!(change_password)).routes(routes!(sign_out_everywhere))
@@ -77,7 +75,7 @@ async fn change_password(
 ) -> Result<Response, ApiError> {
     let input = Reader::parse(body.object()?, read_password_change);
     let keep = caller_session(&app, &headers).await?;
-    match change_own_password(&app, address, &actor, &input, keep).await? {
+    match app.domain.change_own_password_throttled(&actor, address, &input, keep).await? {
         Ok(()) => Ok(StatusCode::NO_CONTENT.into_response()),
         Err(refused) => Ok(throttled(refused)),
     }
@@ -106,42 +104,6 @@ async fn sign_out_everywhere(
     }
     Ok(response)
 }
-
-/// Changes the caller's password (the API's and the account page's way), under the
-/// sign-in throttle of the account: refused at once (`Err`) when the account used its
-/// attempts; a wrong current password counts as a failed sign-in, a change counts as a
-/// successful one, and an attempt whose current password was never checked is given back.
-pub(crate) async fn change_own_password(
-    app: &AppState,
-    address: IpAddr,
-    actor: &Principal,
-    input: &PasswordChange,
-    keep_session: Option<Uuid>,
-) -> Result<Result<(), Refused>, DomainError> {
-    let account = email_key(&app.domain.own_user(actor).await?.email);
-    let throttle = &app.web.throttle;
-    if let Err(refused) = throttle.reserve(&account, address) {
-        return Ok(Err(refused));
-    }
-    let changed = app.domain.change_own_password(actor, input, keep_session).await;
-    match &changed {
-        Ok(()) => throttle.succeeded(&account, address),
-        Err(e) if is_wrong_password(e) => {}
-        Err(_) => throttle.release(&account, address),
-    }
-    changed.map(Ok)
-}
-
-/// What the throttle's refusal of a password change says.
-pub(crate) fn throttled_message(refused: Refused) -> &'static str {
-    match refused {
-        Refused::Network(_) => NETWORK_THROTTLED,
-        Refused::Pair(_) | Refused::Account(_) => THROTTLED,
-    }
-}
-
-const THROTTLED: &str = "Too many wrong passwords for this account. Please wait and try again.";
-const NETWORK_THROTTLED: &str = "Too many password attempts from your network. Please wait and try again.";
 
 /// 429 with `Retry-After`.
 fn throttled(refused: Refused) -> Response {

@@ -14,7 +14,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::cursor;
+use crate::cursor;
 use crate::dto::{PageMetadata, Time};
 use crate::error::ApiError;
 use crate::extract::{Auth, JsonObject, PathId};

@@ -19,7 +19,7 @@ use utoipa_axum::routes;
 use crate::dto::Time;
 use crate::error::ApiError;
 use crate::extract::{Auth, ClientAddr, JsonObject, PathId};
-use crate::web::sign_in_code::throttled;
+use crate::throttled::throttled;
 use crate::{reply, AppState};
 
 pub fn routes() -> OpenApiRouter<AppState> {

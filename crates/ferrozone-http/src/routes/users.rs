@@ -7,13 +7,13 @@ use ferrozone_domain::input::{NewUser, UserChanges};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::cursor::users as users_page;
 use crate::dto::{PageMetadata, UserData, UserDto, UserList};
 use crate::error::ApiError;
 use crate::extract::{Auth, JsonObject, PathId};
 use crate::{reply, AppState};
 
 mod disabling;
-pub(crate) mod page;
 mod sessions;
 
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -48,14 +48,14 @@ async fn list_users(
 ) -> Result<Response, ApiError> {
     // Authorization before validation: an unprivileged caller gets 403 whatever it sent.
     actor.require_admin()?;
-    let Some(query) = page::parse_query(raw.as_deref().unwrap_or_default())? else {
+    let Some(query) = users_page::parse_query(raw.as_deref().unwrap_or_default())? else {
         let users = app.domain.list_users(&actor).await?;
         let data = users.into_iter().map(UserDto::from).collect();
         return Ok(reply::json(StatusCode::OK, &UserList { data, metadata: None }));
     };
     let limit = query.limit;
     let users = app.domain.list_users_page(&actor, query).await?;
-    let next_page_cursor = page::next_cursor(&users, limit);
+    let next_page_cursor = users_page::next_cursor(&users, limit);
     let data = users.into_iter().map(|listed| UserDto::from(listed.user)).collect();
     Ok(reply::json(StatusCode::OK, &UserList { data, metadata: Some(PageMetadata { limit, next_page_cursor }) }))
 }

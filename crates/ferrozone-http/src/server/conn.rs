@@ -23,7 +23,6 @@ use super::caps::Slot;
 use super::tls::Acceptor;
 use super::watchdog::{Activity, Watched};
 use super::Limits;
-use crate::web::html;
 
 /// An accepted connection, admitted by the caps.
 pub struct Connection {
@@ -147,6 +146,13 @@ async fn handle(
     Ok(response.map(|body| Body::new(Tracked::new(body, guard))))
 }
 
+/// The page of a request that passed its deadline: fixed, so that the transport renders
+/// no template (and needs none of the pages' assets).
+const TIMED_OUT_PAGE: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+    <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>Try again · Ferrozone</title>\n\
+    </head>\n<body>\n<main>\n<h1>Try again</h1>\n\
+    <p>The server took too long to answer. Please try again in a moment.</p>\n</main>\n</body>\n</html>\n";
+
 /// 503 with `Retry-After`: JSON under `/v0`, a short page elsewhere.
 fn timed_out(api: bool) -> Response<Body> {
     let mut response = if api {
@@ -157,8 +163,7 @@ fn timed_out(api: bool) -> Response<Body> {
         crate::telemetry::add_api_headers(headers);
         response
     } else {
-        let text = "The server took too long to answer. Please try again in a moment.";
-        html::response(StatusCode::SERVICE_UNAVAILABLE, html::MessagePage { title: "Try again", text, back: false })
+        crate::page::html(StatusCode::SERVICE_UNAVAILABLE, TIMED_OUT_PAGE.to_owned())
     };
     response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
     response

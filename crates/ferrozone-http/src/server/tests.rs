@@ -58,6 +58,11 @@ async fn a_handler_past_its_deadline_is_answered_503_json_under_v0_and_a_page_el
     let page = exchange(address, "/slow").await.to_ascii_lowercase();
     assert!(page.starts_with("http/1.1 503") && page.contains("text/html"), "{page}");
     assert!(page.contains("retry-after: 5") && page.contains("<h1>try again</h1>"), "{page}");
+    // The transport's own page carries every page's headers.
+    assert!(
+        page.contains("content-security-policy: default-src 'none';") && page.contains("x-frame-options: deny"),
+        "{page}"
+    );
 }
 
 #[tokio::test]

@@ -12,9 +12,10 @@ use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use super::html;
 use super::page_error::PageError;
 use super::viewer::{SessionCsrf, Viewer};
-use super::{html, same_secret};
+use crate::cookies::same_secret;
 use crate::error::ApiError;
 use crate::extract::FormFields;
 use crate::AppState;

@@ -3,8 +3,11 @@
 //! value it shows escaped.
 
 use askama::Template;
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use crate::page;
+pub use crate::page::{csp_posting_to, empty};
 
 /// What the sign-in page shows.
 #[derive(Template)]
@@ -50,44 +53,15 @@ pub struct PostToProvider<'a> {
     pub fields: &'a [(String, String)],
 }
 
-/// `page` as an HTML response (see [`empty`] for its headers).
+/// `page` as an HTML response, with the headers of every page ([`crate::page`]).
 pub fn response(status: StatusCode, page: impl Template) -> Response {
     match page.render() {
-        Ok(html) => with_headers(status, html),
+        Ok(html) => page::html(status, html),
         Err(e) => {
             tracing::error!(error = %e, "a page could not be rendered");
-            with_headers(StatusCode::INTERNAL_SERVER_ERROR, String::new())
+            page::empty(StatusCode::INTERNAL_SERVER_ERROR)
         }
     }
-}
-
-/// An HTML response without a body (a redirect, say) that no cache keeps and no other site
-/// may frame, with no scripts.
-pub fn empty(status: StatusCode) -> Response {
-    with_headers(status, String::new())
-}
-
-/// The pages' Content Security Policy: their own scripts, stylesheets and images (and
-/// `data:` images) only, scripts calling this site only (`/v0`), forms posting to this
-/// site only, no `<base>`, no framing.
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-                       connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-/// [`CSP`] with forms allowed to post to `origin` instead of this site (a page whose form
-/// posts to an identity provider). `origin` must hold no space, `;`, `,` or quote.
-pub fn csp_posting_to(origin: &str) -> String {
-    CSP.replace("form-action 'self'", &format!("form-action {origin}"))
-}
-
-fn with_headers(status: StatusCode, html: String) -> Response {
-    let mut response = (status, html).into_response();
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
-    response
 }
 
 #[cfg(test)]
@@ -132,12 +106,5 @@ mod tests {
             "{page}"
         );
         assert!(!page.contains("style=") && !page.contains("<style") && !page.contains("<script"), "{page}");
-    }
-
-    #[test]
-    fn a_page_posting_to_a_provider_may_post_there_only() {
-        let csp = csp_posting_to("https://idp.example");
-        assert!(csp.contains("form-action https://idp.example;") && !csp.contains("'self';  "), "{csp}");
-        assert_eq!(csp.replace("form-action https://idp.example", "form-action 'self'"), CSP);
     }
 }

@@ -14,7 +14,8 @@ use axum::routing::get;
 use axum::Router;
 use ferrozone_oidc::{Begun, Callback, Completed, Provider, SignInError};
 
-use super::{cookies, html, local_path, providers, PageError};
+use super::{html, local_path, providers, PageError};
+use crate::cookies;
 use crate::error::ApiError;
 use crate::extract::ClientAddr;
 use crate::telemetry::sign_ins::{self, Method, Outcome};

@@ -7,7 +7,8 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use ferrozone_domain::service::providers::{ProviderSignIn, ProviderSignInEnd, ReturningFlow, FLOW_SECS};
 
-use super::{cookies, html, same_secret, session_started};
+use super::{html, session_started};
+use crate::cookies::{self, same_secret};
 use crate::error::ApiError;
 use crate::telemetry::sign_ins::{self, Method, Outcome};
 use crate::AppState;

@@ -23,7 +23,8 @@ use ferrozone_saml::signin::{Consumed, Finished, Started};
 pub use ferrozone_saml::signin::{SamlLimits, SamlSp, DEFAULT_BODY_LIMIT, DEFAULT_ENTITY_ID};
 use ferrozone_saml::Outgoing;
 
-use super::{cookies, html, local_path, providers, query_value, redirect, PageError};
+use super::{html, local_path, providers, query_value, redirect, PageError};
+use crate::cookies;
 use crate::extract::ClientAddr;
 use crate::telemetry::sign_ins::{self, Method, Outcome};
 use crate::AppState;

@@ -4,9 +4,6 @@
 //! code; a user the server requires two-factor of who has none sets one up here. Wrong codes
 //! count against the account's sign-in throttle, as wrong passwords do.
 
-use std::future::Future;
-use std::net::IpAddr;
-
 use askama::Template;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -16,17 +13,20 @@ use axum::Router;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use ferrozone_domain::crypto::PendingSignIn;
-use ferrozone_domain::model::{email_key, User};
+use ferrozone_domain::model::User;
 use ferrozone_domain::service::totp::{TotpEnrolment, PENDING_SIGN_IN_SECS};
 use ferrozone_domain::DomainError;
 
 use super::page_error::PageError;
-use super::{cookies, html, redirect, throttle, with_retry_after};
+use super::{html, redirect, with_retry_after};
+use crate::cookies;
 use crate::error::ApiError;
 use crate::extract::{ClientAddr, FormFields};
 use crate::telemetry::sign_ins::{self, Method, Outcome};
-use crate::telemetry::{sign_in_refused, SignInMethod};
+pub(crate) use crate::throttled::throttled;
+use crate::throttled::throttled_as;
 use crate::AppState;
+use ferrozone_domain::service::throttle;
 
 /// The cookie of a sign-in waiting for its code: a token of
 /// [`ferrozone_domain::crypto::PendingSignInKey`].
@@ -184,42 +184,4 @@ fn page(app: &AppState, status: StatusCode, setup: Option<SetupView>, error: Opt
     let cookie = cookies::set(cookies::SIGN_IN_FORM, &token, "/", cookies::FORM_TOKEN_SECS, app.web.secure_cookies);
     response.headers_mut().append(header::SET_COOKIE, cookie);
     response
-}
-
-/// Runs `check` of a code `user` sent from `address` under the sign-in throttle: counted
-/// before it runs (refused at once when the account used its attempts), forgiven when it
-/// succeeds (`Some`), as a password attempt is.
-pub(crate) async fn throttled<T>(
-    app: &AppState,
-    user: &User,
-    address: IpAddr,
-    check: impl Future<Output = Result<Option<T>, DomainError>>,
-) -> Result<Result<Option<T>, throttle::Refused>, DomainError> {
-    throttled_as(app, user, address, Method::Totp, check).await
-}
-
-/// [`throttled`] for a code of `method` (an authenticator's or a recovery code), as the
-/// audit log records a wrong one.
-async fn throttled_as<T>(
-    app: &AppState,
-    user: &User,
-    address: IpAddr,
-    method: Method,
-    check: impl Future<Output = Result<Option<T>, DomainError>>,
-) -> Result<Result<Option<T>, throttle::Refused>, DomainError> {
-    let account = email_key(&user.email);
-    if let Err(refused) = app.web.throttle.reserve(&account, address) {
-        sign_in_refused(address, SignInMethod::Totp, "throttled", &user.email);
-        return Ok(Err(refused));
-    }
-    let outcome = check.await;
-    match &outcome {
-        Ok(Some(_)) => app.web.throttle.succeeded(&account, address),
-        Ok(None) => {
-            sign_in_refused(address, SignInMethod::Totp, "wrong_code", &user.email);
-            app.domain.record_refused_sign_in(&user.email, method.as_str(), "bad_code", address).await;
-        }
-        Err(_) => app.web.throttle.release(&account, address),
-    }
-    outcome.map(Ok)
 }

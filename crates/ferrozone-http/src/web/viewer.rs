@@ -13,7 +13,8 @@ use ferrozone_domain::service::sessions::ActiveSession;
 use ferrozone_domain::service::Principal;
 
 use super::page_error::PageError;
-use super::{cookies, html, redirect};
+use super::{html, redirect};
+use crate::cookies;
 use crate::AppState;
 
 /// A signed-in user, with the session's CSRF token.

@@ -12,7 +12,7 @@ use ferrozone_domain::store::{DeviceQuery, Presence};
 use ferrozone_domain::{Device, DomainError, Timestamp};
 
 use super::hints::{hints, Hint};
-use crate::routes::cursor;
+use crate::cursor;
 use crate::web::format::{bytes, When};
 use crate::web::page_error::PageError;
 use crate::web::pager::Pager;

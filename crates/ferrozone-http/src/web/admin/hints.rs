@@ -1,7 +1,7 @@
 //! First-run hints at the top of the console's pages: what an administrator should still
 //! set up. Each comes from the running process, so it goes away once the cause is fixed.
 
-use crate::routes::health::RoutingHealth;
+use crate::health::RoutingHealth;
 use crate::AppState;
 
 /// A thing to fix, and how.

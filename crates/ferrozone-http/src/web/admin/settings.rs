@@ -16,8 +16,8 @@ use ferrozone_domain::configuration::{Source, KEYS};
 use ferrozone_domain::Timestamp;
 
 use super::hints::{hints, Hint};
+use crate::health::{DataPlaneHealth, RoutingHealth};
 use crate::report::ReportedSetting;
-use crate::routes::health::{DataPlaneHealth, RoutingHealth};
 use crate::web::format::When;
 use crate::web::html;
 use crate::web::viewer::{AdminViewer, Nav, Section};

@@ -11,8 +11,8 @@ use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
 
 use super::hints::{hints, Hint};
+use crate::cursor;
 use crate::error::ApiError;
-use crate::routes::cursor;
 use crate::web::checked_form::CheckedForm;
 use crate::web::format::When;
 use crate::web::page_error::PageError;

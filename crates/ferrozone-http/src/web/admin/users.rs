@@ -16,8 +16,8 @@ use super::super::page_error::PageError;
 use super::super::pager::Pager;
 use super::super::viewer::{AdminViewer, Nav, Section};
 use super::super::{format, html};
-use crate::routes::cursor;
-use crate::routes::users::page::{next_cursor, DEFAULT_LIMIT};
+use crate::cursor;
+use crate::cursor::users::{next_cursor, DEFAULT_LIMIT};
 use crate::AppState;
 
 mod delete;

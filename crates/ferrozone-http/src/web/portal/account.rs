@@ -18,10 +18,11 @@ use zeroize::Zeroizing;
 
 use super::super::page_error::PageError;
 use super::super::viewer::Viewer;
-use super::super::{cookies, html, query_value, redirect};
+use super::super::{html, query_value, redirect};
+use crate::cookies;
 use crate::error::ApiError;
 use crate::extract::{ClientAddr, PathId};
-use crate::routes::me::{change_own_password, throttled_message};
+use crate::throttled::throttled_message;
 use crate::web::checked_form::CheckedForm;
 use crate::AppState;
 use view::{AccountPage, PasswordForm, TokenCreatedPage, TokenForm};
@@ -65,19 +66,22 @@ async fn change_password(
         wrong_types: WrongTypes::default(),
     };
     let keep = Some(viewer.session.id);
-    let (status, form, retry_after) = match change_own_password(&app, address, viewer.principal(), &input, keep).await {
-        Ok(Ok(())) => return Ok(redirect("/account?done=password")),
-        Ok(Err(refused)) => {
-            let form = PasswordForm::failed(throttled_message(refused));
-            (StatusCode::TOO_MANY_REQUESTS, form, Some(refused.retry_after_secs()))
-        }
-        Err(DomainError::Invalid(errors)) => (StatusCode::UNPROCESSABLE_ENTITY, PasswordForm::invalid(&errors), None),
-        Err(DomainError::Busy(_)) => {
-            (StatusCode::SERVICE_UNAVAILABLE, PasswordForm::failed(BUSY), Some(BUSY_RETRY_SECS))
-        }
-        Err(DomainError::Disallowed(why)) => (StatusCode::FORBIDDEN, PasswordForm::failed(why), None),
-        Err(e) => return Err(e.into()),
-    };
+    let (status, form, retry_after) =
+        match app.domain.change_own_password_throttled(viewer.principal(), address, &input, keep).await {
+            Ok(Ok(())) => return Ok(redirect("/account?done=password")),
+            Ok(Err(refused)) => {
+                let form = PasswordForm::failed(throttled_message(refused));
+                (StatusCode::TOO_MANY_REQUESTS, form, Some(refused.retry_after_secs()))
+            }
+            Err(DomainError::Invalid(errors)) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, PasswordForm::invalid(&errors), None)
+            }
+            Err(DomainError::Busy(_)) => {
+                (StatusCode::SERVICE_UNAVAILABLE, PasswordForm::failed(BUSY), Some(BUSY_RETRY_SECS))
+            }
+            Err(DomainError::Disallowed(why)) => (StatusCode::FORBIDDEN, PasswordForm::failed(why), None),
+            Err(e) => return Err(e.into()),
+        };
     let page = AccountPage { password: form, ..AccountPage::new(&app, &viewer).await? };
     Ok(with_retry_after(html::response(status, page), retry_after))
 }

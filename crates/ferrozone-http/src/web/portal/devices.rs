@@ -14,7 +14,7 @@ use ferrozone_domain::store::DeviceQuery;
 use ferrozone_domain::Timestamp;
 
 use super::row::DeviceRow;
-use crate::routes::cursor;
+use crate::cursor;
 use crate::web::page_error::PageError;
 use crate::web::pager::Pager;
 use crate::web::viewer::{Nav, Section, Viewer};

@@ -4,6 +4,8 @@
 //! treat it as opaque; decoding checks its whole shape, so a damaged cursor is refused
 //! rather than read as some other position.
 
+pub mod users;
+
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use ferrozone_domain::Timestamp;

@@ -3,8 +3,8 @@
 
 use ferrozone_domain::store::{ListedUser, UserQuery};
 
+use crate::cursor;
 use crate::error::ApiError;
-use crate::routes::cursor;
 
 /// The page size when `limit` is not given.
 pub const DEFAULT_LIMIT: u32 = 50;

@@ -1,4 +1,5 @@
-//! Throttling of password sign-in. An attempt is counted *before* its password is checked
+//! Throttling of password sign-in (and of everything that checks a password or a code:
+//! the use cases of [`super::throttled`]). An attempt is counted *before* its password is checked
 //! ([`Throttle::reserve`]), under one lock, so concurrency cannot buy more guesses:
 //!
 //! - per (account, client network): at most [`MAX_ATTEMPTS`] attempts evaluated per
@@ -20,8 +21,8 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use ferrozone_domain::client::client_network;
-use ferrozone_domain::settings::PasswordLimits;
+use crate::client::client_network;
+use crate::settings::PasswordLimits;
 
 /// Attempts evaluated per (account, client network) within [`WINDOW`].
 pub const MAX_ATTEMPTS: u32 = 5;

@@ -1,4 +1,5 @@
-//! The web sign-in's cookies. Their values are URL-safe base64 that the server made, so a
+//! The browser's cookies (session, sign-in form, provider flow), and the constant-time check
+//! of the secrets a browser sends back. Their values are URL-safe base64 that the server made, so a
 //! `Set-Cookie` is a fixed pattern and reading one is splitting the `Cookie` header; no
 //! cookie library is needed. HMAC signing is not needed either: a session cookie holds a
 //! random secret that the server looks up (by hash), so a forged value names no session;
@@ -10,6 +11,7 @@
 
 use axum::http::header::COOKIE;
 use axum::http::{HeaderMap, HeaderValue};
+use subtle::ConstantTimeEq;
 
 /// The browser session: its secret.
 pub const SESSION: &str = "ferrozone_session";
@@ -25,6 +27,12 @@ pub const FLOW_PATH: &str = "/auth";
 
 /// How long a sign-in form's token lives, in seconds.
 pub const FORM_TOKEN_SECS: u64 = 3600;
+
+/// Whether `sent` (a CSRF token, a form token: a secret the browser sends back) is present
+/// and equals `expected`, in constant time.
+pub fn same_secret(sent: Option<&str>, expected: &str) -> bool {
+    sent.is_some_and(|sent| !expected.is_empty() && bool::from(sent.as_bytes().ct_eq(expected.as_bytes())))
+}
 
 /// The value of the first cookie called `name` in the request's `Cookie` headers.
 pub fn get<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
