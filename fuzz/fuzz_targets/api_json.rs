@@ -8,12 +8,12 @@
 
 use std::sync::LazyLock;
 
+use ferrozone_api::wire::Attributes;
 use ferrozone_domain::crypto::{is_valid_key, Cipher};
 use ferrozone_domain::input::{DeviceChanges, NewDevice, NewUser, UserChanges};
 use ferrozone_domain::model::{CustomConfig, Device, PeerStats, UseDefaults};
 use ferrozone_domain::validate::{device, user};
 use ferrozone_domain::{Settings, Timestamp};
-use ferrozone_http::wire::Attributes;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use uuid::Uuid;

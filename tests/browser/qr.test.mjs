@@ -1,11 +1,11 @@
-// The add-device page's own QR encoder (crates/ferrozone-http/assets/add-device.js), in
+// The add-device page's own QR encoder (crates/ferrozone-web/assets/add-device.js), in
 // node: for every version, the longest text it holds at level L gives that version (the
 // standard's capacities), one byte more the next, and jsqr decodes each code to the bytes
 // (but version 23's: jsqr has its alignment pattern at 74 where the standard puts it, at 78).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import jsQR from 'jsqr';
-import { qrMatrix } from '../../crates/ferrozone-http/assets/add-device.js';
+import { qrMatrix } from '../../crates/ferrozone-web/assets/add-device.js';
 
 /// Bytes in byte mode at level L, by version (ISO/IEC 18004 table 7).
 const CAPACITY_L = [0, 17, 32, 53, 78, 106, 134, 154, 192, 230, 271, 321, 367, 425, 458, 520, 586, 644, 718, 792,

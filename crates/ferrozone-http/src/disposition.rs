@@ -11,7 +11,7 @@ const UNICODE_STEM_MAX: usize = 64;
 /// header ([`client_config::file_name`]: ASCII letters, digits and `_=+.-` only, so no
 /// quote, CR, LF or slash). A name with other letters (`Zoë`, `手机`) also gets RFC 6266's
 /// `filename*=UTF-8''…` with them kept, percent-encoded, for clients that read it.
-pub(crate) fn config_file(device_name: &str) -> HeaderValue {
+pub fn config_file(device_name: &str) -> HeaderValue {
     let mut value = format!("attachment; filename=\"{}\"", client_config::file_name(device_name));
     if !device_name.is_ascii() {
         if let Some(stem) = unicode_stem(device_name) {

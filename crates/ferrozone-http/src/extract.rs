@@ -173,7 +173,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Bearer {
 
 /// The token of `Authorization: Bearer <token>`. The scheme is case-insensitive and may
 /// be followed by a colon (`Bearer: <token>`), as Firezone accepted.
-pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
     let (scheme, token) = value.split_once(|c: char| c.is_ascii_whitespace())?;
     let scheme = scheme.strip_suffix(':').unwrap_or(scheme);
@@ -189,12 +189,12 @@ pub struct JsonObject(Result<Map<String, Value>, ApiError>);
 
 impl JsonObject {
     /// The whole object, for a body without an envelope (`POST /v0/me/password`).
-    pub(crate) fn object(self) -> Result<Map<String, Value>, ApiError> {
+    pub fn object(self) -> Result<Map<String, Value>, ApiError> {
         self.0
     }
 
     /// The object under `key` (`{"device": {…}}`): missing or not an object is a 400.
-    pub(crate) fn wrapped(self, key: &str) -> Result<Map<String, Value>, ApiError> {
+    pub fn wrapped(self, key: &str) -> Result<Map<String, Value>, ApiError> {
         match self.0?.into_iter().find(|(k, _)| k == key) {
             Some((_, Value::Object(attrs))) => Ok(attrs),
             Some(_) => Err(ApiError::BadRequest(format!("`{key}` must be a JSON object"))),

@@ -1,27 +1,27 @@
-//! Ferrozone's HTTP API: the `/v0` admin REST API, health checks, the OpenAPI document and
-//! the web sign-in.
+//! The foundation of Ferrozone's HTTP service, under its two faces (the `/v0` API of
+//! ferrozone-api and the pages of ferrozone-web): the application state, extractors,
+//! session cookies and CSRF, the sign-in providers in effect, cursors, health types,
+//! errors and replies, QR codes, telemetry and the transport. It knows no route and no
+//! page; the binary gives [`app`] the faces' routes (docs/design/http-crates.md, "The
+//! foundation and its two faces").
 
 pub mod cookies;
-mod cursor;
-mod disposition;
-mod dto;
-mod error;
-mod extract;
-mod health;
-mod openapi;
+pub mod cursor;
+pub mod disposition;
+pub mod error;
+pub mod extract;
+pub mod health;
 pub mod page;
-mod qr;
-mod reply;
-mod report;
-mod responses;
-mod routes;
-mod scrape;
+pub mod qr;
+pub mod reply;
+pub mod report;
+pub mod scrape;
 pub mod server;
-mod stream;
-mod telemetry;
-mod throttled;
-mod web;
-pub mod wire;
+pub mod sign_in;
+pub mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod throttled;
 
 use std::sync::Arc;
 
@@ -30,14 +30,13 @@ use ferrozone_domain::providers::Providers;
 use ferrozone_domain::Domain;
 
 pub use error::ApiError;
-pub use health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
-pub use openapi::openapi_json;
-pub use report::{ReportedSetting, ServerReport, SettingSource};
-pub use scrape::{metrics_app, MetricsExport, Render as RenderMetrics};
-pub use web::saml::{
+pub use ferrozone_saml::signin::{
     SamlLimits, SamlSp, DEFAULT_BODY_LIMIT as DEFAULT_SAML_CONSUMER_BODY_LIMIT,
     DEFAULT_ENTITY_ID as DEFAULT_SAML_ENTITY_ID,
 };
+pub use health::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
+pub use report::{ReportedSetting, ServerReport, SettingSource};
+pub use scrape::{metrics_app, MetricsExport, Render as RenderMetrics};
 
 /// What every handler can reach, behind one `Arc`: the router clones the state of a
 /// route for each request it serves, so a clone is one counter's increment, however
@@ -87,7 +86,7 @@ impl AppState {
     pub fn with_web(domain: Arc<Domain>, settings: WebSettings) -> Self {
         let WebSettings { external_url, secure_cookies, providers, saml } = settings;
         let external_url = external_url.trim_end_matches('/').to_owned();
-        let providers = web::current::CurrentSignIn::new(&external_url, providers, saml);
+        let providers = sign_in::CurrentSignIn::new(&external_url, providers, saml);
         let web = WebState { external_url, secure_cookies, providers };
         let (data_plane, report) = (Arc::new(health::NoDataPlane), Arc::default());
         Self(Arc::new(AppParts {
@@ -156,12 +155,12 @@ pub struct WebState {
     /// The external URL without a trailing `/`.
     pub external_url: String,
     pub secure_cookies: bool,
-    providers: web::current::CurrentSignIn,
+    providers: sign_in::CurrentSignIn,
 }
 
 impl WebState {
     /// The identity providers in effect now, with their clients.
-    pub fn sign_in(&self, domain: &Domain) -> Arc<web::current::SignIn> {
+    pub fn sign_in(&self, domain: &Domain) -> Arc<sign_in::SignIn> {
         self.providers.get(domain)
     }
 
@@ -171,23 +170,14 @@ impl WebState {
     }
 }
 
-/// The whole HTTP application: routes, fallbacks, request ids, tracing, panic safety and,
-/// with metrics on, the request metrics and `/metrics`.
+/// The whole HTTP application around `faces`, the routes of the API and the pages (with
+/// the fallback for unknown paths): the method-not-allowed fallback, request ids, tracing,
+/// panic safety and, with metrics on, the request metrics and `/metrics`.
 /// Serve it with [`server::serve`] (or `into_make_service_with_connect_info::<SocketAddr>()`):
 /// sign-in throttling keys on the client's address.
-pub fn app(state: AppState) -> Router {
-    let (api, doc) = openapi::api();
+pub fn app(state: AppState, faces: Router<AppState>) -> Router {
     let metrics = state.metrics.as_ref().map(scrape::api_route).unwrap_or_default();
     let metered = state.metrics.is_some();
-    let router = Router::new()
-        .merge(api)
-        .merge(routes::health::routes())
-        .merge(web::routes())
-        .merge(web::assets::routes())
-        .merge(openapi::routes(&doc))
-        .merge(metrics)
-        .fallback(web::not_found)
-        .method_not_allowed_fallback(error::method_not_allowed)
-        .with_state(state);
+    let router = faces.merge(metrics).method_not_allowed_fallback(error::method_not_allowed).with_state(state);
     telemetry::wrap(router, metered)
 }

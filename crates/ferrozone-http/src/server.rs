@@ -120,7 +120,7 @@ fn is_connection_error(e: &std::io::Error) -> bool {
 }
 
 /// Whether `path` is under the `/v0` API (its responses are JSON and never cached).
-pub(crate) fn is_api_path(path: &str) -> bool {
+pub fn is_api_path(path: &str) -> bool {
     path == "/v0" || path.starts_with("/v0/")
 }
 

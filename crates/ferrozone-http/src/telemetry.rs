@@ -73,7 +73,7 @@ fn make_span(req: &Request<Body>) -> Span {
 /// `user:<id>` for a browser session. Ids, not emails: the logs keep no personal data
 /// but that of refused sign-ins ([`sign_in_refused`]). The audit log records the same
 /// actor: the token, or the session (`session`, the id of a browser session).
-pub(crate) fn record_actor(principal: &Principal, session: Option<Uuid>) {
+pub fn record_actor(principal: &Principal, session: Option<Uuid>) {
     let actor = match (principal.token_id, principal.user_id) {
         (Some(token), _) => format!("token:{token}"),
         (None, Some(user)) => format!("user:{user}"),
@@ -95,7 +95,7 @@ fn audit_actor(principal: &Principal, session: Option<Uuid>) -> Actor {
 
 /// How a refused sign-in was attempted.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum SignInMethod {
+pub enum SignInMethod {
     Password,
     Totp,
     Token,
@@ -119,7 +119,7 @@ const MAX_LOGGED_ACCOUNT: usize = 100;
 /// account="<as typed>"`. The client address comes first, right after the message, so
 /// nothing a client types can stand in its place; the account (at most
 /// [`MAX_LOGGED_ACCOUNT`] characters, escaped) comes last. Never a password or a code.
-pub(crate) fn sign_in_refused(client: IpAddr, method: SignInMethod, reason: &'static str, account: &str) {
+pub fn sign_in_refused(client: IpAddr, method: SignInMethod, reason: &'static str, account: &str) {
     let account: String = account.chars().take(MAX_LOGGED_ACCOUNT).collect();
     tracing::warn!(client = %client, method = %method.as_str(), reason = %reason, account = ?account, "sign-in refused");
 }
@@ -153,7 +153,7 @@ fn is_usable_request_id(id: &[u8]) -> bool {
 
 /// Every response under `/v0` (errors and 404s included) is not to be stored by any cache
 /// (it may carry keys) nor sniffed as another content type.
-pub(crate) fn add_api_headers(headers: &mut HeaderMap) {
+pub fn add_api_headers(headers: &mut HeaderMap) {
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
 }

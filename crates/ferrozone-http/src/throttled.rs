@@ -15,7 +15,7 @@ use crate::AppState;
 
 /// Runs `check` of an authenticator's code `user` sent from `address` under the sign-in
 /// throttle (`Domain::check_code_throttled`), logging a refusal.
-pub(crate) async fn throttled<T>(
+pub async fn throttled<T>(
     app: &AppState,
     user: &User,
     address: IpAddr,
@@ -26,7 +26,7 @@ pub(crate) async fn throttled<T>(
 
 /// [`throttled`] for a code of `method` (an authenticator's or a recovery code), as the
 /// audit log records a wrong one.
-pub(crate) async fn throttled_as<T>(
+pub async fn throttled_as<T>(
     app: &AppState,
     user: &User,
     address: IpAddr,
@@ -46,7 +46,7 @@ pub(crate) async fn throttled_as<T>(
 }
 
 /// What the throttle's refusal of a password change says.
-pub(crate) fn throttled_message(refused: Refused) -> &'static str {
+pub fn throttled_message(refused: Refused) -> &'static str {
     match refused {
         Refused::Network(_) => NETWORK_THROTTLED,
         Refused::Pair(_) | Refused::Account(_) => THROTTLED,

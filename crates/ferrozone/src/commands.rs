@@ -52,7 +52,7 @@ async fn run_command(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Openapi => {
-            println!("{}", ferrozone_http::openapi_json());
+            println!("{}", ferrozone_api::openapi_json());
             Ok(())
         }
         Command::Device(cmd) => device::run(&cli.config, cmd).await,

@@ -33,7 +33,7 @@ impl Method {
     }
 
     /// The method's name, as the metrics label it and the audit log records it.
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Password => "password",
             Self::Totp => "totp",

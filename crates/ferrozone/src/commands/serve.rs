@@ -98,7 +98,9 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         state = state.with_metrics(metrics.export());
     }
     tasks.spawn("OpenID Connect refresh job", as_system(oidc_refresh(config, &state, domain.clone())));
-    let app = ferrozone_http::app(state);
+    // The two faces, side by side; neither knows the other.
+    let faces = ferrozone_api::routes().merge(ferrozone_web::routes());
+    let app = ferrozone_http::app(state, faces);
     if let Some((listener, app)) = redirect_listener {
         let (limits, stopping) = (config.http.limits(), tasks.stopping());
         tasks.spawn_draining("HTTP redirect listener", async move {

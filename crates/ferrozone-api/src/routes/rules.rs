@@ -1,0 +1,120 @@
+//! `/v0/rules`: Firezone's egress rules, admin only (docs/design/egress-rules.md, "Egress rules").
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use ferrozone_domain::input::{NewRule, RuleChanges};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use crate::dto::{RuleData, RuleDto, RuleList};
+use crate::wire::ReadAttributes;
+use ferrozone_http::error::ApiError;
+use ferrozone_http::extract::{Auth, JsonObject, PathId};
+use ferrozone_http::{reply, AppState};
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list_rules, create_rule)).routes(routes!(
+        get_rule,
+        update_rule,
+        replace_rule,
+        delete_rule
+    ))
+}
+
+/// List egress rules
+#[utoipa::path(get, path = "/v0/rules", tag = "rules",
+    responses(
+        (status = 200, body = RuleList),
+        crate::responses::AdminErrors,
+    ))]
+async fn list_rules(State(app): State<AppState>, Auth(actor): Auth) -> Result<Response, ApiError> {
+    let rules = app.domain.list_rules(&actor).await?;
+    Ok(reply::json(StatusCode::OK, &RuleList { data: rules.into_iter().map(RuleDto::from).collect() }))
+}
+
+/// Create an egress rule
+///
+/// `destination` and `port_range` are stored and returned exactly as sent.
+#[utoipa::path(post, path = "/v0/rules", tag = "rules",
+    request_body = crate::wire::RuleEnvelope,
+    responses(
+        (status = 201, body = RuleData, headers(("location" = String, description = "/v0/rules/{id}"))),
+        crate::responses::BodyErrors,
+    ))]
+async fn create_rule(State(app): State<AppState>, Auth(actor): Auth, body: JsonObject) -> Result<Response, ApiError> {
+    // Authorization before validation: an unprivileged caller gets 403 whatever it sent.
+    actor.require_admin()?;
+    let input: NewRule = body.read()?;
+    let rule = app.domain.create_rule(&actor, &input).await?;
+    Ok(reply::created(format!("/v0/rules/{}", rule.id), &RuleData { data: rule.into() }))
+}
+
+/// Show an egress rule
+#[utoipa::path(get, path = "/v0/rules/{id}", tag = "rules",
+    params(("id" = String, Path, description = "Rule UUID")),
+    responses(
+        (status = 200, body = RuleData),
+        crate::responses::ItemErrors,
+    ))]
+async fn get_rule(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
+    actor.require_admin()?;
+    let rule = app.domain.get_rule(&actor, rule_id(id)?).await?;
+    Ok(reply::json(StatusCode::OK, &RuleData { data: rule.into() }))
+}
+
+/// Update an egress rule
+///
+/// A partial update: omitted attributes keep their value; `null` or `""` clears one.
+#[utoipa::path(patch, path = "/v0/rules/{id}", tag = "rules",
+    params(("id" = String, Path, description = "Rule UUID")),
+    request_body = crate::wire::RuleEnvelope,
+    responses(
+        (status = 200, body = RuleData),
+        crate::responses::ItemBodyErrors,
+    ))]
+async fn update_rule(
+    State(app): State<AppState>,
+    Auth(actor): Auth,
+    id: PathId,
+    body: JsonObject,
+) -> Result<Response, ApiError> {
+    actor.require_admin()?;
+    let id = rule_id(id)?;
+    let changes: RuleChanges = body.read()?;
+    let rule = app.domain.update_rule(&actor, id, &changes).await?;
+    Ok(reply::json(StatusCode::OK, &RuleData { data: rule.into() }))
+}
+
+/// Update an egress rule (PUT)
+///
+/// The same partial update as PATCH, as in Firezone.
+#[utoipa::path(put, path = "/v0/rules/{id}", tag = "rules",
+    params(("id" = String, Path, description = "Rule UUID")),
+    request_body = crate::wire::RuleEnvelope,
+    responses(
+        (status = 200, body = RuleData),
+        crate::responses::ItemBodyErrors,
+    ))]
+async fn replace_rule(state: State<AppState>, auth: Auth, id: PathId, body: JsonObject) -> Result<Response, ApiError> {
+    update_rule(state, auth, id, body).await
+}
+
+/// Delete an egress rule
+#[utoipa::path(delete, path = "/v0/rules/{id}", tag = "rules",
+    params(("id" = String, Path, description = "Rule UUID")),
+    responses(
+        (status = 204, description = "Deleted"),
+        crate::responses::ItemErrors,
+    ))]
+async fn delete_rule(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
+    actor.require_admin()?;
+    app.domain.delete_rule(&actor, rule_id(id)?).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A rule id that is not a UUID is a rule that does not exist.
+fn rule_id(id: PathId) -> Result<Uuid, ApiError> {
+    id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)
+}
