@@ -17,7 +17,23 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
 use crate::openapi::ApiDoc;
+use crate::wire::Attributes;
+use ferrozone_http::error::ApiError;
+use ferrozone_http::extract::JsonObject;
 use ferrozone_http::AppState;
+
+/// A request body read as a resource's attributes.
+pub trait ReadAttributes {
+    /// The attributes under `T::KEY` (`{"device": {…}}`) as `T`: a body whose `T::KEY` is
+    /// missing or not an object is a 400.
+    fn read<T: Attributes>(self) -> Result<T, ApiError>;
+}
+
+impl ReadAttributes for JsonObject {
+    fn read<T: Attributes>(self) -> Result<T, ApiError> {
+        self.wrapped(T::KEY).map(T::parse)
+    }
+}
 
 pub fn api() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())

@@ -24,9 +24,6 @@ use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
 use utoipa::{PartialSchema, ToSchema};
 
-use ferrozone_http::error::ApiError;
-use ferrozone_http::extract::JsonObject;
-
 /// A domain input that a request body carries as `{KEY: {attributes…}}`.
 pub trait Attributes: Sized {
     /// The key the attributes are wrapped under.
@@ -37,19 +34,6 @@ pub trait Attributes: Sized {
 
     fn parse(attrs: Map<String, Value>) -> Self {
         Reader::parse(attrs, Self::read)
-    }
-}
-
-/// A request body read as a resource's attributes.
-pub trait ReadAttributes {
-    /// The attributes under `T::KEY` (`{"device": {…}}`) as `T`: a body whose `T::KEY` is
-    /// missing or not an object is a 400.
-    fn read<T: Attributes>(self) -> Result<T, ApiError>;
-}
-
-impl ReadAttributes for JsonObject {
-    fn read<T: Attributes>(self) -> Result<T, ApiError> {
-        self.wrapped(T::KEY).map(T::parse)
     }
 }
 

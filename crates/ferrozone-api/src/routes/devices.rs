@@ -11,8 +11,8 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::dto::{DeviceData, DeviceDto, DeviceList, PageMetadata};
+use crate::routes::ReadAttributes;
 use crate::stream;
-use crate::wire::ReadAttributes;
 use ferrozone_http::cursor;
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, DeviceReader, JsonObject, PathId};

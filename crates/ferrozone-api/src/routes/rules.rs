@@ -9,7 +9,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::dto::{RuleData, RuleDto, RuleList};
-use crate::wire::ReadAttributes;
+use crate::routes::ReadAttributes;
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, JsonObject, PathId};
 use ferrozone_http::{reply, AppState};

@@ -15,7 +15,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::dto::{PageMetadata, Time};
-use crate::wire::ReadAttributes;
+use crate::routes::ReadAttributes;
 use ferrozone_http::cursor;
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, JsonObject, PathId};

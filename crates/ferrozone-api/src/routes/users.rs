@@ -8,7 +8,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::dto::{PageMetadata, UserData, UserDto, UserList};
-use crate::wire::ReadAttributes;
+use crate::routes::ReadAttributes;
 use ferrozone_http::cursor::users as users_page;
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, JsonObject, PathId};
