@@ -3,8 +3,8 @@
 //! request Ferrozone writes (which is itself in the `get` format).
 #![no_main]
 
-use ferrozone_wg::uapi::{parse_peers, set_peers};
-use ferrozone_wg::Changes;
+use ferrozone_gateway::uapi::{parse_peers, set_peers};
+use ferrozone_gateway::Changes;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 
 Creates COUNT devices one after another (inside the server's network namespace) and
 notes the wall-clock time each 201 arrived. The server runs with
-RUST_LOG=ferrozone_wg=debug and FERROZONE_LOG_FORMAT=json; its reconciler logs
+RUST_LOG=ferrozone_gateway=debug and FERROZONE_LOG_FORMAT=json; its reconciler logs
 "peer on the interface" with the public key right after the batch that added it was
 applied. Latency = that line's timestamp - the 201's (the same clock, on one machine).
 Reading the interface from outside instead would measure the reader: at 10,000 peers one

@@ -9,10 +9,10 @@ use std::time::Duration;
 use axum::http::{Method, StatusCode};
 use ferrozone_domain::vpn_session::ONCE;
 use ferrozone_domain::Timestamp;
-use ferrozone_wg::domain::DomainPeers;
-use ferrozone_wg::memory::MemoryInterface;
-use ferrozone_wg::reconciler::Reconciler;
-use ferrozone_wg::{Key, ObservedPeer, Peer};
+use ferrozone_gateway::domain::DomainPeers;
+use ferrozone_gateway::memory::MemoryInterface;
+use ferrozone_gateway::reconciler::Reconciler;
+use ferrozone_gateway::{Key, ObservedPeer, Peer};
 use serde_json::{json, Value};
 
 use crate::helpers::{json_request, key, send, TestApp};

@@ -12,7 +12,7 @@ use ferrozone_domain::providers::Providers;
 use ferrozone_domain::settings::{ClientDefaults, PasswordLimits};
 use ferrozone_domain::validate::net::{allowed_ip, is_dns_server, is_endpoint};
 use ferrozone_domain::Settings;
-use ferrozone_wg::nft::IfName;
+use ferrozone_gateway::nft::IfName;
 use ipnet::IpNet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

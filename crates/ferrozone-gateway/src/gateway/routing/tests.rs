@@ -7,11 +7,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
+use crate::nft::{Scope, Verdict};
 use ferrozone_domain::crypto::Cipher;
 use ferrozone_domain::input::{NewDevice, NewRule, NewUser};
 use ferrozone_domain::{Principal, Settings};
 use ferrozone_store::testing::{fresh, test_options, TestDb};
-use ferrozone_wg::nft::{Scope, Verdict};
 
 use super::*;
 
@@ -59,7 +59,7 @@ fn base_table(domain: &Domain) -> Table {
     Table {
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
         masquerade_on: None,
-        egress: egress(&Default::default(), IfName::parse("wg0").unwrap(), EgressDefaultAction::Accept).0,
+        egress: egress(&Default::default(), IfName::parse("wg0").unwrap(), Verdict::Accept).0,
         filter_host: true,
     }
 }
@@ -80,8 +80,7 @@ async fn rules_written_here_or_by_another_process_reach_the_table_on_the_change_
     let key = Cipher::generate_key();
     let (domain, other) = (domain_on(&db, &key).await, domain_on(&db, &key).await);
     let table = base_table(&domain);
-    let routing =
-        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
     let mut status = routing.status();
     assert_eq!(*status.borrow(), RoutingStatus { last_pass_failed: false, ..*status.borrow() });
     assert!(status.borrow().last_apply.is_some(), "the first pass applies the table");
@@ -125,8 +124,7 @@ async fn a_failed_pass_is_reported_and_the_default_action_is_applied() {
     let table = base_table(&domain);
     let recorder = metrics_util::debugging::DebuggingRecorder::new();
     let recording = metrics::set_default_local_recorder(&recorder);
-    let mut routing =
-        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Drop).await.unwrap();
+    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Drop).await.unwrap();
     drop(recording);
     assert_eq!(routing.status.borrow().rules, 1, "the first pass reads the rules");
     assert_eq!(rules_applied(&recorder), Some(1.0));
@@ -145,9 +143,7 @@ async fn a_failed_pass_is_reported_and_the_default_action_is_applied() {
 fn rules_applied(recorder: &metrics_util::debugging::DebuggingRecorder) -> Option<f64> {
     let snapshot = recorder.snapshotter().snapshot().into_vec();
     snapshot.into_iter().find_map(|(key, _, _, value)| match value {
-        metrics_util::debugging::DebugValue::Gauge(x) if key.key().name() == crate::dataplane::RULES_APPLIED => {
-            Some(x.0)
-        }
+        metrics_util::debugging::DebugValue::Gauge(x) if key.key().name() == crate::metrics::RULES_APPLIED => Some(x.0),
         _ => None,
     })
 }
@@ -160,8 +156,7 @@ async fn a_deleted_table_is_put_back_by_the_timed_pass_however_often_changes_com
     let db = fresh().await.unwrap();
     let domain = domain_on(&db, &Cipher::generate_key()).await;
     let table = base_table(&domain);
-    let routing =
-        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
     let mut status = routing.status();
     let first_apply = status.borrow().last_apply;
     let changes = Arc::new(Notify::new());
@@ -203,8 +198,7 @@ async fn a_users_rule_follows_its_active_devices() {
         NewRule { destination: Some("192.0.2.7".into()), user_id: Some(user.id.to_string()), ..NewRule::default() };
     domain.create_rule(&admin, &rule).await.unwrap();
     let table = base_table(&domain);
-    let mut routing =
-        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
     let addresses: Vec<IpAddr> = device.ipv4.map(IpAddr::V4).into_iter().chain(device.ipv6.map(IpAddr::V6)).collect();
     assert_eq!(addresses.len(), 2);
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses.clone()));
@@ -230,8 +224,7 @@ async fn a_stored_rule_that_does_not_parse_is_left_out_and_the_rest_applied() {
     broken.destination = "not an address".into();
     db.store.insert_rule(&broken).await.unwrap();
     let table = base_table(&domain);
-    let routing =
-        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
     assert_eq!(routing.status.borrow().rules, 1);
     assert!(!routing.status.borrow().last_pass_failed);
     assert_eq!(routing.skipped.len(), 1);
@@ -261,8 +254,7 @@ async fn the_masquerade_follows_the_default_route_at_repair_passes() {
     let routes = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(routes.path(), default_route_by("uplink0")).unwrap();
     let table = Table { masquerade_on: Some(IfName::parse("uplink0").unwrap()), ..base_table(&domain) };
-    let mut routing =
-        Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, EgressDefaultAction::Accept).await.unwrap();
+    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
     routing.follow_default_route(routes.path().to_owned());
     let on = |name: &str| masquerade_rules(&ns).iter().all(|rule| rule.contains(&format!("oifname \"{name}\"")));
     assert_eq!(masquerade_rules(&ns).len(), 2, "IPv4 and IPv6 masquerade: {:?}", masquerade_rules(&ns));

@@ -37,7 +37,7 @@ fn net(s: &str) -> IpNet {
 #[test]
 fn a_global_rule_applies_to_everyone_with_its_destination_as_sent() {
     let policy = EgressPolicy { rules: vec![rule("1.1.1.1/24", None, RuleAction::Drop, None)], sources: vec![] };
-    let (egress, _) = egress(&policy, wg(), EgressDefaultAction::Accept);
+    let (egress, _) = egress(&policy, wg(), Verdict::Accept);
     let expected =
         EgressRule { scope: Scope::Everyone, destination: net("1.1.1.1/24"), verdict: Verdict::Drop, ports: None };
     assert_eq!(egress, Egress { wireguard: wg(), rules: vec![expected], default: Verdict::Accept });
@@ -54,7 +54,7 @@ fn a_user_rule_matches_the_addresses_of_that_users_active_devices() {
             source(alice, Some("10.3.2.2"), None),
         ],
     };
-    let (egress, _) = egress(&policy, wg(), EgressDefaultAction::Drop);
+    let (egress, _) = egress(&policy, wg(), Verdict::Drop);
     let sources = ["10.3.2.2", "10.3.2.9", "fd00::3:2:9"].map(|a| a.parse().unwrap()).to_vec();
     assert_eq!(egress.rules[0].scope, Scope::Sources(sources), "sorted, Bob's left out");
     assert_eq!((egress.rules[0].destination, egress.rules[0].verdict), (net("10.0.0.1/32"), Verdict::Accept));
@@ -66,7 +66,7 @@ fn a_user_without_active_devices_has_rules_that_match_nothing() {
     // A disabled user's devices are not in the policy's sources.
     let policy =
         EgressPolicy { rules: vec![rule("::/0", Some(Uuid::now_v7()), RuleAction::Drop, None)], sources: vec![] };
-    let (egress, _) = egress(&policy, wg(), EgressDefaultAction::Accept);
+    let (egress, _) = egress(&policy, wg(), Verdict::Accept);
     assert_eq!(egress.rules[0].scope, Scope::Sources(vec![]));
     assert_eq!(egress.rules[0].destination, net("::/0"));
 }
@@ -85,7 +85,7 @@ fn port_ranges_become_inclusive_port_matches() {
             rules: vec![rule("10.0.0.0/8", None, RuleAction::Drop, Some((port_type, range)))],
             sources: vec![],
         };
-        let (egress, _) = egress(&policy, wg(), EgressDefaultAction::Accept);
+        let (egress, _) = egress(&policy, wg(), Verdict::Accept);
         assert_eq!(egress.rules[0].ports, Some(PortMatch { protocol, first, last }), "{range}");
     }
 }
@@ -102,7 +102,7 @@ fn a_stored_rule_that_does_not_parse_is_skipped_not_fatal() {
         ],
         sources: vec![],
     };
-    let (egress, _) = egress(&policy, wg(), EgressDefaultAction::Accept);
+    let (egress, _) = egress(&policy, wg(), Verdict::Accept);
     assert_eq!(egress.rules.len(), 1);
     assert_eq!(egress.rules[0].destination, net("192.0.2.0/24"));
 }
@@ -116,10 +116,7 @@ fn the_same_policy_in_another_order_gives_the_same_egress() {
     let forward = EgressPolicy { rules: rules.clone(), sources: sources.clone() };
     let backward =
         EgressPolicy { rules: rules.into_iter().rev().collect(), sources: sources.into_iter().rev().collect() };
-    assert_eq!(
-        egress(&forward, wg(), EgressDefaultAction::Accept),
-        egress(&backward, wg(), EgressDefaultAction::Accept)
-    );
+    assert_eq!(egress(&forward, wg(), Verdict::Accept), egress(&backward, wg(), Verdict::Accept));
 }
 
 /// The size the issue benchmarks: every rule kept, each user's rules with its sources.
@@ -137,7 +134,7 @@ fn ten_thousand_rules_of_a_thousand_users_convert_whole() {
         .map(|(i, user)| source(*user, Some(&format!("100.64.{}.{}", i / 250, i % 250 + 1)), None))
         .collect();
     let started = std::time::Instant::now();
-    let (egress, skipped) = egress(&EgressPolicy { rules, sources }, wg(), EgressDefaultAction::Accept);
+    let (egress, skipped) = egress(&EgressPolicy { rules, sources }, wg(), Verdict::Accept);
     assert!(skipped.is_empty());
     eprintln!("converted 10,000 rules of 1,000 users in {:?}", started.elapsed());
     assert_eq!(egress.rules.len(), 10_000);

@@ -1,4 +1,6 @@
-//! Ferrozone's WireGuard data plane.
+//! Ferrozone's gateway: the data plane that enforces what the API says, the WireGuard
+//! interface, the nftables table (forwarding, NAT, egress rules) and the statistics, run as
+//! one piece by [`gateway`].
 //!
 //! The database says which peers should exist ([`PeerSource`]); an interface backend
 //! ([`WireGuard`]) says which do. The [`reconciler`] compares the two with a pure
@@ -13,6 +15,7 @@
 
 pub mod diff;
 pub mod domain;
+pub mod gateway;
 pub mod kernel;
 mod key;
 pub mod link;

@@ -1,7 +1,7 @@
 //! A change of the rules alone, applied by the keeper as element deltas, leaves the table
 //! exactly as a full apply of the new table does.
 
-use ferrozone_wg::nft::{render, EgressRule, Keeper, Pass, PortMatch, Protocol, Scope, Table, Verdict};
+use ferrozone_gateway::nft::{render, EgressRule, Keeper, Pass, PortMatch, Protocol, Scope, Table, Verdict};
 
 use super::{table, Namespace};
 

@@ -4,12 +4,10 @@
 use std::collections::HashMap;
 use std::net::IpAddr;
 
+use crate::nft::{Egress, EgressRule, IfName, PortMatch, Protocol, Scope, Verdict};
 use ferrozone_domain::egress::{parse_destination, parse_port_range, EgressPolicy, PortType, Rule, RuleAction};
-use ferrozone_wg::nft::{Egress, EgressRule, IfName, PortMatch, Protocol, Scope, Verdict};
 use ipnet::IpNet;
 use uuid::Uuid;
-
-use crate::config::EgressDefaultAction;
 
 /// A stored rule the table cannot hold (the database was edited by hand), and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +21,7 @@ pub struct Skipped {
 /// devices (none when it has none: a disabled user's rules match nothing, as its peers are
 /// gone). A stored rule that does not parse is left out and returned, for the caller to
 /// warn about: one bad row must not leave the whole table unapplied.
-pub fn egress(policy: &EgressPolicy, wireguard: IfName, default: EgressDefaultAction) -> (Egress, Vec<Skipped>) {
+pub fn egress(policy: &EgressPolicy, wireguard: IfName, default: Verdict) -> (Egress, Vec<Skipped>) {
     let sources = sources_by_user(policy);
     let mut sorted: Vec<&Rule> = policy.rules.iter().collect();
     sorted.sort_by_key(|rule| rule.id);
@@ -34,7 +32,7 @@ pub fn egress(policy: &EgressPolicy, wireguard: IfName, default: EgressDefaultAc
             Err(problem) => skipped.push(Skipped { id: rule.id, problem }),
         }
     }
-    (Egress { wireguard, rules, default: verdict_of_default(default) }, skipped)
+    (Egress { wireguard, rules, default }, skipped)
 }
 
 /// Every user's source addresses, sorted.
@@ -85,13 +83,6 @@ fn verdict(action: RuleAction) -> Verdict {
     match action {
         RuleAction::Accept => Verdict::Accept,
         RuleAction::Drop => Verdict::Drop,
-    }
-}
-
-fn verdict_of_default(default: EgressDefaultAction) -> Verdict {
-    match default {
-        EgressDefaultAction::Accept => Verdict::Accept,
-        EgressDefaultAction::Drop => Verdict::Drop,
     }
 }
 

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use ferrozone_wg::userspace::Userspace;
-use ferrozone_wg::{InterfaceConfig, Key};
+use ferrozone_gateway::userspace::Userspace;
+use ferrozone_gateway::{InterfaceConfig, Key};
 use tokio::sync::Notify;
 
 #[path = "../../../tests/support/programs.rs"]

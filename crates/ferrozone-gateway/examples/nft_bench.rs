@@ -12,7 +12,7 @@
 //! work in nft's system calls included), from `/proc/self/stat` (10 ms ticks, so given as
 //! means over many runs).
 //!
-//! `cargo run --release -p ferrozone-wg --example nft_bench`; prints `name value` lines.
+//! `cargo run --release -p ferrozone-gateway --example nft_bench`; prints `name value` lines.
 //! `BENCH_USERS` (default 1000) and `BENCH_RULES_PER_USER` (default 10) change the size.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -20,7 +20,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{ensure, Context};
-use ferrozone_wg::nft::{
+use ferrozone_gateway::nft::{
     render, Egress, EgressRule, IfName, Keeper, Nft, Pass, PortMatch, Protocol, Scope, Table, Verdict,
 };
 

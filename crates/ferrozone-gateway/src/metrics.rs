@@ -1,5 +1,5 @@
-//! The data plane's metrics, emitted through the `metrics` facade by the [`crate::reconciler`]
-//! and the [`crate::stats`] loop: whatever recorder the process installed receives them;
+//! The data plane's metrics, emitted through the `metrics` facade by the [`crate::reconciler`],
+//! the [`crate::stats`] loop and the table keeper: whatever recorder the process installed receives them;
 //! with none, they cost next to nothing. Labels are outcomes and states, never a key.
 
 use std::time::{Duration, SystemTime};
@@ -18,6 +18,8 @@ pub const RECONCILE_DURATION: &str = "ferrozone_reconcile_duration_seconds";
 pub const STATS_CYCLES: &str = "ferrozone_stats_cycles_total";
 /// `ferrozone_stats_cycle_duration_seconds`.
 pub const STATS_CYCLE_DURATION: &str = "ferrozone_stats_cycle_duration_seconds";
+/// `ferrozone_rules_applied`: the egress rules in the nftables table as last applied.
+pub const RULES_APPLIED: &str = "ferrozone_rules_applied";
 
 /// Gives every metric of the data plane its unit and help text. Call once, after the
 /// recorder is installed (descriptions sent to no recorder are lost).
@@ -35,6 +37,11 @@ pub fn describe() {
         STATS_CYCLE_DURATION,
         Unit::Seconds,
         "Time of one statistics cycle: reading the interface and writing the changed figures."
+    );
+    describe_gauge!(
+        RULES_APPLIED,
+        Unit::Count,
+        "Egress rules in the nftables table inet ferrozone, as last found or applied."
     );
 }
 

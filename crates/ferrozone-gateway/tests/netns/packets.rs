@@ -4,7 +4,7 @@
 
 use std::process::{Child, Command, Stdio};
 
-use ferrozone_wg::nft::{Egress, EgressRule, IfName, Keeper, Pass, PortMatch, Protocol, Scope, Table, Verdict};
+use ferrozone_gateway::nft::{Egress, EgressRule, IfName, Keeper, Pass, PortMatch, Protocol, Scope, Table, Verdict};
 
 use super::{run, try_in, Namespace};
 

@@ -6,8 +6,8 @@
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use ferrozone_wg::nft::{render, Egress, IfName, Keeper, Nft, Table, TableState, Verdict};
-use ferrozone_wg::routing::default_route_interface;
+use ferrozone_gateway::nft::{render, Egress, IfName, Keeper, Nft, Table, TableState, Verdict};
+use ferrozone_gateway::routing::default_route_interface;
 
 #[path = "netns/delta.rs"]
 mod delta;

@@ -3,7 +3,7 @@
 //! tunnel needs (replies to the gateway's own connections, neighbour discovery, DNS to the
 //! tunnel address); with host filtering off nothing is filtered.
 
-use ferrozone_wg::nft::{EgressRule, Keeper, Pass, Protocol, Scope, Table, Verdict};
+use ferrozone_gateway::nft::{EgressRule, Keeper, Pass, Protocol, Scope, Table, Verdict};
 
 use super::packets::{failing, rule, serve, setup, table, user, Net, PROBE, USERS};
 use super::{try_in, Namespace};

@@ -1,4 +1,4 @@
-//! The routing side of `serve`: IP forwarding on, and the `inet ferrozone` nftables table
+//! The routing side of the gateway: IP forwarding on, and the `inet ferrozone` nftables table
 //! (forwarding filter with the egress rules, NAT) built from the settings and the database
 //! and kept by a [`Keeper`].
 
@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::nft::{IfName, Keeper, Nft, Table, Verdict};
+use crate::routing::{egress_interface, Sysctl};
 use anyhow::Context;
 use ferrozone_domain::Domain;
-use ferrozone_wg::nft::{IfName, Keeper, Nft, Table};
-use ferrozone_wg::routing::{egress_interface, Sysctl};
 use tokio::sync::{watch, Notify};
 
 use super::egress::{egress, Skipped};
-use crate::config::{Config, EgressDefaultAction};
+use super::Options;
 
 /// The table's state, for `/healthz`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -33,7 +33,7 @@ pub struct Routing {
     domain: Arc<Domain>,
     /// The desired table; each pass reads its egress rules afresh.
     table: Table,
-    default: EgressDefaultAction,
+    default: Verdict,
     status: watch::Sender<RoutingStatus>,
     /// The stored rules the last read left out.
     skipped: Vec<Skipped>,
@@ -45,35 +45,30 @@ pub struct Routing {
 /// Turns forwarding on for the tunnel's families and applies the table once, rules
 /// included, so a gateway that cannot route stops `serve` with the reason instead of
 /// silently dropping traffic (or letting through what a rule drops).
-pub async fn start(config: &Config, domain: Arc<Domain>) -> anyhow::Result<Routing> {
+pub async fn start(options: &Options, domain: Arc<Domain>) -> anyhow::Result<Routing> {
     let pools = &domain.settings().pools;
     Sysctl::default().enable_forwarding(pools.v4.is_some(), pools.v6.is_some())?;
-    let wireguard = IfName::parse(&config.wireguard_interface).context("FERROZONE_WIREGUARD_INTERFACE")?;
+    let wireguard = IfName::parse(&options.interface).context("the WireGuard interface's name")?;
     let table = Table {
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
-        masquerade_on: masquerade_on(config)?,
-        egress: egress(&Default::default(), wireguard, config.egress_default_action).0,
-        filter_host: config.host_filter,
+        masquerade_on: masquerade_on(options)?,
+        egress: egress(&Default::default(), wireguard, options.default_action).0,
+        filter_host: options.host_filter,
     };
     let masquerade = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
-    let mut routing = Routing::open(Nft::program(&config.nft), domain, table, config.egress_default_action).await?;
-    if config.masquerade && config.egress_interface.is_none() {
+    let mut routing = Routing::open(Nft::program(&options.nft), domain, table, options.default_action).await?;
+    if options.masquerade && options.egress_interface.is_none() {
         routing.follow_default_route(PathBuf::from(PROC_NET_ROUTE));
     }
     let rules = routing.status.borrow().rules;
-    let host_filter = config.host_filter;
+    let host_filter = options.host_filter;
     tracing::info!(masquerade_on = %masquerade, rules, host_filter, "routing: forwarding on, nftables table inet ferrozone applied");
     Ok(routing)
 }
 
 impl Routing {
     /// Applies `table` with the rules read from `domain` (its own rules are replaced).
-    pub async fn open(
-        nft: Nft,
-        domain: Arc<Domain>,
-        table: Table,
-        default: EgressDefaultAction,
-    ) -> anyhow::Result<Self> {
+    pub async fn open(nft: Nft, domain: Arc<Domain>, table: Table, default: Verdict) -> anyhow::Result<Self> {
         let keeper = Keeper::new(nft, table.clone());
         let (status, _) = watch::channel(RoutingStatus::default());
         let mut routing = Routing { keeper, domain, table, default, status, skipped: Vec::new(), default_route: None };
@@ -132,7 +127,7 @@ impl Routing {
         }
         let applied = self.keeper.reconcile_once().await?;
         let rules = self.table.egress.rules.len();
-        metrics::gauge!(super::RULES_APPLIED).set(rules as f64);
+        metrics::gauge!(crate::metrics::RULES_APPLIED).set(rules as f64);
         self.status.send_modify(|status| {
             status.rules = rules;
             if applied {
@@ -171,11 +166,11 @@ const PROC_NET_ROUTE: &str = "/proc/net/route";
 
 /// The interface to masquerade on: none when masquerading is off, and none (with a warning)
 /// when no interface is configured and there is no default route: the host routes nowhere.
-fn masquerade_on(config: &Config) -> anyhow::Result<Option<IfName>> {
-    if !config.masquerade {
+fn masquerade_on(options: &Options) -> anyhow::Result<Option<IfName>> {
+    if !options.masquerade {
         return Ok(None);
     }
-    match egress_interface(config.egress_interface.as_deref(), Path::new(PROC_NET_ROUTE)) {
+    match egress_interface(options.egress_interface.as_deref(), Path::new(PROC_NET_ROUTE)) {
         Ok(name) => Ok(Some(IfName::parse(&name).with_context(|| format!("the default route's interface `{name}`"))?)),
         Err(e) => {
             tracing::warn!(reason = format!("{e:#}"), "nothing is masqueraded");

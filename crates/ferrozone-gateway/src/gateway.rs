@@ -1,0 +1,304 @@
+//! The gateway as one piece: the WireGuard backend the options choose, the reconciler and
+//! the statistics loop fed with the domain's peers ([`crate::domain`]), and the nftables
+//! table (forwarding, NAT, the egress rules: [`routing`], [`egress`]) kept in line with the
+//! domain. The binary gives it its [`Options`] and a place to run its tasks ([`Tasks`]), and
+//! reads its [`Health`].
+
+mod egress;
+mod routing;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use ferrozone_domain::Domain;
+use ipnet::IpNet;
+use tokio::sync::{watch, Notify};
+
+use crate::domain::DomainPeers;
+use crate::kernel::Kernel;
+use crate::memory::MemoryInterface;
+use crate::nft::Verdict;
+use crate::reconciler::{ReconcileStatus, Reconciler};
+use crate::stats::StatsCollector;
+use crate::userspace::Userspace;
+use crate::{InterfaceConfig, Key, PeerSource, WireGuard};
+pub use routing::RoutingStatus;
+
+/// Which WireGuard implementation carries the tunnel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// None: nothing is enforced (an API-only process).
+    None,
+    /// The Linux module, over netlink.
+    Kernel,
+    /// A supervised `wireguard-go`, over its UAPI socket.
+    Userspace,
+    /// The kernel's, else userspace, else none.
+    Auto,
+}
+
+/// Everything the gateway takes from the configuration.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub backend: Backend,
+    /// The interface's name (`wg-ferrozone`).
+    pub interface: String,
+    /// WireGuard's UDP port.
+    pub listen_port: u16,
+    /// The `wireguard-go` program of the userspace backend.
+    pub wireguard_go: String,
+    /// How often the statistics are read back.
+    pub stats_interval: Duration,
+    /// What the table does with tunnel traffic no egress rule matches.
+    pub default_action: Verdict,
+    /// The `nft` program.
+    pub nft: String,
+    /// Remove the table when the process stops.
+    pub nft_remove_on_shutdown: bool,
+    /// Masquerade tunnel traffic leaving the host.
+    pub masquerade: bool,
+    /// The interface tunnel traffic leaves by; `None`: the default route's.
+    pub egress_interface: Option<String>,
+    /// Filter what the tunnel may reach on the gateway itself.
+    pub host_filter: bool,
+    /// How often the reconciler and the table keeper repair drift without a trigger.
+    pub repair_interval: Duration,
+}
+
+/// How often the reconciler runs without a trigger, to repair drift, unless the options say.
+pub const REPAIR_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The first and the longest wait before watching the database for changes again.
+const WATCH_RETRY: Duration = Duration::from_secs(1);
+const WATCH_RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// A task of the gateway.
+pub type Task = Pin<Box<dyn Future<Output = anyhow::Result<()>> + Send>>;
+
+/// Where the gateway's tasks run (the binary's supervisor), each with its name.
+pub trait Tasks {
+    /// A task meant to run as long as the process: if it ends, the process hears of it.
+    fn spawn(&mut self, name: &'static str, task: Task);
+    /// A task that ends by itself once [`Tasks::stopping`] resolves, waited for.
+    fn spawn_draining(&mut self, name: &'static str, task: Task);
+    /// Resolves when the process begins to stop.
+    fn stopping(&self) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
+
+/// A running gateway, for its health.
+pub struct Gateway {
+    backend: &'static str,
+    reconcile: watch::Receiver<ReconcileStatus>,
+    routing: watch::Receiver<RoutingStatus>,
+    default_action: Verdict,
+}
+
+/// The gateway's state: the backend, the reconciler's and the table keeper's outcomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Health {
+    /// `kernel` or `userspace`.
+    pub backend: &'static str,
+    pub reconcile: ReconcileStatus,
+    pub routing: RoutingStatus,
+    pub default_action: Verdict,
+}
+
+impl Gateway {
+    pub fn health(&self) -> Health {
+        Health {
+            backend: self.backend,
+            reconcile: *self.reconcile.borrow(),
+            routing: *self.routing.borrow(),
+            default_action: self.default_action,
+        }
+    }
+}
+
+/// Starts the backend `options` ask for and, under `tasks`, the loops that keep it and the
+/// table in line with the database; `None` when there is no backend (nothing to enforce).
+/// The backend lives as long as those loops (a wireguard-go child with it).
+pub async fn start(options: &Options, domain: Arc<Domain>, tasks: &mut dyn Tasks) -> anyhow::Result<Option<Gateway>> {
+    // One signal from the domain (this process's commits and the database watch), one
+    // wake-up per consumer: a `Notify` permit wakes only one waiter.
+    let (peers_changed, table_changed) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let interface = open_backend(options, &domain, peers_changed.clone()).await?;
+    if interface.kind() == "none" {
+        return Ok(None);
+    }
+    let routing = routing::start(options, domain.clone()).await?;
+    let routing_status = routing.status();
+    let (remove, table, repair) = (options.nft_remove_on_shutdown, table_changed.clone(), options.repair_interval);
+    tasks.spawn_draining("nftables", Box::pin(routing::keep(routing, table, repair, tasks.stopping(), remove)));
+    let fan_out = fan_out(domain.peer_changes(), vec![peers_changed.clone(), table_changed]);
+    tasks.spawn("change fan-out", Box::pin(forever(fan_out)));
+    let source: Arc<dyn PeerSource> = Arc::new(DomainPeers::new(domain.clone()));
+    tasks.spawn("peer change watcher", Box::pin(watch_peer_changes(domain.clone(), domain.peer_changes())));
+    let reconciler = Reconciler::new(source.clone(), interface.clone());
+    let gateway = Gateway {
+        backend: interface.kind(),
+        reconcile: reconciler.status(),
+        routing: routing_status,
+        default_action: options.default_action,
+    };
+    tasks.spawn("reconciler", Box::pin(forever(reconciler.run(peers_changed, repair))));
+    let collector = StatsCollector::new(source, interface);
+    tasks.spawn("statistics", Box::pin(forever(collector.run(options.stats_interval))));
+    Ok(Some(gateway))
+}
+
+/// Passes every wake-up of `source` on to each of `consumers`, forever.
+async fn fan_out(source: Arc<Notify>, consumers: Vec<Arc<Notify>>) {
+    loop {
+        source.notified().await;
+        for consumer in &consumers {
+            consumer.notify_one();
+        }
+    }
+}
+
+/// A loop that never ends by design: if it does, the supervisor hears of it.
+async fn forever(task: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+    task.await;
+    Ok(())
+}
+
+/// Wakes the data plane on every committed change, also those of other processes sharing
+/// the database. A lost watch (the database restarted) is retried: meanwhile the
+/// reconciler's timed passes keep the interface in line.
+async fn watch_peer_changes(domain: Arc<Domain>, changes: Arc<Notify>) -> anyhow::Result<()> {
+    let watch = || domain.watch_peer_changes();
+    retry_watch(watch, &changes, (WATCH_RETRY, WATCH_RETRY_MAX)).await
+}
+
+/// Runs `watch` again after each failure, waiting `first`, then twice as long each time up
+/// to `max` (from `first` again after a watch that held longer than `max`), and wakes the
+/// reconciler each time: changes made meanwhile were not heard. Ends only when `watch`
+/// returns (the database was closed).
+async fn retry_watch<W, F, E>(mut watch: W, changes: &Notify, (first, max): (Duration, Duration)) -> anyhow::Result<()>
+where
+    W: FnMut() -> F,
+    F: std::future::Future<Output = Result<(), E>>,
+    E: std::fmt::Display,
+{
+    let mut wait = first;
+    loop {
+        let started = tokio::time::Instant::now();
+        if let Err(e) = watch().await {
+            if started.elapsed() > max {
+                wait = first;
+            }
+            tracing::warn!(error = %e, retry_ms = wait.as_millis(), "watching the database for peer changes failed");
+        } else {
+            anyhow::bail!("the database was closed");
+        }
+        changes.notify_one();
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(max);
+    }
+}
+
+async fn open_backend(options: &Options, domain: &Domain, changes: Arc<Notify>) -> anyhow::Result<Arc<dyn WireGuard>> {
+    let name = &options.interface;
+    let chosen = match options.backend {
+        Backend::None => None,
+        Backend::Kernel => Some(kernel(options, domain).await?),
+        Backend::Userspace => Some(userspace(options, domain, changes).await?),
+        Backend::Auto => auto(options, domain, changes).await,
+    };
+    let backend = chosen.unwrap_or_else(|| Arc::new(MemoryInterface::none()) as Arc<dyn WireGuard>);
+    tracing::info!(backend = backend.kind(), interface = %name, "WireGuard data plane");
+    Ok(backend)
+}
+
+/// Kernel, else userspace, else none; says which and why.
+async fn auto(options: &Options, domain: &Domain, changes: Arc<Notify>) -> Option<Arc<dyn WireGuard>> {
+    let kernel_error = match kernel(options, domain).await {
+        Ok(backend) => return Some(backend),
+        Err(e) => format!("{e:#}"),
+    };
+    tracing::info!(reason = %kernel_error, "the kernel WireGuard backend is not available; trying userspace");
+    match userspace(options, domain, changes).await {
+        Ok(backend) => Some(backend),
+        Err(e) => {
+            tracing::warn!(
+                kernel = %kernel_error,
+                userspace = format!("{e:#}"),
+                "no WireGuard backend could start: serving the API only, nothing is enforced"
+            );
+            None
+        }
+    }
+}
+
+async fn kernel(options: &Options, domain: &Domain) -> anyhow::Result<Arc<dyn WireGuard>> {
+    Ok(Arc::new(Kernel::start(interface_config(options, domain)?).await?))
+}
+
+async fn userspace(options: &Options, domain: &Domain, changes: Arc<Notify>) -> anyhow::Result<Arc<dyn WireGuard>> {
+    let interface = interface_config(options, domain)?;
+    let backend = Userspace::start(&options.wireguard_go, interface, changes).await?;
+    Ok(Arc::new(backend))
+}
+
+/// The interface's key, port and gateway addresses (docs/api.md section 6).
+fn interface_config(options: &Options, domain: &Domain) -> anyhow::Result<InterfaceConfig> {
+    let pools = &domain.settings().pools;
+    let addresses = [&pools.v4, &pools.v6]
+        .into_iter()
+        .flatten()
+        .map(|pool| IpNet::new(pool.gateway(), pool.network().prefix_len()))
+        .collect::<Result<Vec<_>, _>>()
+        .context("a gateway address")?;
+    Ok(InterfaceConfig {
+        name: options.interface.clone(),
+        private_key: Key::from_base64(domain.server_private_key()).context("the server's WireGuard key")?,
+        listen_port: options.listen_port,
+        addresses,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A lost watch is retried (the reconciler woken each time) until the database closes.
+    #[tokio::test]
+    async fn a_lost_watch_is_retried_until_the_database_closes() {
+        let calls = AtomicUsize::new(0);
+        let changes = Notify::new();
+        let watch = || {
+            let call = calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                match call {
+                    0..=2 => Err("connection refused"),
+                    _ => Ok(()),
+                }
+            }
+        };
+        let waits = (Duration::from_millis(1), Duration::from_millis(4));
+        let error = retry_watch(watch, &changes, waits).await.unwrap_err();
+        assert_eq!(error.to_string(), "the database was closed");
+        assert_eq!(calls.load(Ordering::SeqCst), 4, "three failures, each retried");
+        // The last failure left a wake-up for the reconciler.
+        tokio::time::timeout(Duration::from_secs(60), changes.notified()).await.expect("the reconciler was woken");
+    }
+
+    /// One wake-up of the domain's signal wakes every consumer: the reconciler and the
+    /// table keeper each get their own permit.
+    #[tokio::test]
+    async fn one_change_wakes_every_consumer() {
+        let source = Arc::new(Notify::new());
+        let consumers = [Arc::new(Notify::new()), Arc::new(Notify::new())];
+        let task = tokio::spawn(fan_out(source.clone(), consumers.to_vec()));
+        source.notify_one();
+        for consumer in &consumers {
+            tokio::time::timeout(Duration::from_secs(60), consumer.notified()).await.expect("woken");
+        }
+        task.abort();
+    }
+}
