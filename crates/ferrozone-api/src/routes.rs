@@ -1,5 +1,6 @@
-//! Route tables. Routes are registered through `utoipa_axum`, so a route cannot exist
-//! without its entry in the OpenAPI document.
+//! Route tables, one module per resource. Routes are registered through `utoipa_axum`, so
+//! a route cannot exist without its entry in the OpenAPI document ([`crate::openapi`]
+//! gathers them).
 
 pub mod audit;
 pub mod configuration;
@@ -13,14 +14,9 @@ pub mod totp;
 pub mod users;
 pub mod webhooks;
 
-use utoipa::OpenApi;
-use utoipa_axum::router::OpenApiRouter;
-
-use crate::openapi::ApiDoc;
 use crate::wire::Attributes;
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::JsonObject;
-use ferrozone_http::AppState;
 
 /// A request body read as a resource's attributes.
 pub trait ReadAttributes {
@@ -33,18 +29,4 @@ impl ReadAttributes for JsonObject {
     fn read<T: Attributes>(self) -> Result<T, ApiError> {
         self.wrapped(T::KEY).map(T::parse)
     }
-}
-
-pub fn api() -> OpenApiRouter<AppState> {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .merge(devices::routes())
-        .merge(users::routes())
-        .merge(rules::routes())
-        .merge(tokens::routes())
-        .merge(configuration::routes())
-        .merge(me::routes())
-        .merge(totp::routes())
-        .merge(server::routes())
-        .merge(webhooks::routes())
-        .merge(audit::routes())
 }

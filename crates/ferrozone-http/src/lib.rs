@@ -5,6 +5,7 @@
 //! page; the binary gives [`app`] the faces' routes (docs/design/http-crates.md, "The
 //! foundation and its two faces").
 
+pub mod api_path;
 pub mod cookies;
 pub mod cursor;
 pub mod disposition;

@@ -119,10 +119,5 @@ fn is_connection_error(e: &std::io::Error) -> bool {
     matches!(e.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset)
 }
 
-/// Whether `path` is under the `/v0` API (its responses are JSON and never cached).
-pub fn is_api_path(path: &str) -> bool {
-    path == "/v0" || path.starts_with("/v0/")
-}
-
 #[cfg(test)]
 mod tests;

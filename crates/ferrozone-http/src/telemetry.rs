@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::MatchedPath;
-use axum::http::{header, HeaderMap, HeaderValue, Request, Response};
+use axum::http::{Request, Response};
 use axum::response::IntoResponse;
 use axum::Router;
 use tower::layer::layer_fn;
@@ -149,13 +149,6 @@ fn drop_unusable_request_id<B>(mut req: Request<B>) -> Request<B> {
 fn is_usable_request_id(id: &[u8]) -> bool {
     (1..=MAX_REQUEST_ID).contains(&id.len())
         && id.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-}
-
-/// Every response under `/v0` (errors and 404s included) is not to be stored by any cache
-/// (it may carry keys) nor sniffed as another content type.
-pub fn add_api_headers(headers: &mut HeaderMap) {
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
 }
 
 #[cfg(test)]

@@ -130,7 +130,7 @@ async fn handle(
     let guard = activity.request_started();
     let (mut parts, body) = req.into_parts();
     parts.extensions.insert(ConnectInfo(remote));
-    let api = super::is_api_path(parts.uri.path());
+    let api = crate::api_path::is_api_path(parts.uri.path());
     let req = Request::from_parts(parts, Body::new(DeadlineBody::new(body, limits.body_timeout)));
     let mut response = match tokio::time::timeout(limits.request_timeout, app.oneshot(req)).await {
         Ok(Ok(response)) => response,
@@ -160,7 +160,7 @@ fn timed_out(api: bool) -> Response<Body> {
         *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
         let headers = response.headers_mut();
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json; charset=utf-8"));
-        crate::telemetry::add_api_headers(headers);
+        crate::api_path::add_api_headers(headers);
         response
     } else {
         crate::page::html(StatusCode::SERVICE_UNAVAILABLE, TIMED_OUT_PAGE.to_owned())

@@ -13,7 +13,7 @@ use ferrozone_domain::audit::{context, Actor, Origin};
 use pin_project_lite::pin_project;
 use tower::Service;
 
-/// Adds [`super::add_api_headers`] to every response under `/v0`, errors and 404s included.
+/// Adds [`crate::api_path::add_api_headers`] to every response under `/v0`, errors and 404s included.
 #[derive(Clone)]
 pub struct ApiHeaders<S>(pub S);
 
@@ -30,7 +30,7 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
-        let api = crate::server::is_api_path(req.uri().path());
+        let api = crate::api_path::is_api_path(req.uri().path());
         WithApiHeaders { inner: self.0.call(req), api }
     }
 }
@@ -54,7 +54,7 @@ where
         let this = self.project();
         let mut result = ready!(this.inner.poll(cx));
         if let (true, Ok(response)) = (*this.api, &mut result) {
-            super::add_api_headers(response.headers_mut());
+            crate::api_path::add_api_headers(response.headers_mut());
         }
         Poll::Ready(result)
     }
