@@ -2,7 +2,7 @@
 //! the statistics loop fed with the domain's peers ([`crate::domain`]), and the nftables
 //! table (forwarding, NAT, the egress rules: [`routing`], [`egress`]) kept in line with the
 //! domain. The binary gives it its [`Options`] and a place to run its tasks ([`Tasks`]), and
-//! reads its [`Health`].
+//! reads its [`Health`] (docs/design/data-plane.md, "The gateway as one piece").
 
 mod egress;
 mod routing;
