@@ -6,6 +6,7 @@
 //! have is not refused here: it is recorded in the input's `wrong_types`, so that the
 //! domain reports it with every other error of the request, in one 422.
 
+mod configuration;
 mod devices;
 mod reader;
 mod rules;
@@ -18,7 +19,7 @@ pub use reader::{Attr, Reader};
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use ferrozone_domain::input::{NewDevice, NewRule, NewToken, NewUser};
+use ferrozone_domain::input::{ConfigurationChanges, NewDevice, NewRule, NewToken, NewUser};
 use serde_json::{Map, Value};
 use utoipa::openapi::schema::Schema;
 use utoipa::openapi::RefOr;
@@ -50,6 +51,7 @@ pub trait Described: Attributes {
 /// `{NAME}Attrs` being what `T`'s parser reads.
 pub struct Envelope<T>(PhantomData<T>);
 
+pub type ConfigurationEnvelope = Envelope<ConfigurationChanges>;
 pub type DeviceEnvelope = Envelope<NewDevice>;
 pub type RuleEnvelope = Envelope<NewRule>;
 pub type TokenEnvelope = Envelope<NewToken>;

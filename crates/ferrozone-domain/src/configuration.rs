@@ -58,6 +58,15 @@ pub enum RequireTotp {
 }
 
 impl RequireTotp {
+    /// Each value with the name a client sends and reads.
+    pub const NAMES: [(&'static str, Self); 3] =
+        [("off", Self::Off), ("admins", Self::Admins), ("everyone", Self::Everyone)];
+
+    /// The name a client sends and reads.
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, value)| *value == self).map_or("off", |(name, _)| name)
+    }
+
     /// Whether a user with `role` is covered.
     pub fn covers(self, role: crate::model::Role) -> bool {
         match self {

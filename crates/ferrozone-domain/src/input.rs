@@ -1,4 +1,5 @@
-//! What the use cases that create and change users, devices and egress rules take.
+//! What the use cases that create and change users, devices, egress rules and the runtime
+//! configuration take.
 //!
 //! Each attribute of a request is absent, `null` or a value. Where the contract tells absent
 //! from `null` (docs/api.md sections 4 and 5: absent keeps the stored value, `null` clears
@@ -16,6 +17,7 @@ use std::collections::BTreeMap;
 
 use zeroize::Zeroizing;
 
+use crate::configuration::RequireTotp;
 use crate::model::Role;
 
 /// One attribute of a partial change: absent (keep), `null`, or a value.
@@ -196,6 +198,27 @@ pub struct TunnelSettings {
     pub endpoint: Patch<String>,
     pub mtu: Patch<i64>,
     pub persistent_keepalive: Patch<i64>,
+}
+
+/// A change to the runtime configuration (`PATCH /v0/configuration`): absent keys keep their
+/// value, `null` clears the two nullable ones and is blank for the others.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigurationChanges {
+    pub local_auth_enabled: Patch<bool>,
+    pub allow_unprivileged_device_management: Patch<bool>,
+    pub allow_unprivileged_device_configuration: Patch<bool>,
+    pub disable_vpn_on_oidc_error: Patch<bool>,
+    pub vpn_session_duration: Patch<i64>,
+    pub default_client_persistent_keepalive: Patch<i64>,
+    pub default_client_mtu: Patch<i64>,
+    pub default_client_endpoint: Patch<String>,
+    pub default_client_dns: Patch<Vec<String>>,
+    pub default_client_allowed_ips: Patch<Vec<String>>,
+    pub require_totp: Patch<RequireTotp>,
+    /// Each replaces its whole list; the providers are checked as at start-up.
+    pub openid_connect_providers: Patch<Vec<serde_json::Value>>,
+    pub saml_identity_providers: Patch<Vec<serde_json::Value>>,
+    pub wrong_types: WrongTypes,
 }
 
 #[cfg(test)]

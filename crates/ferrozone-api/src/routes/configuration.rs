@@ -5,6 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::configuration::Values;
+use ferrozone_domain::input::ConfigurationChanges;
 use ferrozone_domain::service::configuration::Configuration;
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -13,6 +14,8 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::dto::Time;
+use crate::routes::ReadAttributes;
+use crate::wire::ConfigurationEnvelope;
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, JsonObject};
 use ferrozone_http::{reply, AppState};
@@ -47,40 +50,6 @@ pub struct ConfigurationDto {
 #[derive(Serialize, ToSchema)]
 pub struct ConfigurationData {
     pub data: ConfigurationDto,
-}
-
-/// The keys a client may change; others are ignored.
-#[derive(ToSchema)]
-#[allow(dead_code)] // a schema only: the body is read as JSON and checked by the domain
-pub struct ConfigurationAttrs {
-    local_auth_enabled: Option<bool>,
-    allow_unprivileged_device_management: Option<bool>,
-    allow_unprivileged_device_configuration: Option<bool>,
-    disable_vpn_on_oidc_error: Option<bool>,
-    #[schema(minimum = 0, maximum = 2147483647)]
-    vpn_session_duration: Option<i64>,
-    #[schema(minimum = 0, maximum = 120)]
-    default_client_persistent_keepalive: Option<i32>,
-    #[schema(minimum = 576, maximum = 1500)]
-    default_client_mtu: Option<i32>,
-    default_client_endpoint: Option<String>,
-    default_client_dns: Option<Vec<String>>,
-    default_client_allowed_ips: Option<Vec<String>>,
-    /// Who must sign in with an authenticator code after the password.
-    require_totp: Option<ferrozone_domain::configuration::RequireTotp>,
-    /// Replaces the whole list; each provider is checked as at start-up.
-    #[schema(value_type = Option<Vec<Object>>)]
-    openid_connect_providers: Option<Vec<serde_json::Value>>,
-    /// Replaces the whole list; each provider is checked as at start-up.
-    #[schema(value_type = Option<Vec<Object>>)]
-    saml_identity_providers: Option<Vec<serde_json::Value>>,
-}
-
-/// `{"configuration": ConfigurationAttrs}`
-#[derive(ToSchema)]
-#[allow(dead_code)] // a schema only
-pub struct ConfigurationEnvelope {
-    configuration: ConfigurationAttrs,
 }
 
 impl From<Configuration> for ConfigurationDto {
@@ -126,7 +95,7 @@ async fn update_configuration(
     body: JsonObject,
 ) -> Result<Response, ApiError> {
     actor.require_admin()?;
-    let sent = body.wrapped("configuration")?;
+    let sent: ConfigurationChanges = body.read()?;
     let web = app.web.clone();
     let check = move |providers: &ferrozone_domain::providers::Providers| web.check_providers(providers);
     Ok(ok(app.domain.update_configuration(&actor, &sent, &check).await?))

@@ -13,11 +13,17 @@ use zeroize::Zeroizing;
 pub struct Attr {
     pub name: &'static str,
     pub doc: Option<&'static str>,
+    /// The least and the greatest value of an integer, for the schema (the domain checks).
+    pub range: Option<(i64, i64)>,
 }
 
 impl Attr {
     pub const fn new(name: &'static str) -> Self {
-        Self { name, doc: None }
+        Self { name, doc: None, range: None }
+    }
+
+    pub const fn range(self, min: i64, max: i64) -> Self {
+        Self { range: Some((min, max)), ..self }
     }
 
     pub const fn doc(self, doc: &'static str) -> Self {
@@ -76,13 +82,47 @@ impl Reader {
 
     /// An integer (a JSON number without a fraction, within 64 bits).
     pub fn integer(&mut self, attr: &Attr) -> Patch<i64> {
-        let schema = nullable(Type::Integer).format(Some(SchemaFormat::KnownFormat(KnownFormat::Int32)));
+        let mut schema = nullable(Type::Integer).format(Some(SchemaFormat::KnownFormat(KnownFormat::Int32)));
+        if let Some((min, max)) = attr.range {
+            schema = schema.minimum(Some(min)).maximum(Some(max));
+        }
         self.read(attr, schema, |v| v.as_i64())
+    }
+
+    /// A boolean, absent, `null` or a value.
+    pub fn switch(&mut self, attr: &Attr) -> Patch<bool> {
+        self.read(attr, nullable(Type::Boolean), |v| v.as_bool())
+    }
+
+    /// One of the strings of `values`, each naming its value; any other string is of a
+    /// wrong type.
+    pub fn choice<T: Copy>(&mut self, attr: &Attr, values: &[(&'static str, T)]) -> Patch<T> {
+        let names = values.iter().map(|(name, _)| Value::from(*name)).chain([Value::Null]);
+        let schema = nullable(Type::String).enum_values(Some(names));
+        self.read(attr, schema, |v| {
+            let sent = v.as_str()?;
+            values.iter().find(|(name, _)| *name == sent).map(|(_, value)| *value)
+        })
+    }
+
+    /// A list of JSON objects, each as sent (the domain checks them).
+    pub fn objects(&mut self, attr: &Attr) -> Patch<Vec<Value>> {
+        let mut schema = ArrayBuilder::new()
+            .schema_type(SchemaType::from_iter([Type::Array, Type::Null]))
+            .items(ObjectBuilder::new().schema_type(Type::Object));
+        if let Some(doc) = attr.doc {
+            schema = schema.description(Some(doc));
+        }
+        self.declare(attr, Schema::Array(schema.build()));
+        self.value(attr, |v| match v {
+            Value::Array(items) => Some(items),
+            _ => None,
+        })
     }
 
     /// A boolean; `null` is of a wrong type.
     pub fn flag(&mut self, attr: &Attr) -> Option<bool> {
-        match self.read(attr, nullable(Type::Boolean), |v| v.as_bool()) {
+        match self.switch(attr) {
             Patch::Absent => None,
             Patch::Null => {
                 self.wrong_types.insert(attr.name, false);

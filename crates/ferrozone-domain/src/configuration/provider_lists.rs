@@ -2,9 +2,10 @@
 //! (docs/design/configuration.md, "Configuration"): JSON lists of provider objects, checked by the
 //! start-up parser ([`Providers::parse`]), replaced whole by a PATCH.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::Fixed;
+use crate::input::{ConfigurationChanges, Patch};
 use crate::providers::Providers;
 use crate::Errors;
 
@@ -68,21 +69,23 @@ impl ProviderLists {
     }
 }
 
-/// The lists after the PATCH `sent`, with the keys it changes, or nothing when it names
+/// The lists after the change `sent`, with the keys it changes, or nothing when it names
 /// neither list; problems go to `errors` under the list's key, without the key's name.
 pub fn check(
-    sent: &Map<String, Value>,
+    sent: &ConfigurationChanges,
     current: &ProviderLists,
     fixed: &Fixed,
     errors: &mut Errors,
 ) -> Option<(ProviderLists, Providers, Vec<&'static str>)> {
     let mut lists = current.clone();
     let mut changed = Vec::new();
-    for key in [OIDC_KEY, SAML_KEY] {
-        let Some(value) = sent.get(key) else { continue };
+    for (key, list) in [(OIDC_KEY, &sent.openid_connect_providers), (SAML_KEY, &sent.saml_identity_providers)] {
+        if list.is_absent() && !sent.wrong_types.has(key) {
+            continue;
+        }
         if let Some(source) = fixed.source(key) {
             errors.add(key, format!("cannot be changed; it is overridden by {source}"));
-        } else if let Value::Array(items) = value {
+        } else if let Patch::Value(items) = list {
             *lists.get_mut(key) = items.clone();
             changed.push(key);
         } else {
@@ -112,49 +115,4 @@ fn split_key(message: &str) -> (&'static str, &str) {
     (SAML_KEY, message)
 }
 
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn oidc(id: &str) -> Value {
-        json!({"id": id, "client_id": "c", "client_secret": "s", "auto_create_users": false,
-            "discovery_document_uri": "https://idp.example/.well-known/openid-configuration"})
-    }
-
-    fn run(sent: Value, current: &ProviderLists, fixed: &Fixed) -> (Option<ProviderLists>, Errors) {
-        let mut errors = Errors::new();
-        let out = check(sent.as_object().unwrap(), current, fixed, &mut errors);
-        (out.map(|(lists, _, _)| lists), errors)
-    }
-
-    #[test]
-    fn a_list_replaces_the_whole_list_and_the_other_stays() {
-        let current = ProviderLists { oidc: vec![oidc("a")], saml: vec![] };
-        let (lists, errors) = run(json!({OIDC_KEY: [oidc("b")]}), &current, &Fixed::default());
-        assert!(errors.is_empty());
-        assert_eq!(lists.unwrap().oidc, [oidc("b")]);
-        assert_eq!(run(json!({"other": 1}), &current, &Fixed::default()).0, None);
-    }
-
-    #[test]
-    fn the_start_up_parser_s_messages_under_the_key() {
-        let mut bad = oidc("a");
-        bad["scope"] = json!("email");
-        let (_, errors) = run(json!({OIDC_KEY: [bad]}), &ProviderLists::default(), &Fixed::default());
-        assert_eq!(errors.get(OIDC_KEY).unwrap(), ["provider `a`: `scope` must include `openid`"]);
-        let (_, errors) = run(json!({SAML_KEY: {}}), &ProviderLists::default(), &Fixed::default());
-        assert_eq!(errors.get(SAML_KEY).unwrap(), ["must be an array"]);
-    }
-
-    #[test]
-    fn the_environment_fixes_a_list() {
-        let fixed = Fixed::new([(OIDC_KEY.to_owned(), "OPENID_CONNECT_PROVIDERS".to_owned())]);
-        let (_, errors) = run(json!({OIDC_KEY: []}), &ProviderLists::default(), &fixed);
-        assert_eq!(
-            errors.get(OIDC_KEY).unwrap(),
-            ["cannot be changed; it is overridden by OPENID_CONNECT_PROVIDERS environment variable"]
-        );
-    }
-}
+// Its tests read JSON: crates/ferrozone-api/src/wire/configuration/tests.rs.

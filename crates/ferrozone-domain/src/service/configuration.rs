@@ -3,13 +3,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use uuid::Uuid;
 
 use super::{Domain, Principal};
 use crate::configuration::provider_lists::{self, CurrentProviders, ProviderLists};
 use crate::configuration::{patch, Values, ID_ROW, INSERTED_AT_ROW, KEYS, ROW_PREFIX, UPDATED_AT_ROW};
 use crate::error::{DomainError, Result};
+use crate::input::ConfigurationChanges;
 use crate::providers::Providers;
 use crate::settings::{ClientDefaults, Settings};
 use crate::time::Timestamp;
@@ -46,7 +47,7 @@ impl Domain {
     pub async fn update_configuration(
         &self,
         actor: &Principal,
-        sent: &Map<String, Value>,
+        sent: &ConfigurationChanges,
         check: ProviderCheck<'_>,
     ) -> Result<Configuration> {
         actor.require_admin()?;

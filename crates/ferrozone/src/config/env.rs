@@ -1,4 +1,5 @@
-//! Folding the config file and the Firezone aliases into `FERROZONE_*` variables.
+//! Folding the config file and the Firezone aliases (of [`table`]) into `FERROZONE_*`
+//! variables.
 //! Firezone's `DATABASE_*` variables become `FERROZONE_DATABASE_URL` ([`firezone`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -7,51 +8,12 @@ use std::sync::Mutex;
 
 use anyhow::{bail, Context};
 
-use super::firezone;
-
-/// Firezone 0.x names that mean the same as a Ferrozone setting.
-const ALIASES: &[(&str, &str)] = &[
-    ("DEFAULT_ADMIN_EMAIL", "FERROZONE_ADMIN_EMAIL"),
-    ("EXTERNAL_URL", "FERROZONE_EXTERNAL_URL"),
-    ("WIREGUARD_PORT", "FERROZONE_WIREGUARD_PORT"),
-    ("WIREGUARD_IPV4_ENABLED", "FERROZONE_WIREGUARD_IPV4_ENABLED"),
-    ("WIREGUARD_IPV4_NETWORK", "FERROZONE_WIREGUARD_IPV4_NETWORK"),
-    ("WIREGUARD_IPV4_ADDRESS", "FERROZONE_WIREGUARD_IPV4_ADDRESS"),
-    ("WIREGUARD_IPV6_ENABLED", "FERROZONE_WIREGUARD_IPV6_ENABLED"),
-    ("WIREGUARD_IPV6_NETWORK", "FERROZONE_WIREGUARD_IPV6_NETWORK"),
-    ("WIREGUARD_IPV6_ADDRESS", "FERROZONE_WIREGUARD_IPV6_ADDRESS"),
-    ("DEFAULT_CLIENT_ALLOWED_IPS", "FERROZONE_DEFAULT_CLIENT_ALLOWED_IPS"),
-    ("DEFAULT_CLIENT_DNS", "FERROZONE_DEFAULT_CLIENT_DNS"),
-    ("WIREGUARD_DNS", "FERROZONE_DEFAULT_CLIENT_DNS"),
-    ("DEFAULT_CLIENT_MTU", "FERROZONE_DEFAULT_CLIENT_MTU"),
-    ("WIREGUARD_MTU", "FERROZONE_DEFAULT_CLIENT_MTU"),
-    ("DEFAULT_CLIENT_PERSISTENT_KEEPALIVE", "FERROZONE_DEFAULT_CLIENT_PERSISTENT_KEEPALIVE"),
-    ("DEFAULT_CLIENT_ENDPOINT", "FERROZONE_DEFAULT_CLIENT_ENDPOINT"),
-    ("MAX_DEVICES_PER_USER", "FERROZONE_MAX_DEVICES_PER_USER"),
-    ("OPENID_CONNECT_PROVIDERS", "FERROZONE_OPENID_CONNECT_PROVIDERS"),
-    ("SAML_IDENTITY_PROVIDERS", "FERROZONE_SAML_IDENTITY_PROVIDERS"),
-    ("SAML_ENTITY_ID", "FERROZONE_SAML_ENTITY_ID"),
-    ("SAML_KEYFILE_PATH", "FERROZONE_SAML_KEYFILE"),
-    ("SAML_CERTFILE_PATH", "FERROZONE_SAML_CERTFILE"),
-    ("DISABLE_VPN_ON_OIDC_ERROR", "FERROZONE_DISABLE_VPN_ON_OIDC_ERROR"),
-    ("GATEWAY_EGRESS_INTERFACE", "FERROZONE_EGRESS_INTERFACE"),
-    ("EGRESS_INTERFACE", "FERROZONE_EGRESS_INTERFACE"),
-    ("GATEWAY_NFT_PATH", "FERROZONE_NFT"),
-    ("NFT_PATH", "FERROZONE_NFT"),
-    ("LOCAL_AUTH_ENABLED", "FERROZONE_LOCAL_AUTH_ENABLED"),
-    ("ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT", "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT"),
-    ("ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION", "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION"),
-    ("VPN_SESSION_DURATION", "FERROZONE_VPN_SESSION_DURATION"),
-    ("ADMIN_EMAIL", "FERROZONE_ADMIN_EMAIL"),
-    ("DEFAULT_ADMIN_PASSWORD", "FERROZONE_ADMIN_PASSWORD"),
-    ("DATABASE_POOL_SIZE", "FERROZONE_DATABASE_MAX_CONNECTIONS"),
-    ("DATABASE_POOL", "FERROZONE_DATABASE_MAX_CONNECTIONS"),
-];
+use super::{firezone, table};
 
 /// The Firezone names [`prepare_environment`] folds in one to one.
 #[cfg(test)]
 pub fn alias_names() -> impl Iterator<Item = &'static str> {
-    ALIASES.iter().map(|(alias, _)| *alias)
+    table::aliases().map(|(alias, _)| alias)
 }
 
 /// Where a `FERROZONE_*` variable that [`prepare_environment`] set came from.
@@ -91,7 +53,7 @@ pub fn prepare_environment(args: &[String], known: &BTreeSet<String>) -> anyhow:
             record(DATABASE_URL, Folded::Alias("DATABASE_HOST"));
         }
     }
-    for (alias, name) in ALIASES {
+    for (alias, name) in table::aliases() {
         if std::env::var_os(name).is_none() {
             if let Some(value) = std::env::var_os(alias) {
                 std::env::set_var(name, value);

@@ -1,56 +1,36 @@
 //! Which configuration keys the environment sets (docs/design/configuration.md, "Configuration"):
-//! those a PATCH of `/v0/configuration` may not change.
+//! those a PATCH of `/v0/configuration` may not change. The settings that set one are the
+//! runtime ones of [`table`].
 
 use clap::parser::ValueSource;
 use clap::ArgMatches;
-use ferrozone_domain::configuration::Fixed;
+use ferrozone_domain::configuration::provider_lists::{OIDC_KEY, SAML_KEY};
+use ferrozone_domain::configuration::{Fixed, KEYS};
 
-/// Configuration key → its variable and the Firezone aliases of that variable.
-const VARIABLES: &[(&str, &str, &[&str])] = &[
-    ("local_auth_enabled", "FERROZONE_LOCAL_AUTH_ENABLED", &["LOCAL_AUTH_ENABLED"]),
-    (
-        "allow_unprivileged_device_management",
-        "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT",
-        &["ALLOW_UNPRIVILEGED_DEVICE_MANAGEMENT"],
-    ),
-    (
-        "allow_unprivileged_device_configuration",
-        "FERROZONE_ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION",
-        &["ALLOW_UNPRIVILEGED_DEVICE_CONFIGURATION"],
-    ),
-    ("vpn_session_duration", "FERROZONE_VPN_SESSION_DURATION", &["VPN_SESSION_DURATION"]),
-    ("disable_vpn_on_oidc_error", "FERROZONE_DISABLE_VPN_ON_OIDC_ERROR", &["DISABLE_VPN_ON_OIDC_ERROR"]),
-    (
-        "default_client_persistent_keepalive",
-        "FERROZONE_DEFAULT_CLIENT_PERSISTENT_KEEPALIVE",
-        &["DEFAULT_CLIENT_PERSISTENT_KEEPALIVE"],
-    ),
-    ("default_client_mtu", "FERROZONE_DEFAULT_CLIENT_MTU", &["DEFAULT_CLIENT_MTU", "WIREGUARD_MTU"]),
-    ("default_client_endpoint", "FERROZONE_DEFAULT_CLIENT_ENDPOINT", &["DEFAULT_CLIENT_ENDPOINT"]),
-    ("default_client_dns", "FERROZONE_DEFAULT_CLIENT_DNS", &["DEFAULT_CLIENT_DNS", "WIREGUARD_DNS"]),
-    ("default_client_allowed_ips", "FERROZONE_DEFAULT_CLIENT_ALLOWED_IPS", &["DEFAULT_CLIENT_ALLOWED_IPS"]),
-    ("openid_connect_providers", "FERROZONE_OPENID_CONNECT_PROVIDERS", &["OPENID_CONNECT_PROVIDERS"]),
-    ("saml_identity_providers", "FERROZONE_SAML_IDENTITY_PROVIDERS", &["SAML_IDENTITY_PROVIDERS"]),
-];
+use super::table::{self, Setting};
+
+/// The settings that set a runtime configuration key, in the domain's order of the keys.
+fn runtime() -> impl Iterator<Item = &'static Setting> {
+    KEYS.iter().chain(&[OIDC_KEY, SAML_KEY]).filter_map(|key| table::find(key)).filter(|s| s.runtime)
+}
 
 /// The keys set through `var` (the process environment after the aliases and the config
 /// file were folded in), each with the variable to name: the alias whose value is in
 /// effect if the operator used one, else the `FERROZONE_*` name.
 pub fn fixed(var: impl Fn(&str) -> Option<String>) -> Fixed {
-    Fixed::new(VARIABLES.iter().filter_map(|(key, name, aliases)| {
-        let value = var(name)?;
-        let alias = aliases.iter().find(|alias| var(alias).as_ref() == Some(&value));
-        Some(((*key).to_owned(), alias.unwrap_or(name).to_string()))
+    Fixed::new(runtime().filter_map(|setting| {
+        let value = var(setting.variable)?;
+        let alias = setting.aliases.iter().find(|alias| var(alias).as_ref() == Some(&value));
+        Some((setting.key.to_owned(), alias.unwrap_or(&setting.variable).to_string()))
     }))
 }
 
 /// The keys a command-line flag sets (clap's value source, not a variable nor a default),
 /// each with its flag. The keys are the ids of the flags' arguments.
 pub fn flags(matches: &ArgMatches) -> Vec<(String, String)> {
-    VARIABLES
-        .iter()
-        .filter(|(key, _, _)| matches.value_source(key) == Some(ValueSource::CommandLine))
-        .map(|(key, _, _)| ((*key).to_owned(), format!("--{}", key.replace('_', "-"))))
+    runtime()
+        .filter(|setting| matches.value_source(setting.key) == Some(ValueSource::CommandLine))
+        .map(|setting| (setting.key.to_owned(), format!("--{}", setting.key.replace('_', "-"))))
         .collect()
 }
 
@@ -92,7 +72,8 @@ mod tests {
     fn every_key_is_the_id_of_its_flag() {
         use clap::CommandFactory;
         let command = crate::cli::Cli::command();
-        for (key, variable, _) in VARIABLES {
+        assert_eq!(runtime().count(), 12);
+        for Setting { key, variable, .. } in runtime() {
             let arg = command.get_arguments().find(|a| a.get_id() == key).unwrap_or_else(|| panic!("no flag {key}"));
             assert_eq!(arg.get_long(), Some(key.replace('_', "-").as_str()));
             assert_eq!(arg.get_env().and_then(|e| e.to_str()), Some(*variable));

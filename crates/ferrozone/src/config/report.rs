@@ -1,82 +1,29 @@
 //! The start-up settings as the console's settings page and `GET /v0/server` show them:
 //! each value with where it came from (a default, the config file, the environment or a
-//! flag), secrets left out.
+//! flag), secrets left out. What is shown, and under which heading, is [`super::table`]'s.
 
 use clap::parser::ValueSource;
 use clap::ArgMatches;
 use ferrozone_http::{ReportedSetting, SettingSource};
 
 use super::env::{folded, Folded};
+use super::table::SETTINGS;
 
-/// The settings shown, by heading: the id of each flag's argument. Secrets (the database
-/// URL, the secret key, the providers' JSON with their client secrets) are not among them;
-/// the providers are shown from their parsed lists, without secrets.
-const SHOWN: &[(&str, &[&str])] = &[
-    ("Server", &["external_url", "listen", "data_dir", "admin_email"]),
-    ("HTTPS", &["tls_cert_file", "tls_key_file", "tls_reload_interval", "http_redirect_listen", "hsts_max_age"]),
-    (
-        "Tunnel networks",
-        &[
-            "wireguard_port",
-            "wireguard_ipv4_enabled",
-            "wireguard_ipv4_network",
-            "wireguard_ipv4_address",
-            "wireguard_ipv6_enabled",
-            "wireguard_ipv6_network",
-            "wireguard_ipv6_address",
-        ],
-    ),
-    (
-        "Defaults for new devices",
-        &[
-            "default_client_allowed_ips",
-            "default_client_dns",
-            "default_client_mtu",
-            "default_client_persistent_keepalive",
-            "default_client_endpoint",
-        ],
-    ),
-    (
-        "Limits and lifetimes",
-        &["max_devices_per_user", "session_hours", "api_token_days", "api_token_max_days", "vpn_session_duration"],
-    ),
-    (
-        "Sign-in",
-        &[
-            "local_auth_enabled",
-            "allow_unprivileged_device_management",
-            "allow_unprivileged_device_configuration",
-            "disable_vpn_on_oidc_error",
-            "saml_entity_id",
-        ],
-    ),
-    (
-        "Data plane",
-        &[
-            "wireguard_backend",
-            "wireguard_interface",
-            "egress_interface",
-            "masquerade",
-            "egress_default_action",
-            "host_filter",
-            "stats_interval",
-        ],
-    ),
-    ("Automatic certificates (ACME)", &["acme", "acme_directory_url", "acme_contact_email", "acme_ca_file"]),
-    ("Monitoring", &["metrics_listen"]),
-];
+/// `(heading, key)` of the settings shown, in the table's order. Secrets are not among
+/// them; the provider lists are shown apart, from their parsed lists, without secrets.
+fn shown() -> impl Iterator<Item = (&'static str, &'static str)> {
+    SETTINGS.iter().filter(|s| !s.secret).filter_map(|s| Some((s.heading?, s.key)))
+}
 
 /// Every shown setting of `matches` (a parse of the whole command line).
 pub fn report(matches: &ArgMatches) -> Vec<ReportedSetting> {
     let command = <crate::cli::Cli as clap::CommandFactory>::command();
     let mut settings = Vec::new();
-    for (group, ids) in SHOWN {
-        for id in *ids {
-            let Some(arg) = command.get_arguments().find(|a| a.get_id() == id) else { continue };
-            let name = arg.get_env().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| format!("--{id}"));
-            let (source, via) = source(matches, id, &name);
-            settings.push(ReportedSetting { group: (*group).to_owned(), name, value: value(matches, id), source, via });
-        }
+    for (group, id) in shown() {
+        let Some(arg) = command.get_arguments().find(|a| a.get_id() == id) else { continue };
+        let name = arg.get_env().map(|e| e.to_string_lossy().into_owned()).unwrap_or_else(|| format!("--{id}"));
+        let (source, via) = source(matches, id, &name);
+        settings.push(ReportedSetting { group: group.to_owned(), name, value: value(matches, id), source, via });
     }
     settings
 }
@@ -136,8 +83,7 @@ mod tests {
     #[test]
     fn every_shown_setting_exists_and_no_secret_is_shown() {
         let report = crate::cli::Cli::parse_args(["ferrozone", "serve"]).unwrap().config.report;
-        let shown: usize = SHOWN.iter().map(|(_, ids)| ids.len()).sum();
-        assert_eq!(report.len(), shown, "an id of SHOWN names no flag");
+        assert_eq!(report.len(), shown().count(), "a shown key names no flag");
         let secrets = [
             "FERROZONE_DATABASE_URL",
             "FERROZONE_SECRET_KEY",

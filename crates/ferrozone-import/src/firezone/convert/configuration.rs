@@ -4,8 +4,9 @@
 
 use ferrozone_domain::configuration::provider_lists::{ProviderLists, OIDC_KEY, SAML_KEY};
 use ferrozone_domain::configuration::{patch, Fixed, ID_ROW, INSERTED_AT_ROW, ROW_PREFIX, UPDATED_AT_ROW};
+use ferrozone_domain::input::{ConfigurationChanges, Patch};
 use ferrozone_domain::Errors;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::Converter;
 use crate::firezone::read::FzConfiguration;
@@ -63,24 +64,25 @@ impl Converter<'_> {
 }
 
 /// The scalar keys the source sets; a NULL column means "the default", so it is left out.
-fn scalars(c: &FzConfiguration) -> Map<String, Value> {
-    let mut map = Map::new();
-    let mut put = |key: &str, value: Option<Value>| {
-        if let Some(value) = value {
-            map.insert(key.to_owned(), value);
-        }
-    };
-    put("local_auth_enabled", c.local_auth_enabled.map(Value::Bool));
-    put("allow_unprivileged_device_management", c.allow_unprivileged_device_management.map(Value::Bool));
-    put("allow_unprivileged_device_configuration", c.allow_unprivileged_device_configuration.map(Value::Bool));
-    put("disable_vpn_on_oidc_error", c.disable_vpn_on_oidc_error.map(Value::Bool));
-    put("vpn_session_duration", Some(json!(c.vpn_session_duration)));
-    put("default_client_persistent_keepalive", c.default_client_persistent_keepalive.map(|v| json!(v)));
-    put("default_client_mtu", c.default_client_mtu.map(|v| json!(v)));
-    put("default_client_endpoint", c.default_client_endpoint.clone().filter(|e| !e.is_empty()).map(Value::String));
-    put("default_client_dns", Some(json!(c.default_client_dns)));
-    put("default_client_allowed_ips", Some(json!(c.default_client_allowed_ips)));
-    map
+fn scalars(c: &FzConfiguration) -> ConfigurationChanges {
+    ConfigurationChanges {
+        local_auth_enabled: set(c.local_auth_enabled),
+        allow_unprivileged_device_management: set(c.allow_unprivileged_device_management),
+        allow_unprivileged_device_configuration: set(c.allow_unprivileged_device_configuration),
+        disable_vpn_on_oidc_error: set(c.disable_vpn_on_oidc_error),
+        vpn_session_duration: Patch::Value(i64::from(c.vpn_session_duration)),
+        default_client_persistent_keepalive: set(c.default_client_persistent_keepalive.map(i64::from)),
+        default_client_mtu: set(c.default_client_mtu.map(i64::from)),
+        default_client_endpoint: set(c.default_client_endpoint.clone().filter(|e| !e.is_empty())),
+        default_client_dns: Patch::Value(c.default_client_dns.clone()),
+        default_client_allowed_ips: Patch::Value(c.default_client_allowed_ips.clone()),
+        ..ConfigurationChanges::default()
+    }
+}
+
+/// A column's value, absent when NULL.
+fn set<T>(value: Option<T>) -> Patch<T> {
+    value.map_or(Patch::Absent, Patch::Value)
 }
 
 /// A provider list's JSON text as a list (Firezone's column default is `{}`: none).
