@@ -68,9 +68,6 @@ pub struct Options {
     pub repair_interval: Duration,
 }
 
-/// How often the reconciler runs without a trigger, to repair drift, unless the options say.
-pub const REPAIR_INTERVAL: Duration = Duration::from_secs(30);
-
 /// The first and the longest wait before watching the database for changes again.
 const WATCH_RETRY: Duration = Duration::from_secs(1);
 const WATCH_RETRY_MAX: Duration = Duration::from_secs(30);

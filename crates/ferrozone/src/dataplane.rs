@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferrozone_domain::Domain;
-use ferrozone_gateway::gateway::{self, Backend, Gateway, Options, Task, Tasks, REPAIR_INTERVAL};
+use ferrozone_gateway::gateway::{self, Backend, Gateway, Options, Task, Tasks};
 use ferrozone_gateway::nft::Verdict;
 use ferrozone_http::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
 
@@ -53,7 +53,7 @@ fn options(config: &Config) -> Options {
         masquerade: config.masquerade,
         egress_interface: config.egress_interface.clone(),
         host_filter: config.host_filter,
-        repair_interval: REPAIR_INTERVAL,
+        repair_interval: Duration::from_secs(config.repair_interval),
     }
 }
 

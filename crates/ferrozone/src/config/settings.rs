@@ -278,6 +278,11 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_STATS_INTERVAL", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub stats_interval: u64,
+    /// Seconds between two repair passes of the data plane, which bring the WireGuard
+    /// interface and the nftables table back in line when something else changed them.
+    #[arg(long, global = true, env = "FERROZONE_REPAIR_INTERVAL", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub repair_interval: u64,
     /// Interface by which tunnel traffic leaves, masqueraded; default: the IPv4 default
     /// route's (aliases GATEWAY_EGRESS_INTERFACE, EGRESS_INTERFACE).
     #[arg(long, global = true, env = "FERROZONE_EGRESS_INTERFACE", value_parser = interface_name)]

@@ -143,6 +143,7 @@ pub const SETTINGS: &[Setting] = &[
     setting("egress_default_action", "FERROZONE_EGRESS_DEFAULT_ACTION").heading(DATA_PLANE),
     setting("host_filter", "FERROZONE_HOST_FILTER").heading(DATA_PLANE),
     setting("stats_interval", "FERROZONE_STATS_INTERVAL").heading(DATA_PLANE),
+    setting("repair_interval", "FERROZONE_REPAIR_INTERVAL").heading(DATA_PLANE),
     setting("acme", "FERROZONE_ACME").heading(ACME),
     setting("acme_directory_url", "FERROZONE_ACME_DIRECTORY_URL").heading(ACME),
     setting("acme_contact_email", "FERROZONE_ACME_CONTACT_EMAIL").heading(ACME),
