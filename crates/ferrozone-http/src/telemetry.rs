@@ -2,6 +2,8 @@
 //! response, and the request and sign-in metrics.
 
 mod layers;
+
+pub use layers::ClientAddress;
 pub mod requests;
 pub mod sign_ins;
 
@@ -10,7 +12,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::MatchedPath;
-use axum::http::{Request, Response};
+use axum::http::{HeaderName, Request, Response};
 use axum::response::IntoResponse;
 use axum::Router;
 use tower::layer::layer_fn;
@@ -27,16 +29,19 @@ use uuid::Uuid;
 
 use crate::error::ApiError;
 
+/// The request id's header, named once: a lookup by a `&str` name parses the name first.
+const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
 /// The longest client request id kept; a longer one is replaced.
 const MAX_REQUEST_ID: usize = 128;
 
-/// Wraps `router` in the request metrics (when `metered`), `/v0` headers, request-id,
-/// tracing and panic layers (outermost first). Unmetered, the app has no metrics layer at
+/// Wraps `router` in the request metrics (when `metered`), request-id and tracing layers,
+/// the request's frame (audit scope and `/v0` headers: [`layers`]) and the panic layer
+/// (outermost first). Unmetered, the app has no metrics layer at
 /// all: metrics off cost nothing per request.
 pub fn wrap(router: Router, metered: bool) -> Router {
     let router = router.layer(
         ServiceBuilder::new()
-            .layer(layer_fn(layers::ApiHeaders))
             .layer(MapRequestLayer::new(drop_unusable_request_id))
             .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
             .layer(
@@ -47,7 +52,7 @@ pub fn wrap(router: Router, metered: bool) -> Router {
                     .on_failure(()),
             )
             .layer(PropagateRequestIdLayer::x_request_id())
-            .layer(layer_fn(layers::AuditScope))
+            .layer(layer_fn(layers::RequestFrame))
             .layer(CatchPanicLayer::custom(|_| {
                 tracing::error!("a request handler panicked");
                 ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
@@ -64,7 +69,7 @@ pub fn wrap(router: Router, metered: bool) -> Router {
 /// emails or ids), the request id, and, once authenticated, the actor ([`record_actor`]).
 fn make_span(req: &Request<Body>) -> Span {
     let route = req.extensions().get::<MatchedPath>().map_or("(unmatched)", MatchedPath::as_str);
-    let request_id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
+    let request_id = req.headers().get(&X_REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
     tracing::info_span!("request", method = %req.method(), route, request_id, actor = tracing::field::Empty)
 }
 
@@ -74,13 +79,21 @@ fn make_span(req: &Request<Body>) -> Span {
 /// but that of refused sign-ins ([`sign_in_refused`]). The audit log records the same
 /// actor: the token, or the session (`session`, the id of a browser session).
 pub fn record_actor(principal: &Principal, session: Option<Uuid>) {
-    let actor = match (principal.token_id, principal.user_id) {
-        (Some(token), _) => format!("token:{token}"),
-        (None, Some(user)) => format!("user:{user}"),
-        (None, None) => "operator".to_owned(),
-    };
-    Span::current().record("actor", tracing::field::display(&actor));
+    Span::current().record("actor", tracing::field::display(LoggedActor(principal)));
     context::set_actor(audit_actor(principal, session));
+}
+
+/// The actor as a log line names it, formatted only if a line is written.
+struct LoggedActor<'a>(&'a Principal);
+
+impl std::fmt::Display for LoggedActor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.0.token_id, self.0.user_id) {
+            (Some(token), _) => write!(f, "token:{token}"),
+            (None, Some(user)) => write!(f, "user:{user}"),
+            (None, None) => f.write_str("operator"),
+        }
+    }
 }
 
 /// The audit log's actor for `principal`, authenticated by a token or by `session`.
@@ -134,14 +147,14 @@ fn on_response<B>(res: &Response<B>, latency: Duration, _span: &Span) {
 /// characters out of `[A-Za-z0-9._-]`, so that the server makes a fresh one: the id goes
 /// into every log line of the request and back to the client.
 fn drop_unusable_request_id<B>(mut req: Request<B>) -> Request<B> {
-    let mut values = req.headers().get_all("x-request-id").iter();
+    let mut values = req.headers().get_all(&X_REQUEST_ID).iter();
     let usable = match (values.next(), values.next()) {
         (Some(value), None) => is_usable_request_id(value.as_bytes()),
         (None, _) => true,
         (Some(_), Some(_)) => false,
     };
     if !usable {
-        req.headers_mut().remove("x-request-id");
+        req.headers_mut().remove(&X_REQUEST_ID);
     }
     req
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 use super::watchdog::RequestGuard;
 
@@ -21,14 +21,18 @@ pub struct BodyDeadline;
 
 /// A request body that fails once `timeout` has passed since the request's head, unless it
 /// has ended. Data that already arrived is always delivered first.
+///
+/// The timer is armed only when the body first has to be waited for: a body that came
+/// with its head (most API writes) never costs one.
 pub struct DeadlineBody {
     inner: Incoming,
-    deadline: Pin<Box<Sleep>>,
+    deadline: Instant,
+    timer: Option<Pin<Box<Sleep>>>,
 }
 
 impl DeadlineBody {
     pub fn new(inner: Incoming, timeout: Duration) -> Self {
-        Self { inner, deadline: Box::pin(tokio::time::sleep(timeout)) }
+        Self { inner, deadline: Instant::now() + timeout, timer: None }
     }
 }
 
@@ -40,7 +44,8 @@ impl HttpBody for DeadlineBody {
         if let Poll::Ready(frame) = Pin::new(&mut self.inner).poll_frame(cx) {
             return Poll::Ready(frame.map(|f| f.map_err(BoxError::from)));
         }
-        match self.deadline.as_mut().poll(cx) {
+        let deadline = self.deadline;
+        match self.timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline))).as_mut().poll(cx) {
             Poll::Ready(()) => Poll::Ready(Some(Err(BodyDeadline.into()))),
             Poll::Pending => Poll::Pending,
         }

@@ -4,15 +4,14 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{header, HeaderValue, Request, Response, StatusCode};
 use axum::Router;
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
@@ -23,6 +22,7 @@ use super::caps::Slot;
 use super::tls::Acceptor;
 use super::watchdog::{Activity, Watched};
 use super::Limits;
+use crate::telemetry::ClientAddress;
 
 /// An accepted connection, admitted by the caps.
 pub struct Connection {
@@ -75,12 +75,13 @@ async fn serve_http<S>(
     let limits = served.limits.clone();
     let service = {
         let activity = activity.clone();
-        hyper::service::service_fn(move |req| handle(req, remote, served.clone(), activity.clone()))
+        let client = ClientAddress(remote.ip().to_string().into());
+        hyper::service::service_fn(move |req| handle(req, remote, client.clone(), served.clone(), activity.clone()))
     };
-    // hyper's own head timeout, a backstop: ours (in `Activity`) is tighter.
-    let backstop = limits.header_timeout + limits.idle_timeout + Duration::from_secs(1);
-    let conn =
-        http1::Builder::new().timer(TokioTimer::new()).header_read_timeout(backstop).serve_connection(io, service);
+    // No timer for hyper: the head timeout is the watchdog's (`Activity`), which also
+    // covers the idle wait and stalled responses. hyper's own would arm one more timer for
+    // every request head (docs/benchmarks.md, "Where the time goes").
+    let conn = http1::Builder::new().serve_connection(io, service);
     tokio::pin!(conn);
     let expired = activity.expired(&limits);
     tokio::pin!(expired);
@@ -123,15 +124,19 @@ struct Served {
 async fn handle(
     req: Request<Incoming>,
     remote: SocketAddr,
+    client: ClientAddress,
     served: Served,
     activity: Arc<Activity>,
-) -> Result<Response<Body>, Infallible> {
+) -> Result<Response<Tracked>, Infallible> {
     let Served { app, limits, hsts } = served;
     let guard = activity.request_started();
     let (mut parts, body) = req.into_parts();
     parts.extensions.insert(ConnectInfo(remote));
+    parts.extensions.insert(client);
     let api = crate::api_path::is_api_path(parts.uri.path());
-    let req = Request::from_parts(parts, Body::new(DeadlineBody::new(body, limits.body_timeout)));
+    let body =
+        if body.is_end_stream() { Body::empty() } else { Body::new(DeadlineBody::new(body, limits.body_timeout)) };
+    let req = Request::from_parts(parts, body);
     let mut response = match tokio::time::timeout(limits.request_timeout, app.oneshot(req)).await {
         Ok(Ok(response)) => response,
         Ok(Err(never)) => match never {},
@@ -143,7 +148,7 @@ async fn handle(
     if let Some(policy) = &hsts {
         super::hsts::insert(response.headers_mut(), policy);
     }
-    Ok(response.map(|body| Body::new(Tracked::new(body, guard))))
+    Ok(response.map(|body| Tracked::new(body, guard)))
 }
 
 /// The page of a request that passed its deadline: fixed, so that the transport renders
