@@ -37,8 +37,8 @@ const MAX_REQUEST_ID: usize = 128;
 
 /// Wraps `router` in the request metrics (when `metered`), request-id and tracing layers,
 /// the request's frame (audit scope and `/v0` headers: [`layers`]) and the panic layer
-/// (outermost first). Unmetered, the app has no metrics layer at
-/// all: metrics off cost nothing per request.
+/// (outermost first). Unmetered, the app has no metrics layer at all: metrics off cost
+/// nothing per request.
 pub fn wrap(router: Router, metered: bool) -> Router {
     let router = router.layer(
         ServiceBuilder::new()

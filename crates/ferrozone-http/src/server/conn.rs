@@ -80,7 +80,7 @@ async fn serve_http<S>(
     };
     // No timer for hyper: the head timeout is the watchdog's (`Activity`), which also
     // covers the idle wait and stalled responses. hyper's own would arm one more timer for
-    // every request head (docs/benchmarks.md, "Where the time goes").
+    // every request head (docs/benchmarks.md, "Against a baseline").
     let conn = http1::Builder::new().serve_connection(io, service);
     tokio::pin!(conn);
     let expired = activity.expired(&limits);
