@@ -69,6 +69,42 @@ const INSERT_DEVICE_TAKING: &str = sql![
     (insert DeviceRow)
 ];
 
+/// [`INSERT_DEVICE_TAKING`] that also appends the device's audit event, pending: the eleven
+/// parameters after the addresses, in the order of `audit::INSERT_PENDING`. One statement,
+/// one round trip, where the insert and the append were two (docs/benchmarks.md, "Where the
+/// time goes"); PostgreSQL runs a data-modifying `WITH` whether or not the rest reads it.
+const INSERT_DEVICE_RECORDED: &str = sql![
+    "WITH taken AS (DELETE FROM ip_released WHERE (family = 4 AND address = ",
+    (after DeviceRow, 1),
+    ") OR (family = 6 AND address = ",
+    (after DeviceRow, 2),
+    ")), recorded AS (INSERT INTO audit_events (id, at, actor_kind, actor_id, actor_user_id, action, \
+     subject_kind, subject_id, changes, client_address, request_id) VALUES (",
+    (after DeviceRow, 3),
+    ", ",
+    (after DeviceRow, 4),
+    ", ",
+    (after DeviceRow, 5),
+    ", ",
+    (after DeviceRow, 6),
+    ", ",
+    (after DeviceRow, 7),
+    ", ",
+    (after DeviceRow, 8),
+    ", ",
+    (after DeviceRow, 9),
+    ", ",
+    (after DeviceRow, 10),
+    ", ",
+    (after DeviceRow, 11),
+    ", ",
+    (after DeviceRow, 12),
+    ", ",
+    (after DeviceRow, 13),
+    ")) ",
+    (insert DeviceRow)
+];
+
 /// Connections of the address-cursor pool (see [`PgStore`]): each claim is one short
 /// statement, so two serve any number of concurrent inserts.
 const CURSOR_CONNECTIONS: u32 = 2;

@@ -196,7 +196,7 @@ async fn insert_sealed(tx: &mut PgConnection, record: &EventRecord) -> sqlx::Res
 }
 
 /// Binds the columns an event has before it is chained, in [`INSERT_PENDING`]'s order.
-fn bind_event<'q>(query: PgQuery<'q>, record: &'q EventRecord) -> PgQuery<'q> {
+pub(crate) fn bind_event<'q>(query: PgQuery<'q>, record: &'q EventRecord) -> PgQuery<'q> {
     query
         .bind(record.id)
         .bind(record.at)

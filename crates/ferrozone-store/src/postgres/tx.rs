@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use ferrozone_domain::audit::context::Context;
-use ferrozone_domain::audit::Entry;
+use ferrozone_domain::audit::{Entry, EventRecord};
 use ferrozone_domain::egress::{Rule, RuleAction};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
@@ -19,7 +19,10 @@ use uuid::Uuid;
 
 use super::errors::OrDb;
 use super::rows::{from_row, read};
-use super::{INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_RULES, LOCK_USER, POP_RELEASED};
+use super::{
+    INSERT_DEVICE_RECORDED, INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_RULES, LOCK_USER,
+    POP_RELEASED,
+};
 use crate::columns::Columns;
 use crate::rows::{DeviceRow, RuleRow, UserRow};
 use crate::sql;
@@ -174,6 +177,16 @@ impl WriteTx for PgTx {
             .execute(&mut *self.tx)
             .await
             .or_db("insert a device")?;
+        Ok(())
+    }
+
+    async fn insert_device_recorded(&mut self, device: &Device, entry: Entry) -> Result<()> {
+        let row = DeviceRow::encode(device)?;
+        let record = EventRecord::pending(&self.audit.record(entry));
+        let [v4, v6] = std::mem::take(&mut self.unchecked);
+        let insert = row.bind_insert(sqlx::query(INSERT_DEVICE_RECORDED)).bind(v4).bind(v6);
+        super::audit::bind_event(insert, &record).execute(&mut *self.tx).await.or_db("insert a device")?;
+        self.appended = true;
         Ok(())
     }
 

@@ -1,6 +1,7 @@
-//! The audit log on SQLite ([`ferrozone_domain::audit`]). Appends run inside a write
-//! transaction of the writer, which holds the database: the head read there is the last.
-//! Each move of the head writes its seal ([`AuditHead::moved_to`]).
+//! The audit log on SQLite ([`ferrozone_domain::audit`]). A writer batch gathers the
+//! events its jobs append and chains them at its end ([`append_all`]), inside its
+//! transaction, which holds the database: the head read there is the last. Each move of
+//! the head writes its seal ([`AuditHead::moved_to`]).
 
 use ferrozone_domain::audit::{pruned_event, AuditHead, AuditKey, AuditQuery, EventRecord, NewAuditEvent};
 use ferrozone_domain::error::Result;
@@ -10,15 +11,20 @@ use super::errors::OrDb;
 use super::prepare;
 use crate::sql::audit::{self as sql, Param};
 
-/// Appends `event` after the head and moves the head, sealed, inside the caller's
-/// transaction.
-pub(crate) fn append(conn: &Connection, key: &AuditKey, event: &NewAuditEvent) -> Result<()> {
-    const CONTEXT: &str = "append an audit event";
+/// Chains `events` after the head, in order, inserts them and moves the head once, sealed,
+/// inside the caller's transaction: the end of a writer batch ([`super::writer`]).
+pub(crate) fn append_all(conn: &Connection, key: &AuditKey, events: &[NewAuditEvent]) -> Result<()> {
+    const CONTEXT: &str = "append audit events";
+    if events.is_empty() {
+        return Ok(());
+    }
     let head = head(conn).or_db(CONTEXT)?;
-    let record = EventRecord::seal(key, head.last_seq + 1, head.last_hash, event);
-    prepare(conn, sql::INSERT_EVENT)
-        .and_then(|mut stmt| {
-            stmt.execute(params![
+    let (mut last_seq, mut last_hash) = (head.last_seq, head.last_hash);
+    let mut insert = prepare(conn, sql::INSERT_EVENT).or_db(CONTEXT)?;
+    for event in events {
+        let record = EventRecord::seal(key, last_seq + 1, last_hash, event);
+        insert
+            .execute(params![
                 record.seq,
                 record.id,
                 record.at,
@@ -34,16 +40,23 @@ pub(crate) fn append(conn: &Connection, key: &AuditKey, event: &NewAuditEvent) -
                 record.prev_hash,
                 record.hash,
             ])
-        })
-        .or_db(CONTEXT)?;
-    let next = head.with_last(record.seq, sql::hash32(record.hash));
-    write_head(conn, &head.moved_to(key, next)).or_db(CONTEXT)
+            .or_db(CONTEXT)?;
+        (last_seq, last_hash) = (record.seq, sql::hash32(record.hash));
+    }
+    drop(insert);
+    write_head(conn, &head.moved_to(key, head.with_last(last_seq, last_hash))).or_db(CONTEXT)
 }
 
-/// Removes up to `max` of the oldest events older than `before_micros`, moves the head's
-/// pruned mark to the last one removed and appends the `audit.pruned` event that vouches
-/// for it, inside the caller's (writer) transaction. Returns how many were removed.
-pub(crate) fn prune(conn: &Connection, key: &AuditKey, before_micros: i64, max: u32) -> Result<u64> {
+/// Removes up to `max` of the oldest events older than `before_micros` and moves the head's
+/// pruned mark to the last one removed, inside the caller's (writer) transaction. Returns
+/// how many were removed and, when any were, the `audit.pruned` event that vouches for
+/// them, for the batch to append.
+pub(crate) fn prune(
+    conn: &Connection,
+    key: &AuditKey,
+    before_micros: i64,
+    max: u32,
+) -> Result<(u64, Option<NewAuditEvent>)> {
     const CONTEXT: &str = "prune audit events";
     let oldest: Vec<sql::Oldest> = prepare(conn, sql::OLDEST)
         .and_then(|mut stmt| {
@@ -51,13 +64,12 @@ pub(crate) fn prune(conn: &Connection, key: &AuditKey, before_micros: i64, max: 
             rows.collect()
         })
         .or_db(CONTEXT)?;
-    let Some((seq, _, hash)) = sql::prune_end(&oldest, before_micros) else { return Ok(0) };
+    let Some((seq, _, hash)) = sql::prune_end(&oldest, before_micros) else { return Ok((0, None)) };
     let (seq, hash) = (*seq, sql::hash32(hash.clone()));
     let removed = prepare(conn, sql::DELETE_THROUGH).and_then(|mut stmt| stmt.execute([seq])).or_db(CONTEXT)? as u64;
     let head = head(conn).or_db(CONTEXT)?;
     write_head(conn, &head.moved_to(key, head.with_pruned(seq, hash))).or_db(CONTEXT)?;
-    append(conn, key, &pruned_event(seq, &hash, removed))?;
-    Ok(removed)
+    Ok((removed, Some(pruned_event(seq, &hash, removed))))
 }
 
 fn write_head(conn: &Connection, head: &AuditHead) -> rusqlite::Result<()> {

@@ -86,7 +86,7 @@ impl SqliteStore {
             .await?
             .map_err(|e| location.open_failure(e))
             .with_context(|| format!("cannot open the SQLite database {}", location.describe()))?;
-        let writer = Writer::start(conn).context("cannot start the SQLite writer thread")?;
+        let writer = Writer::start(conn, options.audit_key.clone()).context("cannot start the SQLite writer thread")?;
         let max_idle = usize::try_from(options.max_connections.max(1)).unwrap_or(1);
         let inner = Inner {
             location,
@@ -146,7 +146,7 @@ impl SqliteStore {
         write: impl FnOnce(&mut SqliteTx<'_>) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let (key, audit) = (self.inner.audit_key.clone(), context::current());
-        self.inner.writer.write(move |conn| write(&mut SqliteTx::new(conn, &key, &audit))).await
+        self.inner.writer.write(move |batch| write(&mut SqliteTx::new(batch, &key, &audit))).await
     }
 
     /// One statement in the writer's next batch; returns the number of rows it changed.
@@ -300,13 +300,15 @@ impl Store for SqliteStore {
         let entries = entries.to_vec();
         self.write(move |tx| {
             let mut before = Vec::with_capacity(entries.len());
-            let mut read = prepare(tx.conn(), sql::SETTING).or_db(CONTEXT)?;
-            for (key, _) in &entries {
-                before.push(read.query_row([key], |row| row.get::<_, Vec<u8>>(0)).optional().or_db(CONTEXT)?);
-            }
-            let mut statement = prepare(tx.conn(), sql::PUT_SETTING).or_db(CONTEXT)?;
-            for (key, value) in &entries {
-                statement.execute(params![key, value]).or_db(CONTEXT)?;
+            {
+                let mut read = prepare(tx.conn(), sql::SETTING).or_db(CONTEXT)?;
+                for (key, _) in &entries {
+                    before.push(read.query_row([key], |row| row.get::<_, Vec<u8>>(0)).optional().or_db(CONTEXT)?);
+                }
+                let mut statement = prepare(tx.conn(), sql::PUT_SETTING).or_db(CONTEXT)?;
+                for (key, value) in &entries {
+                    statement.execute(params![key, value]).or_db(CONTEXT)?;
+                }
             }
             let rows = entries
                 .iter()

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use async_trait::async_trait;
 use ferrozone_domain::audit::context::Context;
-use ferrozone_domain::audit::{AuditKey, Entry};
+use ferrozone_domain::audit::{AuditKey, Entry, NewAuditEvent};
 use ferrozone_domain::egress::{Rule, RuleAction};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
@@ -19,6 +19,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use uuid::Uuid;
 
 use super::errors::OrDb;
+use super::writer::Batch;
 use super::{prepare, rows};
 use crate::rows::{DeviceRow, RuleRow, UserRow};
 use crate::sql;
@@ -28,27 +29,41 @@ use crate::sql;
 /// writer thread has none.
 pub(crate) struct SqliteTx<'c> {
     conn: &'c mut Connection,
+    events: &'c mut Vec<NewAuditEvent>,
     key: &'c AuditKey,
     audit: &'c Context,
 }
 
 impl<'c> SqliteTx<'c> {
-    pub(crate) fn new(conn: &'c mut Connection, key: &'c AuditKey, audit: &'c Context) -> Self {
-        Self { conn, key, audit }
+    pub(crate) fn new(batch: &'c mut Batch<'_>, key: &'c AuditKey, audit: &'c Context) -> Self {
+        Self { conn: batch.conn, events: batch.events, key, audit }
     }
 
     pub(crate) fn conn(&self) -> &Connection {
         self.conn
     }
 
-    /// Appends the audit event of `entry` to the chain, in this write.
-    pub(crate) fn append(&self, entry: Entry) -> Result<()> {
-        super::audit::append(self.conn, self.key, &self.audit.record(entry))
+    /// The key that seals the audit log's head.
+    pub(crate) fn key(&self) -> &AuditKey {
+        self.key
+    }
+
+    /// Appends the audit event of `entry`, in this write: the batch chains it after its
+    /// last job, unless this write fails ([`super::writer`]).
+    pub(crate) fn append(&mut self, entry: Entry) -> Result<()> {
+        self.append_event(self.audit.record(entry));
+        Ok(())
     }
 
     /// [`Self::append`] with the context changed by `adjust` (a sign-in's actor).
-    pub(crate) fn append_as(&self, adjust: impl FnOnce(Context) -> Context, entry: Entry) -> Result<()> {
-        super::audit::append(self.conn, self.key, &adjust(self.audit.clone()).record(entry))
+    pub(crate) fn append_as(&mut self, adjust: impl FnOnce(Context) -> Context, entry: Entry) -> Result<()> {
+        self.append_event(adjust(self.audit.clone()).record(entry));
+        Ok(())
+    }
+
+    /// Appends `event` as it is, in this write.
+    pub(crate) fn append_event(&mut self, event: NewAuditEvent) {
+        self.events.push(event);
     }
 }
 

@@ -12,13 +12,21 @@ use super::SqliteStore;
 #[async_trait]
 impl AuditLog for SqliteStore {
     async fn append_audit_events(&self, events: &[NewAuditEvent]) -> Result<()> {
-        let (events, key) = (events.to_vec(), self.inner.audit_key.clone());
-        self.write(move |tx| events.iter().try_for_each(|event| audit::append(tx.conn(), &key, event))).await
+        let events = events.to_vec();
+        self.write(move |tx| {
+            events.into_iter().for_each(|event| tx.append_event(event));
+            Ok(())
+        })
+        .await
     }
 
     async fn prune_audit_events(&self, before: Timestamp, max: u32) -> Result<u64> {
-        let key = self.inner.audit_key.clone();
-        self.write(move |tx| audit::prune(tx.conn(), &key, before.micros(), max)).await
+        self.write(move |tx| {
+            let (removed, pruned) = audit::prune(tx.conn(), tx.key(), before.micros(), max)?;
+            pruned.into_iter().for_each(|event| tx.append_event(event));
+            Ok(removed)
+        })
+        .await
     }
 
     async fn audit_head(&self) -> Result<AuditHead> {

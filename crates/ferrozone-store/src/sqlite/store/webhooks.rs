@@ -13,7 +13,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use uuid::Uuid;
 
 use super::super::errors::OrDb;
-use super::super::{audit, prepare};
+use super::super::prepare;
 use super::SqliteStore;
 use crate::sql::webhooks as sql;
 
@@ -35,8 +35,10 @@ impl WebhookStore for SqliteStore {
                     ])
                 })
                 .or_db("insert a webhook")?;
-            audit::append(conn, &key, &webhook::created_event(&context, &key, &insert))?;
-            by_id(conn, insert.id).or_db("read a webhook")?.ok_or(ferrozone_domain::DomainError::NotFound)
+            let created =
+                by_id(conn, insert.id).or_db("read a webhook")?.ok_or(ferrozone_domain::DomainError::NotFound)?;
+            tx.append_event(webhook::created_event(&context, &key, &insert));
+            Ok(created)
         })
         .await
     }
@@ -71,7 +73,7 @@ impl WebhookStore for SqliteStore {
             let after = by_id(conn, id).or_db("read a webhook")?.ok_or(ferrozone_domain::DomainError::NotFound)?;
             let event = webhook::updated_event(&context, &key, &before, &after, update.secret.is_some());
             if !event.changes.is_empty() {
-                audit::append(conn, &key, &event)?;
+                tx.append_event(event);
             }
             Ok(after)
         })
@@ -84,7 +86,7 @@ impl WebhookStore for SqliteStore {
             let conn = tx.conn();
             let Some(before) = by_id(conn, id).or_db("read a webhook")? else { return Ok(false) };
             prepare(conn, sql::DELETE).and_then(|mut stmt| stmt.execute(params![id])).or_db("delete a webhook")?;
-            audit::append(conn, &key, &webhook::deleted_event(&context, &key, &before))?;
+            tx.append_event(webhook::deleted_event(&context, &key, &before));
             Ok(true)
         })
         .await
