@@ -6,12 +6,18 @@
 //! binaries) can run in parallel against one PostgreSQL database. A set but unreachable
 //! URL is an error: the tests fail, they never silently fall back to SQLite.
 //!
+//! A PostgreSQL schema is reused by later tests, its rows reset ([`schemas`]): making one
+//! per test cost the server more than most tests.
+//!
 //! [`TestDb::url`] opens the same database again, for a `ferrozone serve` process spawned
 //! by a test: pass it as `FERROZONE_DATABASE_URL`. For PostgreSQL it carries the schema as a
-//! connection parameter (`?options=-c search_path=t_…`), which sqlx and libpq both honour.
+//! connection parameter (`?options=-c search_path=t_…`), which sqlx and libpq both honour,
+//! and as the application name: a schema that still has sessions is not given to another
+//! test.
 //!
-//! Dropping the [`TestDb`] deletes the SQLite directory or drops the schema; the schema of a
-//! test that panicked is kept (its name is printed) for a look with `psql`.
+//! Dropping the [`TestDb`] deletes the SQLite directory, or frees the schema for the next
+//! test (or drops it, where schemas are not reused); the schema of a test that panicked is
+//! kept (its name is printed) for a look with `psql`.
 //!
 //! Built only with the `testing` feature (and for this crate's unit tests), which the
 //! dev-dependencies of the crates that use it turn on: release builds leave it out.
@@ -26,6 +32,8 @@ use tempfile::TempDir;
 use uuid::Uuid;
 
 use crate::{open, Database, PgStore, Redacted, StoreOptions};
+
+mod schemas;
 
 /// The environment variable that selects PostgreSQL for tests.
 pub const DATABASE_URL_ENV: &str = "FERROZONE_TEST_DATABASE_URL";
@@ -48,8 +56,9 @@ pub struct TestDb {
 enum Cleanup {
     /// The SQLite file's directory, deleted on drop.
     Dir(#[allow(dead_code)] TempDir),
-    /// The schema to drop, and the URL to connect with to drop it.
-    Schema { base_url: String, schema: String },
+    /// The schema, the URL to connect with to free or drop it, and whether it is freed for
+    /// the next test (else dropped).
+    Schema { base_url: String, schema: String, reused: bool },
 }
 
 impl std::fmt::Debug for TestDb {
@@ -83,37 +92,73 @@ async fn fresh_postgres(base_url: &str) -> anyhow::Result<TestDb> {
     if !(base_url.starts_with("postgres://") || base_url.starts_with("postgresql://")) {
         bail!("{DATABASE_URL_ENV} must be a postgres:// URL, got {}", Redacted(base_url));
     }
-    let schema = format!("t_{}", Uuid::new_v4().simple());
-    let url = with_search_path(base_url, &schema)?;
     let mut admin = PgConnection::connect(base_url)
         .await
         .with_context(|| format!("{DATABASE_URL_ENV} is set, but {} is unreachable", Redacted(base_url)))?;
-    sqlx::query(&format!("CREATE SCHEMA {schema}"))
-        .execute(&mut admin)
-        .await
-        .with_context(|| format!("create schema {schema}"))?;
-    let opened = async {
-        let store = PgStore::connect(&url, &test_options()).await?;
-        store.migrate_private_schema().await?;
-        anyhow::Ok(store)
-    }
-    .await;
-    if opened.is_err() {
-        // Best effort: the error below is what matters.
-        let _ = sqlx::query(&format!("DROP SCHEMA {schema} CASCADE")).execute(&mut admin).await;
-    }
+    let claimed = schemas::claim(&mut admin, base_url).await;
+    let made = match claimed {
+        Ok(schemas::Claim::Reused(schema)) => Ok((schema, true)),
+        Ok(schemas::Claim::New { reusable }) => new_schema(&mut admin, base_url, reusable).await,
+        Err(err) => Err(err),
+    };
     // A failed close only leaks a connection the server will reap.
     let _ = admin.close().await;
-    let store = Database::Postgres(opened?).into_store();
-    let cleanup = Cleanup::Schema { base_url: base_url.to_owned(), schema };
+    let (schema, reused) = made?;
+    let opened = async { PgStore::connect(&schema_url(base_url, &schema)?, &test_options()).await }.await;
+    let store = match opened {
+        Ok(store) => Database::Postgres(store).into_store(),
+        Err(err) => {
+            // Best effort: the error is what matters.
+            let _ = release(base_url, &schema, reused).await;
+            return Err(err);
+        }
+    };
+    let url = schema_url(base_url, &schema)?;
+    let cleanup = Cleanup::Schema { base_url: base_url.to_owned(), schema, reused };
     Ok(TestDb { store, url, backend: "postgres", cleanup })
 }
 
-/// `base_url` with `options=-c search_path=<schema>` added.
-fn with_search_path(base_url: &str, schema: &str) -> anyhow::Result<String> {
+/// Frees `schema` for the next test if it is `reused`, else drops it.
+async fn release(base_url: &str, schema: &str, reused: bool) -> sqlx::Result<()> {
+    let mut conn = PgConnection::connect(base_url).await?;
+    if reused {
+        schemas::free(&mut conn, schema).await?;
+    } else {
+        sqlx::query("SET lock_timeout = '5s'").execute(&mut conn).await?;
+        sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).execute(&mut conn).await?;
+    }
+    conn.close().await
+}
+
+/// A new schema, migrated, and listed for reuse if `reusable`; dropped again if that fails.
+async fn new_schema(admin: &mut PgConnection, base_url: &str, reusable: bool) -> anyhow::Result<(String, bool)> {
+    let schema = format!("t_{}", Uuid::new_v4().simple());
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&mut *admin)
+        .await
+        .with_context(|| format!("create schema {schema}"))?;
+    let made = async {
+        let store = PgStore::connect(&schema_url(base_url, &schema)?, &test_options()).await?;
+        store.migrate_private_schema().await?;
+        if reusable {
+            schemas::register(admin, &schema).await?;
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    if made.is_err() {
+        // Best effort: the error below is what matters.
+        let _ = sqlx::query(&format!("DROP SCHEMA {schema} CASCADE")).execute(&mut *admin).await;
+    }
+    made.map(|()| (schema, reusable))
+}
+
+/// `base_url` with the schema as the search path (`options=-c search_path=<schema>`) and as
+/// the application name.
+fn schema_url(base_url: &str, schema: &str) -> anyhow::Result<String> {
     let mut url = url::Url::parse(base_url).with_context(|| format!("invalid URL {}", Redacted(base_url)))?;
     // Spaces as %20, not `+`: libpq (psql) does not read `+` as a space.
-    let option = format!("options=-c%20search_path%3D{schema}");
+    let option = format!("options=-c%20search_path%3D{schema}&application_name={schema}");
     let query = match url.query() {
         Some(query) if !query.is_empty() => format!("{query}&{option}"),
         _ => option,
@@ -124,27 +169,22 @@ fn with_search_path(base_url: &str, schema: &str) -> anyhow::Result<String> {
 
 impl Drop for TestDb {
     fn drop(&mut self) {
-        let Cleanup::Schema { base_url, schema } = &self.cleanup else { return };
+        let Cleanup::Schema { base_url, schema, reused } = &self.cleanup else { return };
         if std::thread::panicking() {
             eprintln!("test database kept for inspection: schema {schema} ({})", Redacted(&self.url));
             return;
         }
         // Drop may run inside the test's runtime, which cannot be blocked on: do the async
         // work on a thread with a runtime of its own. Best effort: a failure is only reported.
-        let (base_url, schema) = (base_url.clone(), schema.clone());
+        let (base_url, schema, reused) = (base_url.clone(), schema.clone(), *reused);
         let dropper = std::thread::spawn(move || {
             let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
-            let work = async {
-                let mut conn = PgConnection::connect(&base_url).await?;
-                sqlx::query("SET lock_timeout = '5s'").execute(&mut conn).await?;
-                sqlx::query(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")).execute(&mut conn).await?;
-                conn.close().await
-            };
+            let work = release(&base_url, &schema, reused);
             // The timer must be created inside the runtime.
             match runtime.block_on(async { tokio::time::timeout(Duration::from_secs(15), work).await }) {
                 Ok(Ok(())) => {}
-                Ok(Err(err)) => eprintln!("could not drop test schema {schema}: {err}"),
-                Err(_) => eprintln!("could not drop test schema {schema}: timed out"),
+                Ok(Err(err)) => eprintln!("could not release test schema {schema}: {err}"),
+                Err(_) => eprintln!("could not release test schema {schema}: timed out"),
             }
         });
         let _ = dropper.join();
@@ -156,9 +196,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn search_path_rides_in_the_url() {
-        let url = with_search_path("postgres://u:p@h:5432/db?sslmode=disable", "t_1").unwrap();
-        assert_eq!(url, "postgres://u:p@h:5432/db?sslmode=disable&options=-c%20search_path%3Dt_1");
+    fn the_schema_rides_in_the_url() {
+        let url = schema_url("postgres://u:p@h:5432/db?sslmode=disable", "t_1").unwrap();
+        assert_eq!(url, "postgres://u:p@h:5432/db?sslmode=disable&options=-c%20search_path%3Dt_1&application_name=t_1");
     }
 
     #[tokio::test]
