@@ -58,21 +58,12 @@ const POP_RELEASED: &str = "DELETE FROM ip_released WHERE family = $1 AND addres
 
 /// [`crate::sql::INSERT_DEVICE`] that also takes the addresses that
 /// [`ferrozone_domain::rules::tx::WriteTx::take_if_free`] handed out unchecked (the two parameters after the
-/// device's: IPv4, IPv6, either NULL) out of the released list. The devices' unique indexes
-/// decide whether they were free: a taken one fails the insert.
-const INSERT_DEVICE_TAKING: &str = sql![
-    "WITH taken AS (DELETE FROM ip_released WHERE (family = 4 AND address = ",
-    (after DeviceRow, 1),
-    ") OR (family = 6 AND address = ",
-    (after DeviceRow, 2),
-    ")) ",
-    (insert DeviceRow)
-];
-
-/// [`INSERT_DEVICE_TAKING`] that also appends the device's audit event, pending: the eleven
-/// parameters after the addresses, in the order of `audit::INSERT_PENDING`. One statement,
-/// one round trip, where the insert and the append were two (docs/benchmarks.md, "Where the
-/// time goes"); PostgreSQL runs a data-modifying `WITH` whether or not the rest reads it.
+/// device's: IPv4, IPv6, either NULL) out of the released list, and appends the device's
+/// audit event, pending (the eleven parameters after those, in the order of
+/// `audit::INSERT_PENDING`). The devices' unique indexes decide whether the addresses were
+/// free: a taken one fails the insert. One statement, one round trip, where the insert and
+/// the append were two (docs/benchmarks.md); PostgreSQL runs a data-modifying `WITH`
+/// whether or not the rest reads it.
 const INSERT_DEVICE_RECORDED: &str = sql![
     "WITH taken AS (DELETE FROM ip_released WHERE (family = 4 AND address = ",
     (after DeviceRow, 1),
@@ -80,27 +71,7 @@ const INSERT_DEVICE_RECORDED: &str = sql![
     (after DeviceRow, 2),
     ")), recorded AS (INSERT INTO audit_events (id, at, actor_kind, actor_id, actor_user_id, action, \
      subject_kind, subject_id, changes, client_address, request_id) VALUES (",
-    (after DeviceRow, 3),
-    ", ",
-    (after DeviceRow, 4),
-    ", ",
-    (after DeviceRow, 5),
-    ", ",
-    (after DeviceRow, 6),
-    ", ",
-    (after DeviceRow, 7),
-    ", ",
-    (after DeviceRow, 8),
-    ", ",
-    (after DeviceRow, 9),
-    ", ",
-    (after DeviceRow, 10),
-    ", ",
-    (after DeviceRow, 11),
-    ", ",
-    (after DeviceRow, 12),
-    ", ",
-    (after DeviceRow, 13),
+    (after DeviceRow, 3..=13),
     ")) ",
     (insert DeviceRow)
 ];

@@ -83,7 +83,7 @@ pub async fn insert_in(tx: &mut dyn WriteTx, new: &DeviceInsert, pools: &Pools, 
         inserted_at: new.now,
         updated_at: new.now,
     };
-    tx.insert_device_recorded(&device, changes::device_created(&device)).await?;
+    tx.insert_device(&device, changes::device_created(&device)).await?;
     Ok(device)
 }
 

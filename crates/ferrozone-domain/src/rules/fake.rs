@@ -193,7 +193,7 @@ impl WriteTx for FakeTx {
         Ok(self.state.devices.get(&id).cloned())
     }
 
-    async fn insert_device(&mut self, device: &Device) -> Result<()> {
+    async fn insert_device(&mut self, device: &Device, entry: Entry) -> Result<()> {
         if !self.state.users.contains_key(&device.user_id) {
             return Err(super::missing_owner());
         }
@@ -204,7 +204,7 @@ impl WriteTx for FakeTx {
             self.state.released.remove(&(Family::of(addr).code(), addr.to_string()));
         }
         self.state.devices.insert(device.id, device.clone());
-        Ok(())
+        self.record(entry).await
     }
 
     async fn update_device(&mut self, _stored: &Device, device: &Device) -> Result<()> {

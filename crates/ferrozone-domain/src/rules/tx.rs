@@ -74,13 +74,10 @@ pub trait WriteTx: Send {
     async fn count_devices(&mut self, user_id: Uuid) -> Result<u64>;
     /// The device, locked.
     async fn lock_device(&mut self, id: Uuid) -> Result<Option<Device>>;
-    async fn insert_device(&mut self, device: &Device) -> Result<()>;
-    /// [`Self::insert_device`], then [`Self::record`] of `entry`: a backend may send both in
-    /// one statement (PostgreSQL does, a round trip less for every create).
-    async fn insert_device_recorded(&mut self, device: &Device, entry: Entry) -> Result<()> {
-        self.insert_device(device).await?;
-        self.record(entry).await
-    }
+    /// Inserts `device` and records `entry`, its creation, as [`Self::record`] does: a
+    /// backend may send both in one statement (PostgreSQL does, a round trip less for every
+    /// create).
+    async fn insert_device(&mut self, device: &Device, entry: Entry) -> Result<()>;
     /// Writes the editable columns and `updated_at` (not the peer statistics) of `device`,
     /// whose row holds `stored` (read by [`Self::lock_device`] in this transaction): a
     /// backend may write only the columns that differ.

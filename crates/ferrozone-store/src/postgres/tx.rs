@@ -19,10 +19,7 @@ use uuid::Uuid;
 
 use super::errors::OrDb;
 use super::rows::{from_row, read};
-use super::{
-    INSERT_DEVICE_RECORDED, INSERT_DEVICE_TAKING, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_RULES, LOCK_USER,
-    POP_RELEASED,
-};
+use super::{INSERT_DEVICE_RECORDED, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_RULES, LOCK_USER, POP_RELEASED};
 use crate::columns::Columns;
 use crate::rows::{DeviceRow, RuleRow, UserRow};
 use crate::sql;
@@ -168,19 +165,7 @@ impl WriteTx for PgTx {
         row.map(Device::try_from).transpose()
     }
 
-    async fn insert_device(&mut self, device: &Device) -> Result<()> {
-        let row = DeviceRow::encode(device)?;
-        let [v4, v6] = std::mem::take(&mut self.unchecked);
-        row.bind_insert(sqlx::query(INSERT_DEVICE_TAKING))
-            .bind(v4)
-            .bind(v6)
-            .execute(&mut *self.tx)
-            .await
-            .or_db("insert a device")?;
-        Ok(())
-    }
-
-    async fn insert_device_recorded(&mut self, device: &Device, entry: Entry) -> Result<()> {
+    async fn insert_device(&mut self, device: &Device, entry: Entry) -> Result<()> {
         let row = DeviceRow::encode(device)?;
         let record = EventRecord::pending(&self.audit.record(entry));
         let [v4, v6] = std::mem::take(&mut self.unchecked);

@@ -20,6 +20,7 @@
 //! | `(update R)` | `UPDATE t SET e1 = $2, e2 = $3, … WHERE key = $1` (the `[edit]` columns) |
 //! | `(excluded R)` | `e1 = excluded.e1, …` (the `[edit]` columns, for an upsert) |
 //! | `(after R k)` | the placeholder `k` places after the `insert`'s last: `$<columns + k>` |
+//! | `(after R k..=m)` | those from `k` to `m` places after it: `$<columns + k>, …, $<columns + m>` |
 //! | `(join R)` | ` LEFT JOIN j s ON s.k = a.k`, the join of the `[joined]` columns |
 //!
 //! A row type with `[joined]` columns reads them through its join: `select` qualifies every
@@ -39,7 +40,7 @@ pub(crate) enum Part {
     Insert(&'static Table),
     Update(&'static Table),
     Excluded(&'static Table),
-    After(&'static Table, usize),
+    After(&'static Table, usize, usize),
     Join(&'static Table),
 }
 
@@ -71,7 +72,7 @@ impl<const N: usize> Text<N> {
             Part::Insert(t) => self.insert(t),
             Part::Update(t) => self.update(t),
             Part::Excluded(t) => self.excluded(t),
-            Part::After(t, k) => self.push("$").number(t.own_count() + k),
+            Part::After(t, first, last) => self.placeholders(t.own_count() + first, t.own_count() + last),
             Part::Join(t) => self.join(t),
         }
     }
@@ -96,6 +97,19 @@ impl<const N: usize> Text<N> {
             Ok(digit) => text.push(digit),
             Err(_) => panic!("not a digit"),
         }
+    }
+
+    /// `$first, …, $last`.
+    const fn placeholders(mut self, first: usize, last: usize) -> Self {
+        let mut n = first;
+        while n <= last {
+            if n > first {
+                self = self.push(", ");
+            }
+            self = self.push("$").number(n);
+            n += 1;
+        }
+        self
     }
 
     const fn list(mut self, names: &[&str], separator: &str) -> Self {
@@ -250,7 +264,10 @@ macro_rules! part {
         $crate::sql::text::Part::Excluded(&<$row as $crate::columns::Columns>::TABLE)
     };
     ((after $row:ty, $k:literal)) => {
-        $crate::sql::text::Part::After(&<$row as $crate::columns::Columns>::TABLE, $k)
+        $crate::sql::text::Part::After(&<$row as $crate::columns::Columns>::TABLE, $k, $k)
+    };
+    ((after $row:ty, $k:literal ..= $m:literal)) => {
+        $crate::sql::text::Part::After(&<$row as $crate::columns::Columns>::TABLE, $k, $m)
     };
     ((join $row:ty)) => {
         $crate::sql::text::Part::Join(&<$row as $crate::columns::Columns>::TABLE)
@@ -326,6 +343,7 @@ mod tests {
         );
         assert_eq!(sql![(insert PlantRow)], "INSERT INTO plants (id, tag, born_at) VALUES ($1, $2, $3)");
         assert_eq!(sql![(after PlantRow, 1)], "$4");
+        assert_eq!(sql![(after PlantRow, 2..=4)], "$5, $6, $7");
         assert_eq!(sql![(update PlantRow)], "UPDATE plants SET tag = $2 WHERE id = $1");
         assert_eq!(sql![(columns PlantRow)], "id, tag, NULL AS watered_at, born_at");
     }

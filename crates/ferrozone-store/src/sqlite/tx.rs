@@ -137,13 +137,13 @@ impl WriteTx for SqliteTx<'_> {
         row.map(Device::try_from).transpose()
     }
 
-    async fn insert_device(&mut self, device: &Device) -> Result<()> {
+    async fn insert_device(&mut self, device: &Device, entry: Entry) -> Result<()> {
         let row = DeviceRow::encode(device)?;
         let args = rows::insert_args(&row);
         prepare(self.conn, sql::INSERT_DEVICE)
             .and_then(|mut stmt| stmt.execute(args.as_slice()))
             .or_db("insert a device")?;
-        Ok(())
+        self.append(entry)
     }
 
     async fn update_device(&mut self, stored: &Device, device: &Device) -> Result<()> {

@@ -19,13 +19,11 @@
 //! A database where the test role may not set `session_replication_role` (scripts/pg-test-db
 //! grants it) gets a new schema for every test, dropped when the test ends.
 
-use std::fmt::Write as _;
-use std::hash::{Hash, Hasher};
-use std::sync::OnceLock;
-
 use anyhow::Context;
 use sqlx::PgConnection;
-use tokio::sync::Mutex;
+use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
+use tokio::sync::OnceCell;
 
 use crate::postgres::MIGRATOR;
 use crate::PgStore;
@@ -35,13 +33,9 @@ const REGISTRY: &str = "public.ferrozone_test_schemas";
 /// Serializes the creation of the registry and of a template across processes.
 const ADVISORY_LOCK: i64 = 0x6665_7272_6f7a_6f6e;
 
-/// What this process learnt about the database once: whether schemas can be reused, and
-/// the reset script of the template (with `{schema}` for the schema to reset).
-struct Setup {
-    reset: Option<String>,
-}
-
-static SETUP: OnceLock<Mutex<Option<Setup>>> = OnceLock::new();
+/// What this process learns about the database once: the reset script of the template
+/// (with `{schema}` for the schema to reset), or `None` where schemas cannot be reused.
+static RESET_SCRIPT: OnceCell<Option<String>> = OnceCell::const_new();
 
 /// The migrations this build applies, as a short name: a schema made by another build's
 /// migrations is never handed out.
@@ -65,13 +59,7 @@ pub(super) enum Claim {
 /// schemas be reused.
 pub(super) async fn claim(admin: &mut PgConnection, base_url: &str) -> anyhow::Result<Claim> {
     let fingerprint = fingerprint();
-    let script = {
-        let mut setup = SETUP.get_or_init(|| Mutex::new(None)).lock().await;
-        if setup.is_none() {
-            *setup = Some(prepare(admin, base_url, &fingerprint).await?);
-        }
-        setup.as_ref().and_then(|s| s.reset.clone())
-    };
+    let script = RESET_SCRIPT.get_or_try_init(|| prepare(admin, base_url, &fingerprint)).await?;
     let Some(script) = script else { return Ok(Claim::New { reusable: false }) };
     let claimed: Option<String> = sqlx::query_scalar(&format!(
         "UPDATE {REGISTRY} SET taken = true WHERE name = (SELECT name FROM {REGISTRY} r \
@@ -84,7 +72,7 @@ pub(super) async fn claim(admin: &mut PgConnection, base_url: &str) -> anyhow::R
     .await
     .context("claim a test schema")?;
     let Some(schema) = claimed else { return Ok(Claim::New { reusable: true }) };
-    reset(admin, &schema, &script).await?;
+    reset(admin, &schema, script).await?;
     Ok(Claim::Reused(schema))
 }
 
@@ -117,20 +105,20 @@ pub(super) async fn free(admin: &mut PgConnection, schema: &str) -> sqlx::Result
 
 /// Finds out whether this database allows reuse, and if so makes sure the registry and the
 /// template of `fingerprint` exist and builds the reset script from the template.
-async fn prepare(admin: &mut PgConnection, base_url: &str, fingerprint: &str) -> anyhow::Result<Setup> {
+async fn prepare(admin: &mut PgConnection, base_url: &str, fingerprint: &str) -> anyhow::Result<Option<String>> {
     let probe =
         sqlx::raw_sql("BEGIN; SET LOCAL session_replication_role = replica; ROLLBACK").execute(&mut *admin).await;
     if probe.is_err() {
         // The failed SET left the transaction aborted: end it.
         let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *admin).await;
-        return Ok(Setup { reset: None });
+        return Ok(None);
     }
     let template = format!("tpl_{fingerprint}");
     sqlx::query("SELECT pg_advisory_lock($1)").bind(ADVISORY_LOCK).execute(&mut *admin).await?;
     let made = make_template(admin, base_url, &template).await;
     sqlx::query("SELECT pg_advisory_unlock($1)").bind(ADVISORY_LOCK).execute(&mut *admin).await?;
     made?;
-    Ok(Setup { reset: Some(reset_script(admin, &template).await?) })
+    Ok(Some(reset_script(admin, &template).await?))
 }
 
 /// The registry and the template, made unless they exist; under the advisory lock.
@@ -214,7 +202,7 @@ mod tests {
         .await
         .unwrap();
 
-        let script = SETUP.get().unwrap().lock().await.as_ref().unwrap().reset.clone().unwrap();
+        let script = RESET_SCRIPT.get().cloned().flatten().expect("a reused schema has its reset script");
         let mut admin = PgConnection::connect(&base_url).await.unwrap();
         reset(&mut admin, schema, &script).await.unwrap();
 
