@@ -6,7 +6,6 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use anyhow::Context;
-use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use tokio::sync::Notify;
 
@@ -16,16 +15,15 @@ use crate::{Redacted, StoreOptions};
 
 mod audit;
 mod errors;
+mod migrations;
 mod point_reads;
 mod reach;
 mod rows;
 mod store;
 mod tx;
 
+pub use migrations::MIGRATOR;
 pub use store::PgStore;
-
-/// The embedded PostgreSQL migration history.
-pub static MIGRATOR: Migrator = sqlx::migrate!("./migrations/postgres");
 
 // `FOR NO KEY UPDATE` rather than `FOR UPDATE`: the locks exclude each other and deletes
 // just the same, but do not block foreign-key checks (a token inserted for a user whose
@@ -123,7 +121,7 @@ impl PgStore {
     /// per *database*, which would serialize tests that each migrate a schema of their own.
     #[cfg(any(test, feature = "testing"))]
     pub(crate) async fn migrate_private_schema(&self) -> anyhow::Result<()> {
-        let migrator = Migrator {
+        let migrator = sqlx::migrate::Migrator {
             migrations: MIGRATOR.migrations.clone(),
             ignore_missing: MIGRATOR.ignore_missing,
             locking: false,
