@@ -121,12 +121,7 @@ impl PgStore {
     /// per *database*, which would serialize tests that each migrate a schema of their own.
     #[cfg(any(test, feature = "testing"))]
     pub(crate) async fn migrate_private_schema(&self) -> anyhow::Result<()> {
-        let migrator = sqlx::migrate::Migrator {
-            migrations: MIGRATOR.migrations.clone(),
-            ignore_missing: MIGRATOR.ignore_missing,
-            locking: false,
-            no_tx: MIGRATOR.no_tx,
-        };
+        let migrator = migrations::migrator(false);
         migrator.run(&self.pool).await.context("cannot migrate the PostgreSQL schema")
     }
 }

@@ -39,12 +39,14 @@ const FILES: &[(i64, &str, &str)] = &[
 ];
 
 /// The history as sqlx's migrator runs it.
-pub static MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| Migrator {
-    migrations: Cow::Owned(FILES.iter().map(|&(version, name, sql)| migration(version, name, sql)).collect()),
-    ignore_missing: false,
-    locking: true,
-    no_tx: false,
-});
+pub static MIGRATOR: LazyLock<Migrator> = LazyLock::new(|| migrator(true));
+
+/// The history, under sqlx's advisory lock on the database or (`locking` false, for a
+/// schema nobody else uses) without it.
+pub(crate) fn migrator(locking: bool) -> Migrator {
+    let migrations = FILES.iter().map(|&(version, name, sql)| migration(version, name, sql)).collect();
+    Migrator { migrations: Cow::Owned(migrations), ignore_missing: false, locking, no_tx: false }
+}
 
 /// One file as sqlx reads it: the description is the name with spaces for underscores, the
 /// checksum is of the text, and a file starting `-- no-transaction` runs outside one.
