@@ -6,6 +6,7 @@
 mod body;
 mod caps;
 mod conn;
+mod deadline;
 mod hsts;
 mod nofile;
 pub mod redirect;

@@ -1,5 +1,5 @@
 //! Request ids, one log line per request, panic safety, the headers of every `/v0`
-//! response, and the request and sign-in metrics.
+//! response ([`layers`]), and the request and sign-in metrics.
 
 mod layers;
 
@@ -8,26 +8,15 @@ pub mod requests;
 pub mod sign_ins;
 
 use std::net::IpAddr;
-use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::MatchedPath;
-use axum::http::{HeaderName, Request, Response};
-use axum::response::IntoResponse;
+use axum::http::HeaderName;
 use axum::Router;
 use tower::layer::layer_fn;
-use tower::util::MapRequestLayer;
-use tower::ServiceBuilder;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
 use tracing::Span;
 
 use ferrozone_domain::audit::{context, Actor, ActorKind};
 use ferrozone_domain::Principal;
 use uuid::Uuid;
-
-use crate::error::ApiError;
 
 /// The request id's header, named once: a lookup by a `&str` name parses the name first.
 const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -35,42 +24,17 @@ const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// The longest client request id kept; a longer one is replaced.
 const MAX_REQUEST_ID: usize = 128;
 
-/// Wraps `router` in the request metrics (when `metered`), request-id and tracing layers,
-/// the request's frame (audit scope and `/v0` headers: [`layers`]) and the panic layer
-/// (outermost first). Unmetered, the app has no metrics layer at all: metrics off cost
-/// nothing per request.
+/// Wraps `router` in the request metrics (when `metered`) and each route in the request's
+/// frame ([`layers`]: request id, span and log line, audit scope, `/v0` headers, panic
+/// safety). Unmetered, the app has no metrics layer at all: metrics off cost nothing per
+/// request.
 pub fn wrap(router: Router, metered: bool) -> Router {
-    let router = router.layer(
-        ServiceBuilder::new()
-            .layer(MapRequestLayer::new(drop_unusable_request_id))
-            .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
-            .layer(
-                TraceLayer::new_for_http()
-                    .make_span_with(make_span)
-                    .on_request(())
-                    .on_response(on_response)
-                    .on_failure(()),
-            )
-            .layer(PropagateRequestIdLayer::x_request_id())
-            .layer(layer_fn(layers::RequestFrame))
-            .layer(CatchPanicLayer::custom(|_| {
-                tracing::error!("a request handler panicked");
-                ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
-            })),
-    );
+    let router = router.layer(layer_fn(layers::RequestFrame));
     if metered {
         router.layer(requests::MeasureLayer::default())
     } else {
         router
     }
-}
-
-/// The span of one request: method, matched route (not the raw URI, which may carry
-/// emails or ids), the request id, and, once authenticated, the actor ([`record_actor`]).
-fn make_span(req: &Request<Body>) -> Span {
-    let route = req.extensions().get::<MatchedPath>().map_or("(unmatched)", MatchedPath::as_str);
-    let request_id = req.headers().get(&X_REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("");
-    tracing::info_span!("request", method = %req.method(), route, request_id, actor = tracing::field::Empty)
 }
 
 /// Names who acts on every later log line of the current request, its `request` line
@@ -135,28 +99,6 @@ const MAX_LOGGED_ACCOUNT: usize = 100;
 pub fn sign_in_refused(client: IpAddr, method: SignInMethod, reason: &'static str, account: &str) {
     let account: String = account.chars().take(MAX_LOGGED_ACCOUNT).collect();
     tracing::warn!(client = %client, method = %method.as_str(), reason = %reason, account = ?account, "sign-in refused");
-}
-
-fn on_response<B>(res: &Response<B>, latency: Duration, _span: &Span) {
-    let status = res.status().as_u16();
-    let latency_ms = latency.as_secs_f64() * 1000.0;
-    tracing::info!(status, latency_ms, "request");
-}
-
-/// Removes a client's `x-request-id` unless it is one value of 1 to [`MAX_REQUEST_ID`]
-/// characters out of `[A-Za-z0-9._-]`, so that the server makes a fresh one: the id goes
-/// into every log line of the request and back to the client.
-fn drop_unusable_request_id<B>(mut req: Request<B>) -> Request<B> {
-    let mut values = req.headers().get_all(&X_REQUEST_ID).iter();
-    let usable = match (values.next(), values.next()) {
-        (Some(value), None) => is_usable_request_id(value.as_bytes()),
-        (None, _) => true,
-        (Some(_), Some(_)) => false,
-    };
-    if !usable {
-        req.headers_mut().remove(&X_REQUEST_ID);
-    }
-    req
 }
 
 fn is_usable_request_id(id: &[u8]) -> bool {

@@ -19,6 +19,7 @@ use tower::ServiceExt;
 
 use super::body::{DeadlineBody, Tracked};
 use super::caps::Slot;
+use super::deadline::Deadline;
 use super::tls::Acceptor;
 use super::watchdog::{Activity, Watched};
 use super::Limits;
@@ -87,7 +88,9 @@ async fn serve_http<S>(
     tokio::pin!(expired);
     let mut closing = false;
     loop {
+        // In order, the connection first: it is what wakes the task on nearly every poll.
         tokio::select! {
+            biased;
             served = conn.as_mut() => {
                 if let Err(e) = served {
                     tracing::debug!(error = %e, "HTTP connection ended with an error");
@@ -137,10 +140,10 @@ async fn handle(
     let body =
         if body.is_end_stream() { Body::empty() } else { Body::new(DeadlineBody::new(body, limits.body_timeout)) };
     let req = Request::from_parts(parts, body);
-    let mut response = match tokio::time::timeout(limits.request_timeout, app.oneshot(req)).await {
-        Ok(Ok(response)) => response,
-        Ok(Err(never)) => match never {},
-        Err(_) => {
+    let mut response = match Deadline::new(app.oneshot(req), limits.request_timeout).await {
+        Some(Ok(response)) => response,
+        Some(Err(never)) => match never {},
+        None => {
             tracing::warn!(timeout_secs = limits.request_timeout.as_secs(), "a request passed its deadline");
             timed_out(api)
         }
