@@ -89,7 +89,7 @@ pub struct Domain {
     /// The key of the sign-in form's tokens, derived from the secret key.
     form_key: FormTokenKey,
     /// The effective configuration as last read ([`configuration`]).
-    configuration_values: std::sync::RwLock<Arc<crate::configuration::Values>>,
+    configuration_values: std::sync::RwLock<configuration::InEffect>,
     /// The provider lists in effect as last read ([`configuration`]).
     configuration_providers: std::sync::RwLock<Arc<crate::configuration::provider_lists::CurrentProviders>>,
     /// The signing secret of an imported Firezone installation ([`imported_tokens`]).
@@ -120,7 +120,7 @@ impl Domain {
         let passwords = password_gate::PasswordGate::new(&settings.passwords);
         let throttle = throttle::Throttle::new(&settings.passwords);
         let form_key = FormTokenKey::new(cipher.derive_key(FORM_TOKEN_PURPOSE));
-        let configuration_values = std::sync::RwLock::new(Arc::new(settings.configuration.clone()));
+        let configuration_values = std::sync::RwLock::new(configuration::InEffect::new(settings.configuration.clone()));
         let configuration_providers = std::sync::RwLock::new(Arc::new(configuration::start_up_providers(&settings)));
         let domain = Self {
             store,

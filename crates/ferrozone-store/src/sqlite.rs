@@ -31,7 +31,32 @@ pub use self::migrate::{Migration, MIGRATIONS};
 pub use self::store::SqliteStore;
 
 /// Prepares (or takes from the connection's cache) `statement`, written with the shared
-/// `$n` placeholders, which SQLite reads as names; `?n` binds by number.
-pub(crate) fn prepare<'c>(conn: &'c Connection, statement: &str) -> rusqlite::Result<CachedStatement<'c>> {
+/// `$n` placeholders, which SQLite reads as names; `?n` binds by number. The text SQLite
+/// reads is made once per statement of the program ([`sqlite_text`]).
+pub(crate) fn prepare<'c>(conn: &'c Connection, statement: &'static str) -> rusqlite::Result<CachedStatement<'c>> {
+    conn.prepare_cached(sqlite_text(statement))
+}
+
+/// [`prepare`] for a statement built at run time: its text is rewritten on every call.
+pub(crate) fn prepare_built<'c>(conn: &'c Connection, statement: &str) -> rusqlite::Result<CachedStatement<'c>> {
     conn.prepare_cached(&statement.replace('$', "?"))
+}
+
+/// `statement` with `?n` placeholders, rewritten on its first use and kept: a point read's
+/// statement is a kilobyte, and rewriting it cost every read an allocation and a copy. The
+/// program's statements are constants, so what is kept is bounded; each is found by its
+/// address and length, which no other text shares while the program runs.
+fn sqlite_text(statement: &'static str) -> &'static str {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, PoisonError, RwLock};
+    static REWRITTEN: LazyLock<RwLock<HashMap<(usize, usize), &'static str>>> = LazyLock::new(Default::default);
+    let key = (statement.as_ptr() as usize, statement.len());
+    if let Some(text) = REWRITTEN.read().unwrap_or_else(PoisonError::into_inner).get(&key) {
+        return text;
+    }
+    let mut rewritten = REWRITTEN.write().unwrap_or_else(PoisonError::into_inner);
+    rewritten.entry(key).or_insert_with(|| match statement.contains('$') {
+        true => Box::leak(statement.replace('$', "?").into_boxed_str()),
+        false => statement,
+    })
 }

@@ -21,6 +21,19 @@ mod watch;
 
 pub use watch::SAFETY_RELOAD;
 
+/// The configuration values in effect, and the client defaults taken from them once rather
+/// than on every read of a device.
+pub(crate) struct InEffect {
+    values: Arc<Values>,
+    client_defaults: Arc<ClientDefaults>,
+}
+
+impl InEffect {
+    pub(crate) fn new(values: Values) -> Self {
+        Self { client_defaults: Arc::new(values.client_defaults()), values: Arc::new(values) }
+    }
+}
+
 /// The singleton as the API shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Configuration {
@@ -82,7 +95,11 @@ impl Domain {
     /// The effective values as this process last read them: at start, after its own
     /// PATCH, and on every change [`Self::watch_configuration`] hears of.
     pub fn current_values(&self) -> Arc<Values> {
-        self.configuration_values.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.in_effect().values.clone()
+    }
+
+    fn in_effect(&self) -> std::sync::RwLockReadGuard<'_, InEffect> {
+        self.configuration_values.read().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The provider lists in effect, read as [`Self::current_values`] are. The `Arc` is
@@ -93,8 +110,8 @@ impl Domain {
     }
 
     /// What a device gets for each `use_default_*` that is on, now.
-    pub fn client_defaults(&self) -> ClientDefaults {
-        self.current_values().client_defaults()
+    pub fn client_defaults(&self) -> Arc<ClientDefaults> {
+        self.in_effect().client_defaults.clone()
     }
 
     /// Reads the stored values again (what other processes changed).
@@ -112,9 +129,9 @@ impl Domain {
         let duration = values.vpn_session_duration;
         let previous = std::mem::replace(
             &mut *self.configuration_values.write().unwrap_or_else(std::sync::PoisonError::into_inner),
-            Arc::new(values),
+            InEffect::new(values),
         );
-        if previous.vpn_session_duration != duration {
+        if previous.values.vpn_session_duration != duration {
             tracing::info!(vpn_session_duration = duration, "the VPN session duration changed");
             self.peers_changed();
         }

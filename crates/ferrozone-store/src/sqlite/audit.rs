@@ -8,7 +8,7 @@ use ferrozone_domain::error::Result;
 use rusqlite::{params, Connection, ToSql};
 
 use super::errors::OrDb;
-use super::prepare;
+use super::{prepare, prepare_built};
 use crate::sql::audit::{self as sql, Param};
 
 /// Chains `events` after the head, in order, inserts them and moves the head once, sealed,
@@ -94,7 +94,7 @@ pub(crate) fn head(conn: &Connection) -> rusqlite::Result<AuditHead> {
 pub(crate) fn select(conn: &Connection, query: &AuditQuery) -> rusqlite::Result<Vec<EventRecord>> {
     let (statement, params) = sql::select(query);
     let params: Vec<&dyn ToSql> = params.iter().map(as_sql).collect();
-    let mut stmt = prepare(conn, &statement)?;
+    let mut stmt = prepare_built(conn, &statement)?;
     let rows = stmt.query_map(params.as_slice(), record)?;
     rows.collect()
 }

@@ -30,7 +30,7 @@ use super::conn::Location;
 use super::errors::OrDb;
 use super::tx::SqliteTx;
 use super::writer::Writer;
-use super::{migrate, point_reads, prepare, rows};
+use super::{migrate, point_reads, prepare, prepare_built, rows};
 
 mod audit_log;
 mod import;
@@ -665,7 +665,9 @@ impl Store for SqliteStore {
         let (statement, args) = (sql::list_devices(query), list_args(query));
         let rows = self.read_long("list devices", move |conn| {
             let params: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref() as &dyn ToSql).collect();
-            prepare(conn, &statement)?.query_map(params.as_slice(), rows::device)?.collect::<rusqlite::Result<Vec<_>>>()
+            prepare_built(conn, &statement)?
+                .query_map(params.as_slice(), rows::device)?
+                .collect::<rusqlite::Result<Vec<_>>>()
         });
         decode_all(rows.await?)
     }
@@ -679,7 +681,7 @@ impl Store for SqliteStore {
             // `Ok(false)`: the reader went away, or a row did not decode (already sent).
             let read = inner.read("list devices", |conn| {
                 let params: Vec<&dyn ToSql> = args.iter().map(|arg| arg.as_ref() as &dyn ToSql).collect();
-                let mut statement = prepare(conn, &statement)?;
+                let mut statement = prepare_built(conn, &statement)?;
                 let mut rows = statement.query(params.as_slice())?;
                 while let Some(row) = rows.next()? {
                     let Some(batch) = batcher.push(rows::device(row)?).transpose() else { continue };

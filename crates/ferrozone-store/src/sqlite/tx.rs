@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use super::errors::OrDb;
 use super::writer::Batch;
-use super::{prepare, rows};
+use super::{prepare, prepare_built, rows};
 use crate::rows::{DeviceRow, RuleRow, UserRow};
 use crate::sql;
 
@@ -149,7 +149,9 @@ impl WriteTx for SqliteTx<'_> {
     async fn update_device(&mut self, stored: &Device, device: &Device) -> Result<()> {
         let (before, row) = (DeviceRow::encode(stored)?, DeviceRow::encode(device)?);
         let Some((statement, args)) = rows::narrow_update(&row, &before) else { return Ok(()) };
-        prepare(self.conn, &statement).and_then(|mut stmt| stmt.execute(args.as_slice())).or_db("update a device")?;
+        prepare_built(self.conn, &statement)
+            .and_then(|mut stmt| stmt.execute(args.as_slice()))
+            .or_db("update a device")?;
         Ok(())
     }
 

@@ -12,7 +12,7 @@ use rusqlite::{params, Connection, ToSql};
 use uuid::Uuid;
 
 use super::super::errors::OrDb;
-use super::super::{prepare, rows};
+use super::super::{prepare, prepare_built, rows};
 use super::SqliteStore;
 use crate::columns::Columns;
 use crate::import::{insert_many, plan, refuse_fresh, token_row, Plan, Taken, TotpRow, Unique};
@@ -47,7 +47,7 @@ fn taken(conn: &Connection, batch: &ImportBatch) -> Result<Taken> {
     let mut taken = Taken { has_users: exists("users")?, has_devices: exists("devices")?, ..Taken::default() };
     for key in Unique::ALL {
         let (table, column) = key.column();
-        let mut probe = prepare(conn, &format!("SELECT 1 FROM {table} WHERE {column} = $1")).or_db(CONTEXT)?;
+        let mut probe = prepare_built(conn, &format!("SELECT 1 FROM {table} WHERE {column} = $1")).or_db(CONTEXT)?;
         let mut found = HashSet::new();
         for value in key.wanted(batch) {
             let hit = match key.is_id() {
@@ -90,7 +90,7 @@ fn insert_all<R: Columns>(
     rows: impl Iterator<Item = Result<R>>,
     context: &'static str,
 ) -> Result<()> {
-    let mut insert = prepare(conn, &insert_many::<R>(1)).or_db(context)?;
+    let mut insert = prepare_built(conn, &insert_many::<R>(1)).or_db(context)?;
     for row in rows {
         let row = row?;
         let args: Vec<&dyn ToSql> = rows::insert_args(&row);

@@ -9,7 +9,7 @@ use ferrozone_domain::Timestamp;
 use rusqlite::{OptionalExtension, ToSql};
 use uuid::Uuid;
 
-use super::super::{prepare, rows};
+use super::super::{prepare, prepare_built, rows};
 use super::SqliteStore;
 use crate::sql::users_page as sql;
 
@@ -30,7 +30,7 @@ impl UserDirectory for SqliteStore {
                 args.push(id);
             }
             args.push(&limit);
-            prepare(conn, &statement)?
+            prepare_built(conn, &statement)?
                 .query_map(args.as_slice(), rows::listed_user)?
                 .collect::<rusqlite::Result<Vec<_>>>()
         })?;
@@ -70,7 +70,7 @@ impl UserDirectory for SqliteStore {
         }
         let statement = sql::users_by_ids(ids.len());
         let rows = self.read("load users by id", |conn| {
-            prepare(conn, &statement)?
+            prepare_built(conn, &statement)?
                 .query_map(rusqlite::params_from_iter(ids), rows::user)?
                 .collect::<rusqlite::Result<Vec<_>>>()
         })?;
