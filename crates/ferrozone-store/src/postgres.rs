@@ -14,6 +14,7 @@ use crate::sql::sql;
 use crate::{Redacted, StoreOptions};
 
 mod audit;
+mod cursor_blocks;
 mod errors;
 mod migrations;
 mod point_reads;
@@ -109,7 +110,8 @@ impl PgStore {
         let reader = pool_options(1, options).connect_lazy_with(point_reads::connect_options(connect));
         let point_reads = point_reads::start(reader.clone());
         let sealer = Arc::new(Notify::new());
-        Ok(Self { pool, cursors, reader, point_reads, audit_key: options.audit_key.clone(), sealer })
+        let blocks = Arc::default();
+        Ok(Self { pool, cursors, blocks, reader, point_reads, audit_key: options.audit_key.clone(), sealer })
     }
 
     /// Applies the pending migrations (under an advisory lock, so concurrent starts are safe).

@@ -30,6 +30,7 @@ use sqlx::{PgPool, Postgres};
 use tokio::sync::{mpsc, Notify};
 use uuid::Uuid;
 
+use super::cursor_blocks::{CursorBlocks, Cursors};
 use super::errors::OrDb;
 use super::rows::{from_row, read_aliased, session_with_user, token_with_user};
 use super::tx::PgTx;
@@ -108,6 +109,8 @@ fn list_query<'q>(
 pub struct PgStore {
     pub(crate) pool: PgPool,
     pub(crate) cursors: PgPool,
+    /// The offsets claimed ahead on `cursors` and not handed out yet ([`CursorBlocks`]).
+    pub(crate) blocks: Arc<CursorBlocks>,
     pub(crate) reader: PgPool,
     /// [`Store::token_and_device`], many in one statement ([`crate::coalesce`]).
     pub(crate) point_reads: PointReads,
@@ -136,7 +139,8 @@ pub(crate) struct Audited {
 impl Audited {
     async fn begin_tx(&self) -> Result<PgTx> {
         let tx = self.store.pool.begin().await.or_db("begin a write transaction")?;
-        Ok(PgTx::new(tx, self.store.cursors.clone(), self.store.sealer.clone(), self.audit.clone()))
+        let cursors = Cursors { pool: self.store.cursors.clone(), blocks: self.store.blocks.clone() };
+        Ok(PgTx::new(tx, cursors, self.store.sealer.clone(), self.audit.clone()))
     }
 }
 

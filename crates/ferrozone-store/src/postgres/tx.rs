@@ -13,10 +13,11 @@ use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
 use ferrozone_domain::rules::tx::{look_and_take, Commit, Family, WriteTx};
 use ferrozone_domain::store::Belongings;
-use sqlx::{PgPool, Postgres, Row, Transaction};
+use sqlx::{Postgres, Row, Transaction};
 use tokio::sync::Notify;
 use uuid::Uuid;
 
+use super::cursor_blocks::Cursors;
 use super::errors::OrDb;
 use super::rows::{from_row, read};
 use super::{INSERT_DEVICE_RECORDED, LOCK_ADMINS, LOCK_DEVICE, LOCK_OWNER, LOCK_RULES, LOCK_USER, POP_RELEASED};
@@ -24,8 +25,8 @@ use crate::columns::Columns;
 use crate::rows::{DeviceRow, RuleRow, UserRow};
 use crate::sql;
 
-/// An open write transaction; rolled back when dropped uncommitted. `cursors` is the
-/// store's pool for address-pool cursors.
+/// An open write transaction; rolled back when dropped uncommitted. `cursors` moves the
+/// address-pool cursors.
 ///
 /// `released` is what [`WriteTx::lock_owner`] saw of the released addresses (IPv4, IPv6):
 /// a family with none then is not asked again by [`WriteTx::pop_released`], which saves a
@@ -43,7 +44,7 @@ use crate::sql;
 /// appended one (`appended`), its commit wakes the process's sealer (`sealer`).
 pub(crate) struct PgTx {
     tx: Transaction<'static, Postgres>,
-    cursors: PgPool,
+    cursors: Cursors,
     released: Option<[bool; 2]>,
     unchecked: [Option<String>; 2],
     careful: bool,
@@ -55,7 +56,7 @@ pub(crate) struct PgTx {
 impl PgTx {
     pub(super) fn new(
         tx: Transaction<'static, Postgres>,
-        cursors: PgPool,
+        cursors: Cursors,
         sealer: Arc<Notify>,
         audit: Context,
     ) -> Self {
@@ -93,7 +94,7 @@ fn slot(family: Family) -> usize {
 }
 
 /// Pool cursors are stored as signed 64-bit integers; pools never exceed 2^62 offsets.
-fn offset_to_db(offset: u64) -> i64 {
+pub(super) fn offset_to_db(offset: u64) -> i64 {
     i64::try_from(offset).unwrap_or(i64::MAX)
 }
 
@@ -183,26 +184,7 @@ impl WriteTx for PgTx {
 
     async fn claim_offset(&mut self, pool: &Pool, end: u64) -> Result<Option<u64>> {
         // On the cursor pool, not in this transaction: see `PgStore::cursors`.
-        let key = pool.key();
-        let claim = || {
-            sqlx::query_scalar::<_, i64>(sql::CLAIM_OFFSET)
-                .bind(key.clone())
-                .bind(offset_to_db(end))
-                .fetch_optional(&self.cursors)
-        };
-        let claimed = match claim().await.or_db("move an address pool cursor")? {
-            Some(offset) => Some(offset),
-            None => {
-                sqlx::query(sql::ENSURE_POOL)
-                    .bind(key.clone())
-                    .bind(offset_to_db(pool.first_offset()))
-                    .execute(&self.cursors)
-                    .await
-                    .or_db("create an address pool")?;
-                claim().await.or_db("move an address pool cursor")?
-            }
-        };
-        Ok(claimed.map(|offset| u64::try_from(offset).unwrap_or(0)))
+        self.cursors.claim(pool, end).await
     }
 
     async fn used_addresses(&mut self, family: Family) -> Result<Vec<String>> {

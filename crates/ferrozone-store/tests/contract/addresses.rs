@@ -91,6 +91,29 @@ async fn concurrent_inserts_of_many_users_get_distinct_addresses() {
     assert_eq!((v4.len(), v6.len()), (40, 40));
 }
 
+/// Two stores on one database (two processes), creating at once in a network large
+/// enough for PostgreSQL's processes to claim its offsets in blocks (docs/design/devices.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_processes_creating_at_once_in_a_large_network_never_share_an_address() {
+    let db = db().await;
+    let other = ferrozone_store::open(&db.url, &ferrozone_store::testing::test_options()).await.unwrap().into_store();
+    let owner = add_user(&db, "owner@example.com", Role::Admin).await;
+    let large = v4_only("10.0.0.0/16", "10.0.0.1");
+    let mut tasks = Vec::new();
+    for store in [db.store.clone(), other.clone()].into_iter().cycle().take(40) {
+        let (mut new, large) = (new_device(owner.id), large.clone());
+        new.ipv6 = AddressRequest::None;
+        tasks.push(tokio::spawn(async move { store.insert_device(&new, &large, 100).await }));
+    }
+    let mut v4 = HashSet::new();
+    for task in tasks {
+        let address = task.await.unwrap().unwrap().ipv4.unwrap();
+        assert!(address.octets()[..2] == [10, 0] && address.octets()[2..] != [0, 1], "{address}");
+        assert!(v4.insert(address), "{address} twice");
+    }
+    assert_eq!(v4.len(), 40);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn explicit_claims_racing_assignment_never_share_an_address() {
     let db = db().await;
