@@ -28,6 +28,10 @@ use super::{is_usable_request_id, X_REQUEST_ID};
 use crate::api_path;
 use crate::error::ApiError;
 
+/// The target of the request's log lines, the module that has always written them: log
+/// filters and the tools reading the lines name it.
+const LOG_TARGET: &str = "ferrozone_http::telemetry";
+
 /// The client's address as text, formatted once per connection by the transport, so that
 /// each request's audit scope copies it rather than formats it.
 #[derive(Clone)]
@@ -135,14 +139,14 @@ where
             api_path::add_api_headers(headers);
         }
         let latency_ms = this.start.elapsed().as_secs_f64() * 1000.0;
-        tracing::info!(status = response.status().as_u16(), latency_ms, "request");
+        tracing::info!(target: LOG_TARGET, status = response.status().as_u16(), latency_ms, "request");
         Poll::Ready(Ok(response))
     }
 }
 
 /// The answer of a route that panicked: a plain 500, its cause in the log.
 fn panicked() -> Response<Body> {
-    tracing::error!("a request handler panicked");
+    tracing::error!(target: LOG_TARGET, "a request handler panicked");
     ApiError::Internal(anyhow::anyhow!("handler panicked")).into_response()
 }
 

@@ -137,4 +137,5 @@ async fn every_write_names_its_actor() {
     let text = logs.text();
     let line = text.lines().find(|l| l.contains("status=201")).unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("actor=token:"), "{line}");
+    assert!(line.contains("ferrozone_http::telemetry: request status=201"), "the line's target is stable: {line}");
 }
