@@ -12,9 +12,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Mutex, PoisonError};
-
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
@@ -35,19 +33,30 @@ pub(crate) fn block_size(pool: &Pool) -> u64 {
     (pool.size() / ADDRESSES_PER_OFFSET).clamp(1, MAX_BLOCK)
 }
 
-/// The offsets this process claimed and has not handed out yet, per network.
+/// The offsets this process claimed and has not handed out yet, per network. Creates that
+/// found none at the same moment each claim a block; every block's rest is kept.
 #[derive(Debug, Default)]
-pub(crate) struct CursorBlocks(Mutex<HashMap<String, Range<u64>>>);
+pub(crate) struct CursorBlocks(Mutex<HashMap<String, Vec<Range<u64>>>>);
 
 impl CursorBlocks {
-    /// The next offset of the block claimed for `key`, if one is left.
+    /// The next offset of a block claimed for `key`, if one is left.
     pub(crate) fn next(&self, key: &str) -> Option<u64> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).get_mut(key)?.next()
+        let mut blocks = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let rests = blocks.get_mut(key)?;
+        loop {
+            let rest = rests.last_mut()?;
+            match rest.next() {
+                Some(offset) => return Some(offset),
+                None => rests.pop(),
+            };
+        }
     }
 
-    /// Keeps `rest` to hand out for `key`; what was left before is not (none was).
+    /// Keeps `rest` to hand out for `key`, beside what is left of other blocks.
     pub(crate) fn keep(&self, key: String, rest: Range<u64>) {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(key, rest);
+        if !rest.is_empty() {
+            self.0.lock().unwrap_or_else(PoisonError::into_inner).entry(key).or_default().push(rest);
+        }
     }
 }
 
@@ -160,12 +169,17 @@ mod tests {
     }
 
     #[test]
-    fn a_block_is_handed_out_in_order_once() {
+    fn every_offset_of_every_block_kept_is_handed_out_once() {
         let blocks = CursorBlocks::default();
         assert_eq!(blocks.next("10.0.0.0/8"), None);
         blocks.keep("10.0.0.0/8".into(), 5..8);
-        let taken: Vec<_> = std::iter::from_fn(|| blocks.next("10.0.0.0/8")).collect();
-        assert_eq!(taken, [5, 6, 7]);
-        assert_eq!(blocks.next("fd00::/104"), None, "each network has its own block");
+        assert_eq!(blocks.next("10.0.0.0/8"), Some(5));
+        // Two creates that found nothing left claimed a block each at the same moment.
+        blocks.keep("10.0.0.0/8".into(), 21..23);
+        blocks.keep("10.0.0.0/8".into(), 8..8);
+        let mut taken: Vec<_> = std::iter::from_fn(|| blocks.next("10.0.0.0/8")).collect();
+        taken.sort_unstable();
+        assert_eq!(taken, [6, 7, 21, 22]);
+        assert_eq!(blocks.next("fd00::/104"), None, "each network has its own blocks");
     }
 }
