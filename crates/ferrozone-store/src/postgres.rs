@@ -9,6 +9,7 @@ use anyhow::Context;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use tokio::sync::Notify;
 
+use self::cursor_blocks::Cursors;
 use crate::rows::{DeviceRow, UserRow};
 use crate::sql::sql;
 use crate::{Redacted, StoreOptions};
@@ -106,12 +107,12 @@ impl PgStore {
             .with_context(|| format!("cannot connect to {}", Redacted(url)))?;
         let cursors = pool_options(CURSOR_CONNECTIONS, options)
             .connect_lazy_with(connect.clone().options([("synchronous_commit", "off")]));
+        let cursors = Cursors { pool: cursors, blocks: Arc::default() };
         // One connection: the point reader runs one statement at a time.
         let reader = pool_options(1, options).connect_lazy_with(point_reads::connect_options(connect));
         let point_reads = point_reads::start(reader.clone());
         let sealer = Arc::new(Notify::new());
-        let blocks = Arc::default();
-        Ok(Self { pool, cursors, blocks, reader, point_reads, audit_key: options.audit_key.clone(), sealer })
+        Ok(Self { pool, cursors, reader, point_reads, audit_key: options.audit_key.clone(), sealer })
     }
 
     /// Applies the pending migrations (under an advisory lock, so concurrent starts are safe).

@@ -53,49 +53,59 @@ impl CursorBlocks {
     }
 
     /// Keeps `rest` to hand out for `key`, beside what is left of other blocks.
-    pub(crate) fn keep(&self, key: String, rest: Range<u64>) {
-        if !rest.is_empty() {
-            self.0.lock().unwrap_or_else(PoisonError::into_inner).entry(key).or_default().push(rest);
+    pub(crate) fn keep(&self, key: &str, rest: Range<u64>) {
+        if rest.is_empty() {
+            return;
+        }
+        let mut blocks = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match blocks.get_mut(key) {
+            Some(rests) => rests.push(rest),
+            None => drop(blocks.insert(key.to_owned(), vec![rest])),
         }
     }
 }
 
 /// The store's pool for address-pool cursors (see `PgStore::cursors`) and the offsets
-/// claimed ahead on it ([`CursorBlocks`]).
+/// claimed ahead on it ([`CursorBlocks`]), shared by the store's transactions.
+#[derive(Debug, Clone)]
 pub(crate) struct Cursors {
     pub(crate) pool: PgPool,
     pub(crate) blocks: Arc<CursorBlocks>,
 }
 
 impl Cursors {
-    /// The next offset of `pool` below `end`: from this process's block when one is left,
-    /// else a new block (or, near the end, one offset) claimed from the database. `None`
-    /// once the cursor has reached `end`.
+    /// The next offset of `pool` below `end`: from this process's blocks when one is left,
+    /// else claimed from the database. `None` once the cursor has reached `end`.
     pub(crate) async fn claim(&self, pool: &Pool, end: u64) -> Result<Option<u64>> {
         let key = pool.key();
         if let Some(offset) = self.blocks.next(&key) {
             return Ok(Some(offset));
         }
+        if let Some(offset) = self.claim_from_db(&key, pool, end).await? {
+            return Ok(Some(offset));
+        }
+        // The network's first claim finds no row to move: make it, then claim again.
+        sqlx::query(sql::ENSURE_POOL)
+            .bind(&key)
+            .bind(offset_to_db(pool.first_offset()))
+            .execute(&self.pool)
+            .await
+            .or_db("create an address pool")?;
+        self.claim_from_db(&key, pool, end).await
+    }
+
+    /// A block of `pool`'s offsets from the database, its first returned and the rest kept;
+    /// one offset when fewer than a block are left before `end`.
+    async fn claim_from_db(&self, key: &str, pool: &Pool, end: u64) -> Result<Option<u64>> {
         let size = block_size(pool);
-        let mut claimed = self.claim_block(&key, end, size).await?;
-        if claimed.is_none() {
-            sqlx::query(sql::ENSURE_POOL)
-                .bind(&key)
-                .bind(offset_to_db(pool.first_offset()))
-                .execute(&self.pool)
-                .await
-                .or_db("create an address pool")?;
-            claimed = self.claim_block(&key, end, size).await?;
-        }
-        if claimed.is_none() && size > 1 {
-            // Fewer than a block's offsets are left: one at a time to the end.
-            claimed = self.claim_block(&key, end, 1).await?;
-            return Ok(claimed);
-        }
-        if let Some(start) = claimed.filter(|_| size > 1) {
+        if let Some(start) = self.claim_block(key, end, size).await? {
             self.blocks.keep(key, start + 1..start + size);
+            return Ok(Some(start));
         }
-        Ok(claimed)
+        if size == 1 {
+            return Ok(None);
+        }
+        self.claim_block(key, end, 1).await
     }
 
     /// Moves the cursor of `key` by `size` offsets if that keeps it at most `end`;
@@ -145,7 +155,7 @@ mod tests {
             return;
         }
         let store = crate::PgStore::connect(&db.url, &crate::testing::test_options()).await.unwrap();
-        let process = || Cursors { pool: store.cursors.clone(), blocks: Arc::default() };
+        let process = || Cursors { pool: store.cursors.pool.clone(), blocks: Arc::default() };
         let (a, b) = (process(), process());
         let network = pool("10.0.0.0/16");
         assert_eq!(block_size(&network), 16);
@@ -172,11 +182,11 @@ mod tests {
     fn every_offset_of_every_block_kept_is_handed_out_once() {
         let blocks = CursorBlocks::default();
         assert_eq!(blocks.next("10.0.0.0/8"), None);
-        blocks.keep("10.0.0.0/8".into(), 5..8);
+        blocks.keep("10.0.0.0/8", 5..8);
         assert_eq!(blocks.next("10.0.0.0/8"), Some(5));
         // Two creates that found nothing left claimed a block each at the same moment.
-        blocks.keep("10.0.0.0/8".into(), 21..23);
-        blocks.keep("10.0.0.0/8".into(), 8..8);
+        blocks.keep("10.0.0.0/8", 21..23);
+        blocks.keep("10.0.0.0/8", 8..8);
         let mut taken: Vec<_> = std::iter::from_fn(|| blocks.next("10.0.0.0/8")).collect();
         taken.sort_unstable();
         assert_eq!(taken, [6, 7, 21, 22]);

@@ -30,7 +30,7 @@ use sqlx::{PgPool, Postgres};
 use tokio::sync::{mpsc, Notify};
 use uuid::Uuid;
 
-use super::cursor_blocks::{CursorBlocks, Cursors};
+use super::cursor_blocks::Cursors;
 use super::errors::OrDb;
 use super::rows::{from_row, read_aliased, session_with_user, token_with_user};
 use super::tx::PgTx;
@@ -97,8 +97,8 @@ fn list_query<'q>(
 
 /// The [`Store`] on a PostgreSQL database. Several processes may share the database.
 ///
-/// `pool` serves reads and writes. `cursors` serves only the moves of address-pool cursors
-/// (`ip_pools.next_offset`), each in a statement of its own, committed at once with
+/// `pool` serves reads and writes. `cursors` moves the address-pool cursors
+/// (`ip_pools.next_offset`) on a pool of its own, each move a statement committed at once with
 /// `synchronous_commit` off: a cursor that waited for the insert's commit would make every
 /// insert into a network wait for the previous one's disk flush. Skipping that flush
 /// cannot hand an address out twice: a device that used a claimed offset commits later,
@@ -108,9 +108,7 @@ fn list_query<'q>(
 #[derive(Debug, Clone)]
 pub struct PgStore {
     pub(crate) pool: PgPool,
-    pub(crate) cursors: PgPool,
-    /// The offsets claimed ahead on `cursors` and not handed out yet ([`CursorBlocks`]).
-    pub(crate) blocks: Arc<CursorBlocks>,
+    pub(crate) cursors: Cursors,
     pub(crate) reader: PgPool,
     /// [`Store::token_and_device`], many in one statement ([`crate::coalesce`]).
     pub(crate) point_reads: PointReads,
@@ -125,7 +123,7 @@ impl PgStore {
     /// Closes the pools, waiting for connections in use to come back.
     pub async fn close(&self) {
         self.pool.close().await;
-        self.cursors.close().await;
+        self.cursors.pool.close().await;
         self.reader.close().await;
     }
 }
@@ -139,8 +137,7 @@ pub(crate) struct Audited {
 impl Audited {
     async fn begin_tx(&self) -> Result<PgTx> {
         let tx = self.store.pool.begin().await.or_db("begin a write transaction")?;
-        let cursors = Cursors { pool: self.store.cursors.clone(), blocks: self.store.blocks.clone() };
-        Ok(PgTx::new(tx, cursors, self.store.sealer.clone(), self.audit.clone()))
+        Ok(PgTx::new(tx, self.store.cursors.clone(), self.store.sealer.clone(), self.audit.clone()))
     }
 }
 
