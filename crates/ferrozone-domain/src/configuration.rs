@@ -43,6 +43,9 @@ pub struct Values {
     /// Who must sign in with an authenticator code after the password.
     #[serde(default)]
     pub require_totp: RequireTotp,
+    /// What the gateway does with tunnel traffic no egress rule matches.
+    #[serde(default)]
+    pub egress_default_action: crate::egress::RuleAction,
 }
 
 /// Who must use two-factor (TOTP) sign-in with a password: nobody (`off`), administrators,
@@ -78,7 +81,7 @@ impl RequireTotp {
 }
 
 /// The keys of [`Values`], the ones a PATCH may change.
-pub const KEYS: [&str; 11] = [
+pub const KEYS: [&str; 12] = [
     "local_auth_enabled",
     "allow_unprivileged_device_management",
     "allow_unprivileged_device_configuration",
@@ -90,6 +93,7 @@ pub const KEYS: [&str; 11] = [
     "default_client_dns",
     "default_client_allowed_ips",
     "require_totp",
+    "egress_default_action",
 ];
 
 /// The keys the operator set at start-up, each with what set it.

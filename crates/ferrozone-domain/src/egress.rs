@@ -4,6 +4,7 @@
 //! `destination` and `port_range` are kept exactly as the client sent them (Terraform
 //! compares them); what they mean is parsed from that text whenever it is needed.
 
+mod decide;
 mod parse;
 
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -12,6 +13,7 @@ use uuid::Uuid;
 
 use crate::Timestamp;
 
+pub use decide::{decide, Decision, Packet, Transport};
 pub use parse::{parse_destination, parse_port_range, Network};
 
 /// `destination`: overlaps a rule of the same action and scope.
@@ -23,9 +25,13 @@ pub const LOWER_ABOVE_UPPER: &str = "lower value cannot be higher than upper val
 /// `port_range`: a port outside 1..=65535.
 pub const OUT_OF_RANGE: &str = "port is not within valid range";
 
-/// What a rule does with matching traffic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What a rule does with matching traffic, and what the gateway does with traffic no rule
+/// matches (`egress_default_action`, accept unless set).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
 pub enum RuleAction {
+    #[default]
     Accept,
     Drop,
 }
@@ -37,6 +43,9 @@ impl RuleAction {
             RuleAction::Drop => "drop",
         }
     }
+
+    /// Each value with the name a client sends and reads.
+    pub const NAMES: [(&'static str, Self); 2] = [("accept", Self::Accept), ("drop", Self::Drop)];
 
     pub fn parse(s: &str) -> Option<Self> {
         match s {
@@ -109,10 +118,12 @@ impl Rule {
 }
 
 /// What the data plane enforces, read from one snapshot: every rule and the tunnel
-/// addresses of the active devices (owner not disabled) of every user a rule names.
+/// addresses of the active devices (owner not disabled) of every user a rule names; and
+/// what happens to traffic no rule matches.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EgressPolicy {
     pub rules: Vec<Rule>,
+    pub default_action: RuleAction,
     /// One entry per active device of a user with a rule, in no order.
     pub sources: Vec<RuleSource>,
 }

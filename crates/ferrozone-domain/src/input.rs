@@ -215,6 +215,7 @@ pub struct ConfigurationChanges {
     pub default_client_dns: Patch<Vec<String>>,
     pub default_client_allowed_ips: Patch<Vec<String>>,
     pub require_totp: Patch<RequireTotp>,
+    pub egress_default_action: Patch<crate::egress::RuleAction>,
     /// Each replaces its whole list; the providers are checked as at start-up.
     pub openid_connect_providers: Patch<Vec<serde_json::Value>>,
     pub saml_identity_providers: Patch<Vec<serde_json::Value>>,

@@ -113,6 +113,7 @@ impl Settings {
                 default_client_dns: vec!["1.1.1.1".into(), "1.0.0.1".into()],
                 default_client_allowed_ips: vec!["0.0.0.0/0".into(), "::/0".into()],
                 require_totp: crate::configuration::RequireTotp::Off,
+                egress_default_action: crate::egress::RuleAction::Accept,
             },
             fixed: Fixed::default(),
             providers: ProviderLists::default(),

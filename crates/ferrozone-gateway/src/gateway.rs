@@ -20,7 +20,6 @@ use tokio::sync::{watch, Notify};
 use crate::domain::DomainPeers;
 use crate::kernel::Kernel;
 use crate::memory::MemoryInterface;
-use crate::nft::Verdict;
 use crate::reconciler::{ReconcileStatus, Reconciler};
 use crate::stats::StatsCollector;
 use crate::userspace::Userspace;
@@ -52,8 +51,6 @@ pub struct Options {
     pub wireguard_go: String,
     /// How often the statistics are read back.
     pub stats_interval: Duration,
-    /// What the table does with tunnel traffic no egress rule matches.
-    pub default_action: Verdict,
     /// The `nft` program.
     pub nft: String,
     /// Remove the table when the process stops.
@@ -90,7 +87,6 @@ pub struct Gateway {
     backend: &'static str,
     reconcile: watch::Receiver<ReconcileStatus>,
     routing: watch::Receiver<RoutingStatus>,
-    default_action: Verdict,
 }
 
 /// The gateway's state: the backend, the reconciler's and the table keeper's outcomes.
@@ -100,17 +96,11 @@ pub struct Health {
     pub backend: &'static str,
     pub reconcile: ReconcileStatus,
     pub routing: RoutingStatus,
-    pub default_action: Verdict,
 }
 
 impl Gateway {
     pub fn health(&self) -> Health {
-        Health {
-            backend: self.backend,
-            reconcile: *self.reconcile.borrow(),
-            routing: *self.routing.borrow(),
-            default_action: self.default_action,
-        }
+        Health { backend: self.backend, reconcile: *self.reconcile.borrow(), routing: *self.routing.borrow() }
     }
 }
 
@@ -134,12 +124,7 @@ pub async fn start(options: &Options, domain: Arc<Domain>, tasks: &mut dyn Tasks
     let source: Arc<dyn PeerSource> = Arc::new(DomainPeers::new(domain.clone()));
     tasks.spawn("peer change watcher", Box::pin(watch_peer_changes(domain.clone(), domain.peer_changes())));
     let reconciler = Reconciler::new(source.clone(), interface.clone());
-    let gateway = Gateway {
-        backend: interface.kind(),
-        reconcile: reconciler.status(),
-        routing: routing_status,
-        default_action: options.default_action,
-    };
+    let gateway = Gateway { backend: interface.kind(), reconcile: reconciler.status(), routing: routing_status };
     tasks.spawn("reconciler", Box::pin(forever(reconciler.run(peers_changed, repair))));
     let collector = StatsCollector::new(source, interface);
     tasks.spawn("statistics", Box::pin(forever(collector.run(options.stats_interval))));

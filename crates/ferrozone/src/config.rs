@@ -23,4 +23,4 @@ pub use audit::Retention;
 pub use env::prepare_environment;
 pub use fixed::flags;
 pub use report::report;
-pub use settings::{Config, EgressDefaultAction, LogFormat, WireguardBackend};
+pub use settings::{Config, LogFormat, WireguardBackend};

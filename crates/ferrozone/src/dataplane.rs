@@ -11,7 +11,7 @@ use ferrozone_gateway::gateway::{self, Backend, Gateway, Options, Task, Tasks};
 use ferrozone_gateway::nft::Verdict;
 use ferrozone_http::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
 
-use crate::config::{Config, EgressDefaultAction, WireguardBackend};
+use crate::config::{Config, WireguardBackend};
 use crate::supervisor::Supervisor;
 
 /// Gives the gateway's metrics their help texts.
@@ -44,10 +44,6 @@ fn options(config: &Config) -> Options {
         listen_port: config.wireguard_port,
         wireguard_go: config.wireguard_go.clone(),
         stats_interval: Duration::from_secs(config.stats_interval),
-        default_action: match config.egress_default_action {
-            EgressDefaultAction::Accept => Verdict::Accept,
-            EgressDefaultAction::Drop => Verdict::Drop,
-        },
         nft: config.nft.clone(),
         nft_remove_on_shutdown: config.nft_remove_on_shutdown,
         masquerade: config.masquerade,
@@ -77,7 +73,7 @@ struct Probe(Gateway);
 impl DataPlaneProbe for Probe {
     fn health(&self) -> DataPlaneHealth {
         let health = self.0.health();
-        let default_action = match health.default_action {
+        let default_action = match health.routing.default_action {
             Verdict::Accept => "accept",
             Verdict::Drop => "drop",
         };

@@ -1,6 +1,7 @@
 //! `{"configuration": {…}}`: the runtime configuration keys a PATCH or PUT may change.
 
 use ferrozone_domain::configuration::RequireTotp;
+use ferrozone_domain::egress::RuleAction;
 use ferrozone_domain::input::ConfigurationChanges;
 
 use super::reader::{Attr, Reader};
@@ -23,6 +24,8 @@ const DEFAULT_CLIENT_DNS: Attr = Attr::new("default_client_dns");
 const DEFAULT_CLIENT_ALLOWED_IPS: Attr = Attr::new("default_client_allowed_ips");
 const REQUIRE_TOTP: Attr =
     Attr::new("require_totp").doc("Who must sign in with an authenticator code after the password.");
+const EGRESS_DEFAULT_ACTION: Attr = Attr::new("egress_default_action")
+    .doc("What the gateway does with tunnel traffic no egress rule matches: `accept` or `drop`.");
 const OPENID_CONNECT_PROVIDERS: Attr =
     Attr::new("openid_connect_providers").doc("Replaces the whole list; each provider is checked as at start-up.");
 const SAML_IDENTITY_PROVIDERS: Attr =
@@ -44,6 +47,7 @@ impl Attributes for ConfigurationChanges {
             default_client_dns: r.list(&DEFAULT_CLIENT_DNS),
             default_client_allowed_ips: r.list(&DEFAULT_CLIENT_ALLOWED_IPS),
             require_totp: r.choice(&REQUIRE_TOTP, &RequireTotp::NAMES),
+            egress_default_action: r.choice(&EGRESS_DEFAULT_ACTION, &RuleAction::NAMES),
             openid_connect_providers: r.objects(&OPENID_CONNECT_PROVIDERS),
             saml_identity_providers: r.objects(&SAML_IDENTITY_PROVIDERS),
             wrong_types: r.wrong_types(),

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use axum::http::{Method, StatusCode};
 use ferrozone_domain::configuration::Fixed;
+use ferrozone_domain::egress::RuleAction;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
@@ -40,6 +41,7 @@ async fn a_fresh_install_shows_the_defaults_with_firezones_keys() {
             "default_client_dns": ["1.1.1.1", "1.0.0.1"],
             "default_client_allowed_ips": ["0.0.0.0/0", "::/0"],
             "require_totp": "off",
+            "egress_default_action": "accept",
             "openid_connect_providers": [],
             "saml_identity_providers": [],
             "logo": {},
@@ -232,4 +234,36 @@ async fn a_null_default_leaves_its_line_out_of_client_configurations() {
         .expect_status(StatusCode::OK);
     let text = String::from_utf8(app.get(&config(&device["id"]), &app.admin).await.raw).unwrap();
     assert!(text.contains("MTU = 1300\n"), "a number again: {text}");
+}
+
+/// docs/design/egress-rules.md, "Default action": a runtime key, read by the table keeper
+/// with the rules, unless the environment fixes it.
+#[tokio::test]
+async fn the_egress_default_action_is_a_key_the_policy_reads_unless_the_environment_sets_it() {
+    let app = TestApp::new().await;
+    let changes = app.domain.peer_changes();
+    // A wake-up left by the set-up does not count.
+    let _ = tokio::time::timeout(Duration::ZERO, changes.notified()).await;
+    let woken = changes.notified();
+    let body = json!({"configuration": {"egress_default_action": "drop"}});
+    let res = app.patch(PATH, &app.admin, body).await;
+    res.expect_status(StatusCode::OK);
+    assert_eq!(res.data()["egress_default_action"], "drop");
+    tokio::time::timeout(Duration::from_secs(5), woken).await.expect("the data plane was not woken");
+    assert_eq!(app.domain.egress_policy().await.unwrap().default_action, RuleAction::Drop);
+    let bad = json!({"configuration": {"egress_default_action": "reject"}});
+    app.patch(PATH, &app.admin, bad)
+        .await
+        .expect_errors(json!({"egress_default_action": ["must be one of: accept, drop"]}));
+
+    let fixed = TestApp::with_settings(|s| {
+        s.configuration.egress_default_action = RuleAction::Drop;
+        s.fixed = Fixed::new([("egress_default_action".to_owned(), "FERROZONE_EGRESS_DEFAULT_ACTION".to_owned())]);
+    })
+    .await;
+    let accept = json!({"configuration": {"egress_default_action": "accept"}});
+    fixed.patch(PATH, &fixed.admin, accept).await.expect_errors(json!({
+        "egress_default_action": ["cannot be changed; it is overridden by FERROZONE_EGRESS_DEFAULT_ACTION environment variable"],
+    }));
+    assert_eq!(fixed.domain.egress_policy().await.unwrap().default_action, RuleAction::Drop);
 }

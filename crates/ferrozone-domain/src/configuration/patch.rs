@@ -39,6 +39,7 @@ pub fn collect(c: &ConfigurationChanges, fixed: &Fixed, errors: &mut Errors) -> 
         list(items, |s| allowed_ip(s).map(|(ip, len)| format!("{ip}/{}", len.map_or(-1, i16::from))))
     });
     keys.check("require_totp", &c.require_totp, CHOICE, |choice| Ok(choice.name().into()));
+    keys.check("egress_default_action", &c.egress_default_action, ACTION, |action| Ok(action.as_str().into()));
     keys.changes
 }
 
@@ -55,6 +56,7 @@ const REQUIRED: Rule = Rule { nullable: false, wrong_type: IS_INVALID };
 const NULLABLE: Rule = Rule { nullable: true, wrong_type: IS_INVALID };
 const LIST: Rule = Rule { nullable: false, wrong_type: "must be an array" };
 const CHOICE: Rule = Rule { nullable: false, wrong_type: "must be one of: off, admins, everyone" };
+const ACTION: Rule = Rule { nullable: false, wrong_type: "must be one of: accept, drop" };
 
 /// The checks of one change, in key order.
 struct Keys<'a> {

@@ -125,14 +125,19 @@ impl Domain {
 
     /// Makes `values` the current ones. A new `vpn_session_duration` changes which devices
     /// are active, so it wakes the peer reconcile (here, in every process that reads it).
+    /// So does a new `egress_default_action`, which the table keeper reads with the rules.
     fn remember(&self, values: Values) {
-        let duration = values.vpn_session_duration;
+        let (duration, default_action) = (values.vpn_session_duration, values.egress_default_action);
         let previous = std::mem::replace(
             &mut *self.configuration_values.write().unwrap_or_else(std::sync::PoisonError::into_inner),
             InEffect::new(values),
         );
         if previous.values.vpn_session_duration != duration {
             tracing::info!(vpn_session_duration = duration, "the VPN session duration changed");
+            self.peers_changed();
+        }
+        if previous.values.egress_default_action != default_action {
+            tracing::info!(egress_default_action = default_action.as_str(), "the egress default action changed");
             self.peers_changed();
         }
     }

@@ -47,9 +47,11 @@ impl Domain {
 
     /// The egress rules and the tunnel addresses of the active devices of the users they
     /// name, from one snapshot: a disabled user's devices, or those of an expired VPN
-    /// session, are not there, like its peers.
+    /// session, are not there, like its peers. The default action is the one in effect.
     pub async fn egress_policy(&self) -> Result<EgressPolicy> {
-        self.store().egress_policy(self.vpn_session()).await
+        let mut policy = self.store().egress_policy(self.vpn_session()).await?;
+        policy.default_action = self.current_values().egress_default_action;
+        Ok(policy)
     }
 
     /// Runs until the store is closed, notifying [`Domain::peer_changes`] after changes to

@@ -21,7 +21,7 @@ pub struct Skipped {
 /// devices (none when it has none: a disabled user's rules match nothing, as its peers are
 /// gone). A stored rule that does not parse is left out and returned, for the caller to
 /// warn about: one bad row must not leave the whole table unapplied.
-pub fn egress(policy: &EgressPolicy, wireguard: IfName, default: Verdict) -> (Egress, Vec<Skipped>) {
+pub fn egress(policy: &EgressPolicy, wireguard: IfName) -> (Egress, Vec<Skipped>) {
     let sources = sources_by_user(policy);
     let mut sorted: Vec<&Rule> = policy.rules.iter().collect();
     sorted.sort_by_key(|rule| rule.id);
@@ -32,7 +32,7 @@ pub fn egress(policy: &EgressPolicy, wireguard: IfName, default: Verdict) -> (Eg
             Err(problem) => skipped.push(Skipped { id: rule.id, problem }),
         }
     }
-    (Egress { wireguard, rules, default }, skipped)
+    (Egress { wireguard, rules, default: verdict(policy.default_action) }, skipped)
 }
 
 /// Every user's source addresses, sorted.

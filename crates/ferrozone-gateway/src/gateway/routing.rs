@@ -25,6 +25,8 @@ pub struct RoutingStatus {
     pub last_apply: Option<SystemTime>,
     /// Whether the latest pass failed (the database could not be read or `nft` refused).
     pub last_pass_failed: bool,
+    /// What the table does with tunnel traffic no rule matches.
+    pub default_action: Verdict,
 }
 
 /// The table as the settings and the database say, and the keeper holding it.
@@ -33,7 +35,6 @@ pub struct Routing {
     domain: Arc<Domain>,
     /// The desired table; each pass reads its egress rules afresh.
     table: Table,
-    default: Verdict,
     status: watch::Sender<RoutingStatus>,
     /// The stored rules the last read left out.
     skipped: Vec<Skipped>,
@@ -52,11 +53,11 @@ pub async fn start(options: &Options, domain: Arc<Domain>) -> anyhow::Result<Rou
     let table = Table {
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
         masquerade_on: masquerade_on(options)?,
-        egress: egress(&Default::default(), wireguard, options.default_action).0,
+        egress: egress(&Default::default(), wireguard).0,
         filter_host: options.host_filter,
     };
     let masquerade = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
-    let mut routing = Routing::open(Nft::program(&options.nft), domain, table, options.default_action).await?;
+    let mut routing = Routing::open(Nft::program(&options.nft), domain, table).await?;
     if options.masquerade && options.egress_interface.is_none() {
         routing.follow_default_route(PathBuf::from(PROC_NET_ROUTE));
     }
@@ -68,10 +69,10 @@ pub async fn start(options: &Options, domain: Arc<Domain>) -> anyhow::Result<Rou
 
 impl Routing {
     /// Applies `table` with the rules read from `domain` (its own rules are replaced).
-    pub async fn open(nft: Nft, domain: Arc<Domain>, table: Table, default: Verdict) -> anyhow::Result<Self> {
+    pub async fn open(nft: Nft, domain: Arc<Domain>, table: Table) -> anyhow::Result<Self> {
         let keeper = Keeper::new(nft, table.clone());
         let (status, _) = watch::channel(RoutingStatus::default());
-        let mut routing = Routing { keeper, domain, table, default, status, skipped: Vec::new(), default_route: None };
+        let mut routing = Routing { keeper, domain, table, status, skipped: Vec::new(), default_route: None };
         routing.pass(true).await.context("applying the nftables table inet ferrozone")?;
         Ok(routing)
     }
@@ -111,7 +112,7 @@ impl Routing {
         let read = self.domain.egress_policy().await.context("reading the egress rules");
         let mut changed = repair && self.egress_interface_moved();
         if let Ok(policy) = &read {
-            let (egress, skipped) = egress(policy, self.table.egress.wireguard.clone(), self.default);
+            let (egress, skipped) = egress(policy, self.table.egress.wireguard.clone());
             self.warn_of(skipped);
             if egress != self.table.egress {
                 tracing::debug!(rules = egress.rules.len(), "the egress rules changed: applying the table");
@@ -126,10 +127,11 @@ impl Routing {
             return read.map(|_| ());
         }
         let applied = self.keeper.reconcile_once().await?;
-        let rules = self.table.egress.rules.len();
+        let (rules, default_action) = (self.table.egress.rules.len(), self.table.egress.default);
         metrics::gauge!(crate::metrics::RULES_APPLIED).set(rules as f64);
         self.status.send_modify(|status| {
             status.rules = rules;
+            status.default_action = default_action;
             if applied {
                 status.last_apply = Some(SystemTime::now());
             }

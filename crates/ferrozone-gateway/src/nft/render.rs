@@ -102,8 +102,9 @@ pub enum Scope {
 }
 
 /// Accept or drop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum Verdict {
+    #[default]
     Accept,
     Drop,
 }

@@ -802,7 +802,8 @@ impl Store for PgStore {
             .await
             .or_db(CONTEXT)?;
         tx.commit().await.or_db(CONTEXT)?;
-        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)? })
+        // The default action is the configuration's; the domain sets it.
+        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)?, ..Default::default() })
     }
 
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {

@@ -790,7 +790,8 @@ impl Store for SqliteStore {
             Ok((rules, sources))
         });
         let (rules, sources) = read.await?;
-        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)? })
+        // The default action is the configuration's; the domain sets it.
+        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)?, ..Default::default() })
     }
 
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {

@@ -72,7 +72,7 @@ mod tests {
     fn every_key_is_the_id_of_its_flag() {
         use clap::CommandFactory;
         let command = crate::cli::Cli::command();
-        assert_eq!(runtime().count(), 12);
+        assert_eq!(runtime().count(), 13);
         for Setting { key, variable, .. } in runtime() {
             let arg = command.get_arguments().find(|a| a.get_id() == key).unwrap_or_else(|| panic!("no flag {key}"));
             assert_eq!(arg.get_long(), Some(key.replace('_', "-").as_str()));

@@ -7,6 +7,7 @@ use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use ferrozone_domain::configuration::provider_lists::ProviderLists;
 use ferrozone_domain::configuration::Values;
+use ferrozone_domain::egress::RuleAction;
 use ferrozone_domain::ipam::{Pool, Pools};
 use ferrozone_domain::providers::Providers;
 use ferrozone_domain::settings::{ClientDefaults, PasswordLimits};
@@ -427,6 +428,10 @@ impl Config {
             default_client_dns: defaults.dns.clone(),
             default_client_allowed_ips: defaults.allowed_ips.clone(),
             require_totp: standard.require_totp,
+            egress_default_action: match self.egress_default_action {
+                EgressDefaultAction::Accept => RuleAction::Accept,
+                EgressDefaultAction::Drop => RuleAction::Drop,
+            },
         }
     }
 

@@ -140,7 +140,7 @@ pub const SETTINGS: &[Setting] = &[
         .aliases(&["GATEWAY_EGRESS_INTERFACE", "EGRESS_INTERFACE"])
         .heading(DATA_PLANE),
     setting("masquerade", "FERROZONE_MASQUERADE").heading(DATA_PLANE),
-    setting("egress_default_action", "FERROZONE_EGRESS_DEFAULT_ACTION").heading(DATA_PLANE),
+    setting("egress_default_action", "FERROZONE_EGRESS_DEFAULT_ACTION").heading(DATA_PLANE).runtime(),
     setting("host_filter", "FERROZONE_HOST_FILTER").heading(DATA_PLANE),
     setting("stats_interval", "FERROZONE_STATS_INTERVAL").heading(DATA_PLANE),
     setting("repair_interval", "FERROZONE_REPAIR_INTERVAL").heading(DATA_PLANE),

@@ -32,7 +32,7 @@ fn the_schema_shows_every_key_the_parser_reads() {
     let properties = attrs["properties"].as_object().unwrap();
     let keys = ferrozone_domain::configuration::KEYS.iter().copied().chain([OIDC_KEY, SAML_KEY]);
     assert_eq!(properties.keys().map(String::as_str).collect::<BTreeSet<_>>(), keys.collect());
-    assert_eq!(properties.len(), 13);
+    assert_eq!(properties.len(), 14);
     assert_eq!(properties["default_client_mtu"]["minimum"], 576);
     assert_eq!(properties["default_client_mtu"]["maximum"], 1500);
 }

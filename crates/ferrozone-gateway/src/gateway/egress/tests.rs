@@ -36,8 +36,12 @@ fn net(s: &str) -> IpNet {
 
 #[test]
 fn a_global_rule_applies_to_everyone_with_its_destination_as_sent() {
-    let policy = EgressPolicy { rules: vec![rule("1.1.1.1/24", None, RuleAction::Drop, None)], sources: vec![] };
-    let (egress, _) = egress(&policy, wg(), Verdict::Accept);
+    let policy = EgressPolicy {
+        rules: vec![rule("1.1.1.1/24", None, RuleAction::Drop, None)],
+        sources: vec![],
+        ..Default::default()
+    };
+    let (egress, _) = egress(&policy, wg());
     let expected =
         EgressRule { scope: Scope::Everyone, destination: net("1.1.1.1/24"), verdict: Verdict::Drop, ports: None };
     assert_eq!(egress, Egress { wireguard: wg(), rules: vec![expected], default: Verdict::Accept });
@@ -53,8 +57,9 @@ fn a_user_rule_matches_the_addresses_of_that_users_active_devices() {
             source(bob, Some("10.3.2.5"), None),
             source(alice, Some("10.3.2.2"), None),
         ],
+        ..Default::default()
     };
-    let (egress, _) = egress(&policy, wg(), Verdict::Drop);
+    let (egress, _) = egress(&EgressPolicy { default_action: RuleAction::Drop, ..policy }, wg());
     let sources = ["10.3.2.2", "10.3.2.9", "fd00::3:2:9"].map(|a| a.parse().unwrap()).to_vec();
     assert_eq!(egress.rules[0].scope, Scope::Sources(sources), "sorted, Bob's left out");
     assert_eq!((egress.rules[0].destination, egress.rules[0].verdict), (net("10.0.0.1/32"), Verdict::Accept));
@@ -64,9 +69,12 @@ fn a_user_rule_matches_the_addresses_of_that_users_active_devices() {
 #[test]
 fn a_user_without_active_devices_has_rules_that_match_nothing() {
     // A disabled user's devices are not in the policy's sources.
-    let policy =
-        EgressPolicy { rules: vec![rule("::/0", Some(Uuid::now_v7()), RuleAction::Drop, None)], sources: vec![] };
-    let (egress, _) = egress(&policy, wg(), Verdict::Accept);
+    let policy = EgressPolicy {
+        rules: vec![rule("::/0", Some(Uuid::now_v7()), RuleAction::Drop, None)],
+        sources: vec![],
+        ..Default::default()
+    };
+    let (egress, _) = egress(&policy, wg());
     assert_eq!(egress.rules[0].scope, Scope::Sources(vec![]));
     assert_eq!(egress.rules[0].destination, net("::/0"));
 }
@@ -84,8 +92,9 @@ fn port_ranges_become_inclusive_port_matches() {
         let policy = EgressPolicy {
             rules: vec![rule("10.0.0.0/8", None, RuleAction::Drop, Some((port_type, range)))],
             sources: vec![],
+            ..Default::default()
         };
-        let (egress, _) = egress(&policy, wg(), Verdict::Accept);
+        let (egress, _) = egress(&policy, wg());
         assert_eq!(egress.rules[0].ports, Some(PortMatch { protocol, first, last }), "{range}");
     }
 }
@@ -101,8 +110,9 @@ fn a_stored_rule_that_does_not_parse_is_skipped_not_fatal() {
             good,
         ],
         sources: vec![],
+        ..Default::default()
     };
-    let (egress, _) = egress(&policy, wg(), Verdict::Accept);
+    let (egress, _) = egress(&policy, wg());
     assert_eq!(egress.rules.len(), 1);
     assert_eq!(egress.rules[0].destination, net("192.0.2.0/24"));
 }
@@ -113,10 +123,13 @@ fn the_same_policy_in_another_order_gives_the_same_egress() {
     let rules: Vec<Rule> =
         (0..50).map(|i| rule(&format!("10.0.{i}.0/24"), Some(alice), RuleAction::Drop, None)).collect();
     let sources = vec![source(alice, Some("10.3.2.2"), None), source(alice, Some("10.3.2.3"), None)];
-    let forward = EgressPolicy { rules: rules.clone(), sources: sources.clone() };
-    let backward =
-        EgressPolicy { rules: rules.into_iter().rev().collect(), sources: sources.into_iter().rev().collect() };
-    assert_eq!(egress(&forward, wg(), Verdict::Accept), egress(&backward, wg(), Verdict::Accept));
+    let forward = EgressPolicy { rules: rules.clone(), sources: sources.clone(), ..Default::default() };
+    let backward = EgressPolicy {
+        rules: rules.into_iter().rev().collect(),
+        sources: sources.into_iter().rev().collect(),
+        ..Default::default()
+    };
+    assert_eq!(egress(&forward, wg()), egress(&backward, wg()));
 }
 
 /// The size the issue benchmarks: every rule kept, each user's rules with its sources.
@@ -134,7 +147,7 @@ fn ten_thousand_rules_of_a_thousand_users_convert_whole() {
         .map(|(i, user)| source(*user, Some(&format!("100.64.{}.{}", i / 250, i % 250 + 1)), None))
         .collect();
     let started = std::time::Instant::now();
-    let (egress, skipped) = egress(&EgressPolicy { rules, sources }, wg(), Verdict::Accept);
+    let (egress, skipped) = egress(&EgressPolicy { rules, sources, ..Default::default() }, wg());
     assert!(skipped.is_empty());
     eprintln!("converted 10,000 rules of 1,000 users in {:?}", started.elapsed());
     assert_eq!(egress.rules.len(), 10_000);

@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use crate::nft::{Scope, Verdict};
 use ferrozone_domain::crypto::Cipher;
-use ferrozone_domain::input::{NewDevice, NewRule, NewUser};
+use ferrozone_domain::egress::RuleAction;
+use ferrozone_domain::input::{ConfigurationChanges, NewDevice, NewRule, NewUser, Patch};
 use ferrozone_domain::{Principal, Settings};
 use ferrozone_store::testing::{fresh, test_options, TestDb};
 
@@ -59,7 +60,7 @@ fn base_table(domain: &Domain) -> Table {
     Table {
         tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
         masquerade_on: None,
-        egress: egress(&Default::default(), IfName::parse("wg0").unwrap(), Verdict::Accept).0,
+        egress: egress(&Default::default(), IfName::parse("wg0").unwrap()).0,
         filter_host: true,
     }
 }
@@ -80,7 +81,7 @@ async fn rules_written_here_or_by_another_process_reach_the_table_on_the_change_
     let key = Cipher::generate_key();
     let (domain, other) = (domain_on(&db, &key).await, domain_on(&db, &key).await);
     let table = base_table(&domain);
-    let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
+    let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table).await.unwrap();
     let mut status = routing.status();
     assert_eq!(*status.borrow(), RoutingStatus { last_pass_failed: false, ..*status.borrow() });
     assert!(status.borrow().last_apply.is_some(), "the first pass applies the table");
@@ -121,14 +122,17 @@ async fn a_failed_pass_is_reported_and_the_default_action_is_applied() {
     let db = fresh().await.unwrap();
     let domain = domain_on(&db, &Cipher::generate_key()).await;
     create_rule(&domain, "192.0.2.0/24".into()).await;
+    let drop_all = ConfigurationChanges { egress_default_action: Patch::Value(RuleAction::Drop), ..Default::default() };
+    domain.update_configuration(&Principal::operator(), &drop_all, &|_| Ok(())).await.unwrap();
     let table = base_table(&domain);
     let recorder = metrics_util::debugging::DebuggingRecorder::new();
     let recording = metrics::set_default_local_recorder(&recorder);
-    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Drop).await.unwrap();
+    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table).await.unwrap();
     drop(recording);
     assert_eq!(routing.status.borrow().rules, 1, "the first pass reads the rules");
     assert_eq!(rules_applied(&recorder), Some(1.0));
-    assert_eq!(routing.table.egress.default, Verdict::Drop);
+    assert_eq!(routing.table.egress.default, Verdict::Drop, "the configuration's default action");
+    assert_eq!(routing.status.borrow().default_action, Verdict::Drop);
     assert!(!routing.status.borrow().last_pass_failed);
     // `nft` cannot run any more: the namespace is gone.
     let deleted = Command::new("ip").args(["netns", "delete", &ns.0]).status().unwrap();
@@ -156,7 +160,7 @@ async fn a_deleted_table_is_put_back_by_the_timed_pass_however_often_changes_com
     let db = fresh().await.unwrap();
     let domain = domain_on(&db, &Cipher::generate_key()).await;
     let table = base_table(&domain);
-    let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
+    let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table).await.unwrap();
     let mut status = routing.status();
     let first_apply = status.borrow().last_apply;
     let changes = Arc::new(Notify::new());
@@ -198,7 +202,7 @@ async fn a_users_rule_follows_its_active_devices() {
         NewRule { destination: Some("192.0.2.7".into()), user_id: Some(user.id.to_string()), ..NewRule::default() };
     domain.create_rule(&admin, &rule).await.unwrap();
     let table = base_table(&domain);
-    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
+    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table).await.unwrap();
     let addresses: Vec<IpAddr> = device.ipv4.map(IpAddr::V4).into_iter().chain(device.ipv6.map(IpAddr::V6)).collect();
     assert_eq!(addresses.len(), 2);
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses.clone()));
@@ -224,7 +228,7 @@ async fn a_stored_rule_that_does_not_parse_is_left_out_and_the_rest_applied() {
     broken.destination = "not an address".into();
     db.store.insert_rule(&broken).await.unwrap();
     let table = base_table(&domain);
-    let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
+    let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table).await.unwrap();
     assert_eq!(routing.status.borrow().rules, 1);
     assert!(!routing.status.borrow().last_pass_failed);
     assert_eq!(routing.skipped.len(), 1);
@@ -254,7 +258,7 @@ async fn the_masquerade_follows_the_default_route_at_repair_passes() {
     let routes = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(routes.path(), default_route_by("uplink0")).unwrap();
     let table = Table { masquerade_on: Some(IfName::parse("uplink0").unwrap()), ..base_table(&domain) };
-    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table, Verdict::Accept).await.unwrap();
+    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table).await.unwrap();
     routing.follow_default_route(routes.path().to_owned());
     let on = |name: &str| masquerade_rules(&ns).iter().all(|rule| rule.contains(&format!("oifname \"{name}\"")));
     assert_eq!(masquerade_rules(&ns).len(), 2, "IPv4 and IPv6 masquerade: {:?}", masquerade_rules(&ns));

@@ -1,0 +1,179 @@
+//! What the egress rules do with one packet: the access checker's answer, in the order the
+//! gateway's `egress` chain looks the rules up (docs/design/egress-rules.md, "Check access").
+
+use std::net::IpAddr;
+
+use uuid::Uuid;
+
+use super::{parse_destination, parse_port_range, PortType, Rule, RuleAction};
+
+/// The transport of a packet, as far as the rules can tell: port rules match TCP and UDP
+/// only; anything else (ICMP among them) meets the rules without ports alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    Tcp(u16),
+    Udp(u16),
+    /// Any protocol without ports.
+    Other,
+}
+
+impl Transport {
+    fn port(self, port_type: PortType) -> Option<u16> {
+        match (self, port_type) {
+            (Transport::Tcp(port), PortType::Tcp) | (Transport::Udp(port), PortType::Udp) => Some(port),
+            _ => None,
+        }
+    }
+}
+
+/// A packet leaving the tunnel: whose device sent it (`None`: a source no user rule
+/// names), where it goes and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    pub user_id: Option<Uuid>,
+    pub destination: IpAddr,
+    pub transport: Transport,
+}
+
+/// What happens to a packet, and what decided it: a rule, or the default action when no
+/// rule matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision<'a> {
+    pub action: RuleAction,
+    pub rule: Option<&'a Rule>,
+}
+
+/// The steps of the lookup, first to last, inside one scope: rules with ports before
+/// rules without, and within each, accept before drop.
+const STEPS: [(bool, RuleAction); 4] =
+    [(true, RuleAction::Accept), (true, RuleAction::Drop), (false, RuleAction::Accept), (false, RuleAction::Drop)];
+
+/// The decision for `packet` under `rules`: the packet's user's rules first, then the
+/// global ones, each scope in [`STEPS`]; the first step with a matching rule decides, and
+/// within a step the rule with the smallest id is named (rules of one step that match
+/// one packet give the same answer). A rule whose text does not parse matches nothing,
+/// as the gateway leaves it out.
+pub fn decide<'a>(rules: &'a [Rule], packet: &Packet, default: RuleAction) -> Decision<'a> {
+    let scopes = packet.user_id.map(Some).into_iter().chain([None]);
+    for scope in scopes {
+        for (with_ports, action) in STEPS {
+            let decider = rules
+                .iter()
+                .filter(|rule| {
+                    rule.user_id == scope
+                        && rule.action == action
+                        && rule.ports.is_some() == with_ports
+                        && matches(rule, packet)
+                })
+                .min_by_key(|rule| rule.id);
+            if let Some(rule) = decider {
+                return Decision { action, rule: Some(rule) };
+            }
+        }
+    }
+    Decision { action: default, rule: None }
+}
+
+/// Whether `rule`'s destination holds the packet's, and its ports (if any) its port.
+fn matches(rule: &Rule, packet: &Packet) -> bool {
+    let Some(network) = parse_destination(&rule.destination) else { return false };
+    let width = if packet.destination.is_ipv4() { 32 } else { 128 };
+    let host = super::Network { addr: packet.destination, prefix: width };
+    if !network.overlaps(&host) {
+        return false;
+    }
+    match &rule.ports {
+        None => true,
+        Some(ports) => match (packet.transport.port(ports.port_type), parse_port_range(&ports.range)) {
+            (Some(port), Ok((first, last))) => (first..=last).contains(&port),
+            _ => false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egress::Ports;
+    use crate::Timestamp;
+
+    fn rule(
+        n: u128,
+        user_id: Option<Uuid>,
+        destination: &str,
+        action: RuleAction,
+        ports: Option<(PortType, &str)>,
+    ) -> Rule {
+        let at = Timestamp::from_micros(0);
+        Rule {
+            id: Uuid::from_u128(n),
+            user_id,
+            destination: destination.to_owned(),
+            action,
+            ports: ports.map(|(port_type, range)| Ports { port_type, range: range.to_owned() }),
+            inserted_at: at,
+            updated_at: at,
+        }
+    }
+
+    fn packet(user_id: Option<Uuid>, destination: &str, transport: Transport) -> Packet {
+        Packet { user_id, destination: destination.parse().unwrap(), transport }
+    }
+
+    /// The id of the deciding rule (0 for the default action) and the action.
+    fn decided(rules: &[Rule], packet: &Packet, default: RuleAction) -> (u128, RuleAction) {
+        let decision = decide(rules, packet, default);
+        (decision.rule.map_or(0, |rule| rule.id.as_u128()), decision.action)
+    }
+
+    use PortType::{Tcp, Udp};
+    use RuleAction::{Accept, Drop};
+
+    #[test]
+    fn firezones_precedence_user_before_global_ports_before_plain_accept_before_drop() {
+        let alice = Some(Uuid::from_u128(0xa));
+        let rules = [
+            rule(1, None, "0.0.0.0/0", Drop, None),
+            rule(2, None, "10.0.0.0/8", Accept, None),
+            rule(3, None, "10.1.0.0/16", Drop, Some((Tcp, "22"))),
+            rule(4, None, "10.1.2.0/24", Accept, Some((Tcp, "20-30"))),
+            rule(5, alice, "10.1.0.0/16", Drop, None),
+            rule(6, alice, "10.1.9.9", Accept, Some((Udp, "53"))),
+        ];
+        let cases = [
+            (packet(None, "192.0.2.1", Transport::Tcp(443)), (1, Drop), "global drop-all"),
+            (packet(None, "10.9.9.9", Transport::Other), (2, Accept), "plain accept beats plain drop"),
+            (packet(None, "10.1.9.9", Transport::Tcp(22)), (3, Drop), "a port rule beats plain ones"),
+            (packet(None, "10.1.2.3", Transport::Tcp(22)), (4, Accept), "port accept beats port drop"),
+            (packet(None, "10.1.2.3", Transport::Udp(22)), (2, Accept), "ports match their protocol only"),
+            (packet(alice, "10.1.2.3", Transport::Tcp(22)), (5, Drop), "the user's rules come first"),
+            (packet(alice, "10.1.9.9", Transport::Udp(53)), (6, Accept), "the user's port accept"),
+            (packet(alice, "10.1.9.9", Transport::Tcp(53)), (5, Drop), "not its protocol"),
+            (packet(alice, "10.2.0.1", Transport::Other), (2, Accept), "no user rule: the global ones"),
+            (packet(alice, "2001:db8::1", Transport::Other), (0, Drop), "no rule of the family: the default"),
+        ];
+        for (packet, expected, why) in cases {
+            assert_eq!(decided(&rules, &packet, Drop), expected, "{why}");
+        }
+    }
+
+    #[test]
+    fn ranges_families_and_unparsable_rules() {
+        let rules = [
+            rule(1, None, "2001:db8::/32", Drop, Some((Udp, "[1000,2000)"))),
+            rule(2, None, "not an address", Accept, None),
+            rule(3, None, "192.0.2.7/24", Drop, None),
+        ];
+        let at = |destination, transport| decided(&rules, &packet(None, destination, transport), Accept);
+        assert_eq!(at("2001:db8:1::5", Transport::Udp(1999)), (1, Drop));
+        assert_eq!(at("2001:db8:1::5", Transport::Udp(2000)), (0, Accept), "the bracket's open end");
+        assert_eq!(at("192.0.2.200", Transport::Other), (3, Drop), "host bits of the rule are ignored");
+        assert_eq!(at("198.51.100.1", Transport::Other), (0, Accept), "a rule that does not parse matches nothing");
+    }
+
+    #[test]
+    fn the_smallest_id_names_a_step_of_several_matches() {
+        let rules = [rule(9, None, "10.0.0.0/8", Drop, None), rule(4, None, "10.1.0.0/16", Drop, None)];
+        assert_eq!(decided(&rules, &packet(None, "10.1.1.1", Transport::Other), Accept), (4, Drop));
+    }
+}
