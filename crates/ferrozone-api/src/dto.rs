@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use ferrozone_domain::egress::Rule;
 use ferrozone_domain::model::DisabledBy;
+use ferrozone_domain::service::access::AccessAnswer;
 use ferrozone_domain::service::devices::CreatedDevice;
 use ferrozone_domain::{Device, Domain, Timestamp, User};
 use serde::Serialize;
@@ -259,6 +260,49 @@ pub struct RuleData {
 #[derive(Serialize, ToSchema)]
 pub struct RuleList {
     pub data: Vec<RuleDto>,
+}
+
+/// What the egress rules do with one kind of traffic from a user's or device's tunnel
+/// address (Ferrozone's own).
+#[derive(Serialize, ToSchema)]
+pub struct AccessCheckDto {
+    /// `accept` or `drop`.
+    #[schema(example = "drop")]
+    pub action: &'static str,
+    /// `rule`, `default_action`, or `user_disabled` (the user's devices are off the VPN).
+    #[schema(example = "rule")]
+    pub decided_by: &'static str,
+    /// The deciding rule when `decided_by` is `rule`.
+    pub rule: Option<RuleDto>,
+    /// What traffic no rule matches gets.
+    #[schema(example = "accept")]
+    pub default_action: &'static str,
+    /// The answer in one sentence.
+    #[schema(example = "Dropped by the global rule drop 10.0.0.0/8.")]
+    pub explanation: String,
+    pub user_id: Uuid,
+    /// `null` when a user was asked about.
+    pub device_id: Option<Uuid>,
+}
+
+impl From<AccessAnswer> for AccessCheckDto {
+    fn from(answer: AccessAnswer) -> Self {
+        AccessCheckDto {
+            action: answer.action.as_str(),
+            decided_by: answer.decided_by.as_str(),
+            explanation: answer.explanation(),
+            default_action: answer.default_action.as_str(),
+            user_id: answer.user_id,
+            device_id: answer.device_id,
+            rule: answer.rule.map(RuleDto::from),
+        }
+    }
+}
+
+/// `{"data": answer}`
+#[derive(Serialize, ToSchema)]
+pub struct AccessCheckData {
+    pub data: AccessCheckDto,
 }
 
 /// 422: attribute → messages; errors not tied to one attribute are under `base`.

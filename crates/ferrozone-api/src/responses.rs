@@ -22,6 +22,21 @@ pub enum AdminErrors {
     Forbidden(ErrorBody),
 }
 
+/// An admin's question in the query string: `GET /v0/rules/check`.
+#[allow(dead_code)]
+#[derive(IntoResponses)]
+pub enum QueryErrors {
+    /// No token, an unknown or expired one, or its user is disabled.
+    #[response(status = 401)]
+    Unauthenticated(AuthErrors),
+    /// The token's user may not do this.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// Invalid parameters, each with its messages.
+    #[response(status = 422)]
+    Invalid(ValidationErrors),
+}
+
 /// A route naming one item by its id, without a body: reads and deletes.
 #[allow(dead_code)]
 #[derive(IntoResponses)]

@@ -1,6 +1,7 @@
 //! Use cases. The HTTP API and the command line both call these, so both enforce
 //! the same rules; handlers only translate.
 
+pub mod access;
 pub mod account;
 pub mod adding_devices;
 pub mod audit_log;

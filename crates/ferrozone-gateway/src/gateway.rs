@@ -24,6 +24,7 @@ use crate::reconciler::{ReconcileStatus, Reconciler};
 use crate::stats::StatsCollector;
 use crate::userspace::Userspace;
 use crate::{InterfaceConfig, Key, PeerSource, WireGuard};
+pub use egress::{egress, Skipped};
 pub use routing::RoutingStatus;
 
 /// Which WireGuard implementation carries the tunnel.

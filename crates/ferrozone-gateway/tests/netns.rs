@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use ferrozone_gateway::nft::{render, Egress, IfName, Keeper, Nft, Table, TableState, Verdict};
 use ferrozone_gateway::routing::default_route_interface;
 
+#[path = "netns/agreement.rs"]
+mod agreement;
 #[path = "netns/delta.rs"]
 mod delta;
 #[path = "netns/host.rs"]

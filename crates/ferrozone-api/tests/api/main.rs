@@ -15,6 +15,7 @@ mod imported_tokens;
 mod outage;
 mod robustness;
 mod rules;
+mod rules_check;
 mod tokens;
 mod users;
 mod webhooks;

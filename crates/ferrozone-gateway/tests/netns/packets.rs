@@ -9,8 +9,8 @@ use ferrozone_gateway::nft::{Egress, EgressRule, IfName, Keeper, Pass, PortMatch
 use super::{run, try_in, Namespace};
 
 pub(super) const PROBE: &str = include_str!("probe.py");
-const OUTSIDE: &str = "192.0.2.2";
-const OUTSIDE6: &str = "2001:db8::2";
+pub(super) const OUTSIDE: &str = "192.0.2.2";
+pub(super) const OUTSIDE6: &str = "2001:db8::2";
 /// The two users' tunnel addresses (IPv4, IPv6).
 pub(super) const USERS: [(&str, &str, &str); 2] = [("A", "10.3.2.2", "fd00::3:2:2"), ("B", "10.3.2.3", "fd00::3:2:3")];
 
