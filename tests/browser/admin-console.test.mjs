@@ -83,7 +83,7 @@ test('an unprivileged user gets the 403 page', async () => {
   const context = await browser.newContext();
   const { page } = await watchedPage(context);
   await signIn(page, base);
-  for (const path of ['/admin/devices', '/admin/tokens', '/admin/settings']) {
+  for (const path of ['/admin/devices', '/admin/tokens', '/admin/settings', '/admin/rules', '/admin/rules/check', '/admin/rules/new']) {
     const res = await page.goto(`${base}${path}`);
     assert.equal(res.status(), 403, path);
     await page.getByRole('heading', { name: 'Administrators only' }).waitFor();

@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::Timestamp;
 
-pub use decide::{decide, Decision, Packet, Transport};
+pub use decide::{applying_to, decide, lookup_step, Decision, Packet, Transport};
 pub use parse::{parse_destination, parse_port_range, Network};
 
 /// `destination`: overlaps a rule of the same action and scope.

@@ -5,6 +5,7 @@
 mod audit;
 mod devices;
 mod hints;
+mod rules;
 mod settings;
 mod tokens;
 
@@ -23,6 +24,7 @@ pub fn routes() -> Router<AppState> {
         .route("/admin", get(console))
         .merge(users::routes())
         .merge(devices::routes())
+        .merge(rules::routes())
         .merge(settings::routes())
         .merge(tokens::routes())
         .merge(audit::routes())

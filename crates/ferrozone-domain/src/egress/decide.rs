@@ -74,6 +74,21 @@ pub fn decide<'a>(rules: &'a [Rule], packet: &Packet, default: RuleAction) -> De
     Decision { action: default, rule: None }
 }
 
+/// Where `rule` is tried inside its scope: 0 (with ports, accept) to 3 (without, drop).
+pub fn lookup_step(rule: &Rule) -> usize {
+    let step =
+        |(with_ports, action): &(bool, RuleAction)| rule.ports.is_some() == *with_ports && rule.action == *action;
+    STEPS.iter().position(step).unwrap_or(STEPS.len())
+}
+
+/// The rules that apply to `user`'s traffic in the order [`decide`] tries them: the user's
+/// own, then the global ones; inside each scope by step, then by id.
+pub fn applying_to(rules: &[Rule], user: Uuid) -> Vec<&Rule> {
+    let mut applying: Vec<&Rule> = rules.iter().filter(|rule| rule.user_id.is_none_or(|id| id == user)).collect();
+    applying.sort_by_key(|rule| (rule.user_id.is_none(), lookup_step(rule), rule.id));
+    applying
+}
+
 /// Whether `rule`'s destination holds the packet's, and its ports (if any) its port.
 fn matches(rule: &Rule, packet: &Packet) -> bool {
     let Some(network) = parse_destination(&rule.destination) else { return false };
@@ -169,6 +184,22 @@ mod tests {
         assert_eq!(at("2001:db8:1::5", Transport::Udp(2000)), (0, Accept), "the bracket's open end");
         assert_eq!(at("192.0.2.200", Transport::Other), (3, Drop), "host bits of the rule are ignored");
         assert_eq!(at("198.51.100.1", Transport::Other), (0, Accept), "a rule that does not parse matches nothing");
+    }
+
+    #[test]
+    fn the_rules_applying_to_a_user_come_in_lookup_order() {
+        let (alice, bob) = (Some(Uuid::from_u128(0xa)), Some(Uuid::from_u128(0xb)));
+        let rules = [
+            rule(1, None, "10.0.0.0/8", Drop, None),
+            rule(2, alice, "10.1.0.0/16", Drop, None),
+            rule(3, bob, "10.2.0.0/16", Accept, None),
+            rule(4, None, "10.3.0.0/16", Accept, Some((Udp, "53"))),
+            rule(5, alice, "10.4.0.0/16", Accept, None),
+            rule(6, alice, "10.5.0.0/16", Drop, Some((Tcp, "22"))),
+        ];
+        let order: Vec<u128> = applying_to(&rules, alice.unwrap()).iter().map(|r| r.id.as_u128()).collect();
+        assert_eq!(order, [6, 5, 2, 4, 1], "the user's port drop, accept, drop; then the global port accept, drop");
+        assert_eq!(rules.iter().map(lookup_step).collect::<Vec<_>>(), [3, 3, 2, 0, 2, 1]);
     }
 
     #[test]

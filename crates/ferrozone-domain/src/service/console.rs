@@ -1,5 +1,6 @@
 //! What the admin console reads beyond the `/v0` resources: every user's API tokens with
-//! their owners, and the owners of a page of devices.
+//! their owners, and the users a page names (the owners of its devices, the users of its
+//! rules).
 
 use std::collections::HashMap;
 
@@ -20,16 +21,23 @@ impl Domain {
     /// Each owner of `devices` (a page of them), one read per distinct owner: a page lists
     /// at most a few dozen devices, whatever the size of the table.
     pub async fn device_owners(&self, actor: &Principal, devices: &[Device]) -> Result<HashMap<Uuid, User>> {
+        let ids: Vec<Uuid> = devices.iter().map(|device| device.user_id).collect();
+        self.users_by_id(actor, &ids).await
+    }
+
+    /// The users `ids` name (a page's worth), one read per distinct id; an id no user has
+    /// any more is left out.
+    pub async fn users_by_id(&self, actor: &Principal, ids: &[Uuid]) -> Result<HashMap<Uuid, User>> {
         actor.require_admin()?;
-        let mut owners = HashMap::new();
-        for device in devices {
-            if owners.contains_key(&device.user_id) {
+        let mut users = HashMap::new();
+        for &id in ids {
+            if users.contains_key(&id) {
                 continue;
             }
-            if let Some(user) = self.store().user_by_id(device.user_id).await? {
-                owners.insert(user.id, user);
+            if let Some(user) = self.store().user_by_id(id).await? {
+                users.insert(user.id, user);
             }
         }
-        Ok(owners)
+        Ok(users)
     }
 }

@@ -2,9 +2,12 @@
 //! user, each a form posting to its own URL that comes back here with a notice
 //! (POST-redirect-GET), or shows the domain's refusal on this page (422).
 
+use std::collections::HashMap;
+
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use ferrozone_domain::egress::applying_to;
 use ferrozone_domain::input::{Patch, UserChanges};
 use ferrozone_domain::model::{Device, Session, User};
 use ferrozone_domain::store::DeviceQuery;
@@ -16,6 +19,7 @@ use super::super::super::html;
 use super::super::super::page_error::PageError;
 use super::super::super::redirect;
 use super::super::super::viewer::{Nav, Section, Viewer};
+use super::super::rules::RuleRow;
 use super::new::FieldErrors;
 use super::{last_sign_in, refusal, LastSignIn, Status};
 use crate::checked_form::CheckedForm;
@@ -39,11 +43,21 @@ struct UserPage<'a> {
     last: Option<LastSignIn>,
     devices: Vec<DeviceRow>,
     device_count: u64,
+    /// The rules that apply to the user's traffic, in lookup order (the first ones).
+    rules: Vec<RuleRow>,
+    rule_count: usize,
     sessions: Vec<SessionRow>,
     two_factor: TwoFactor,
     notice: Option<&'static str>,
     errors: Vec<String>,
     password_errors: FieldErrors,
+}
+
+impl UserPage<'_> {
+    /// The user's email as a query value, for the links to the rules pages.
+    fn email_in_query(&self) -> String {
+        form_urlencoded::byte_serialize(self.user.email.as_bytes()).collect()
+    }
 }
 
 struct DeviceRow {
@@ -147,6 +161,7 @@ async fn render(
     };
     let query = DeviceQuery { user_id: Some(id), after: None, limit: Some(DEVICES_SHOWN), presence: None };
     let devices = app.domain.list_devices(actor, query).await?;
+    let (rules, rule_count) = applying_rules(app, viewer, &user).await?;
     let now = Timestamp::now();
     let page = UserPage {
         nav: viewer.nav(Section::AdminUsers),
@@ -157,6 +172,8 @@ async fn render(
         last: last_sign_in(&user, now),
         devices: devices.into_iter().map(|d| DeviceRow::new(d, user.disabled_at.is_some(), now)).collect(),
         device_count: belongings.devices,
+        rules,
+        rule_count,
         sessions: sessions.iter().map(SessionRow::new).collect(),
         two_factor,
         notice: shown.notice,
@@ -165,6 +182,19 @@ async fn render(
         user: &user,
     };
     Ok(html::response(status, page))
+}
+
+/// Rules the user's page lists at most.
+const RULES_SHOWN: usize = 50;
+
+/// The first rules that apply to `user`'s traffic, in the order the gateway tries them
+/// (the user's own, then everyone's), and how many apply in all.
+async fn applying_rules(app: &AppState, viewer: &Viewer, user: &User) -> Result<(Vec<RuleRow>, usize), PageError> {
+    let rules = app.domain.list_rules(viewer.principal()).await?;
+    let applying = applying_to(&rules, user.id);
+    let users = HashMap::from([(user.id, user.clone())]);
+    let rows = applying.iter().take(RULES_SHOWN).map(|rule| RuleRow::new(rule, &users)).collect();
+    Ok((rows, applying.len()))
 }
 
 /// `change` applied to the user; success goes back to the page with `done`, a refusal

@@ -1,0 +1,245 @@
+//! Adding, editing and deleting a rule: `POST /v0/rules`, `PATCH` and `DELETE
+//! /v0/rules/{id}` as forms, the domain's messages (overlaps included) at their fields and
+//! the values kept. The user is named by email; blank means every user.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use ferrozone_domain::error::Errors;
+use ferrozone_domain::input::{NewRule, Patch, RuleChanges};
+use ferrozone_domain::DomainError;
+use uuid::Uuid;
+
+use crate::checked_form::{CheckedForm, Fields};
+use crate::html;
+use crate::page_error::PageError;
+use crate::redirect;
+use crate::viewer::{AdminViewer, Nav, Section, Viewer};
+use ferrozone_http::AppState;
+
+/// The form's values as sent (or as stored, to edit).
+#[derive(Default)]
+struct Values {
+    destination: String,
+    action: String,
+    /// `""` (every protocol), `tcp` or `udp`.
+    port_type: String,
+    port_range: String,
+    email: String,
+}
+
+impl Values {
+    fn from(fields: &Fields) -> Self {
+        let field = |name: &str| fields.get(name).map(|v| v.trim().to_owned()).unwrap_or_default();
+        Values {
+            destination: field("destination"),
+            action: field("action"),
+            port_type: field("port_type"),
+            port_range: field("port_range"),
+            email: field("email"),
+        }
+    }
+}
+
+/// The messages of each field, as sentences.
+#[derive(Default)]
+struct FieldErrors {
+    destination: Vec<String>,
+    action: Vec<String>,
+    port_type: Vec<String>,
+    port_range: Vec<String>,
+    email: Vec<String>,
+    base: Vec<String>,
+}
+
+impl FieldErrors {
+    fn from(errors: &Errors) -> Self {
+        let of = |fields: &[&str], name: &str| -> Vec<String> {
+            let messages = fields.iter().flat_map(|field| errors.get(field).unwrap_or_default());
+            messages.map(|message| sentence(name, message)).collect()
+        };
+        FieldErrors {
+            destination: of(&["destination"], "Destination"),
+            action: of(&["action"], "Action"),
+            port_type: of(&["port_type"], "Protocol"),
+            port_range: of(&["port_range"], "Port range"),
+            email: of(&["user", "user_id"], "User"),
+            base: of(&["base"], ""),
+        }
+    }
+}
+
+/// `Destination can't be blank`; Firezone's messages that are not a predicate after a colon
+/// (`Port range: bad format`); a message naming its field already, capitalised.
+fn sentence(name: &str, message: &str) -> String {
+    let lower = name.to_lowercase();
+    if name.is_empty() || message.starts_with(char::is_uppercase) {
+        return message.to_owned();
+    }
+    if let Some(rest) = message.strip_prefix(&lower) {
+        return format!("{name}{rest}");
+    }
+    let predicate = ["is ", "can't ", "does ", "must ", "should "].iter().any(|start| message.starts_with(start));
+    if predicate {
+        format!("{name} {message}")
+    } else {
+        format!("{name}: {message}")
+    }
+}
+
+#[derive(askama::Template)]
+#[template(path = "admin/rule_form.html")]
+struct FormPage<'a> {
+    nav: Nav<'a>,
+    /// `None` while adding.
+    id: Option<Uuid>,
+    values: Values,
+    errors: FieldErrors,
+}
+
+impl FormPage<'_> {
+    fn action_path(&self) -> String {
+        self.id.map_or_else(|| "/admin/rules/new".to_owned(), |id| format!("/admin/rules/{id}"))
+    }
+}
+
+fn form_page(viewer: &Viewer, id: Option<Uuid>, values: Values, errors: FieldErrors) -> FormPage<'_> {
+    FormPage { nav: viewer.nav(Section::AdminRules), id, values, errors }
+}
+
+/// `GET /admin/rules/new`: an empty form (drop, every user, every protocol).
+pub(super) async fn new(AdminViewer(viewer): AdminViewer) -> Response {
+    let values = Values { action: "drop".to_owned(), ..Values::default() };
+    html::response(StatusCode::OK, form_page(&viewer, None, values, FieldErrors::default()))
+}
+
+/// `GET /admin/rules/{id}`: the form holding the stored rule.
+pub(super) async fn edit(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+) -> Result<Response, PageError> {
+    let id = Uuid::parse_str(&id).map_err(|_| DomainError::NotFound)?;
+    let rule = app.domain.get_rule(viewer.principal(), id).await?;
+    let email = match rule.user_id {
+        Some(user) => app.domain.find_user(&user.to_string()).await.map(|u| u.email).unwrap_or_default(),
+        None => String::new(),
+    };
+    let (port_type, port_range) = match rule.ports {
+        Some(ports) => (ports.port_type.as_str().to_owned(), ports.range),
+        None => (String::new(), String::new()),
+    };
+    let values =
+        Values { destination: rule.destination, action: rule.action.as_str().to_owned(), port_type, port_range, email };
+    Ok(html::response(StatusCode::OK, form_page(&viewer, Some(id), values, FieldErrors::default())))
+}
+
+/// The user the form names: `None` for every user; a refusal at the field when no user has
+/// that email.
+async fn user_id(app: &AppState, email: &str) -> Result<Option<String>, Errors> {
+    if email.is_empty() {
+        return Ok(None);
+    }
+    match app.domain.find_user(email).await {
+        Ok(user) => Ok(Some(user.id.to_string())),
+        Err(_) => Err(Errors::one("user", "No user has this email.")),
+    }
+}
+
+/// `POST /admin/rules/new`: creates the rule and goes back to the list.
+pub(super) async fn create(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    CheckedForm(fields): CheckedForm,
+) -> Result<Response, PageError> {
+    let values = Values::from(&fields);
+    let result = match user_id(&app, &values.email).await {
+        Ok(user_id) => {
+            let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+            let input = NewRule {
+                destination: some(&values.destination),
+                action: some(&values.action),
+                port_type: some(&values.port_type),
+                port_range: some(&values.port_range),
+                user_id,
+                ..NewRule::default()
+            };
+            app.domain.create_rule(viewer.principal(), &input).await.map(|_| ())
+        }
+        Err(errors) => Err(DomainError::Invalid(errors)),
+    };
+    answer(result, &viewer, None, values, "created")
+}
+
+/// `POST /admin/rules/{id}`: saves every field of the form (a blank one clears it).
+pub(super) async fn update(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+    CheckedForm(fields): CheckedForm,
+) -> Result<Response, PageError> {
+    let id = Uuid::parse_str(&id).map_err(|_| DomainError::NotFound)?;
+    let values = Values::from(&fields);
+    let result = match user_id(&app, &values.email).await {
+        Ok(user_id) => {
+            let patch = |s: &str| if s.is_empty() { Patch::Null } else { Patch::Value(s.to_owned()) };
+            let changes = RuleChanges {
+                destination: patch(&values.destination),
+                action: patch(&values.action),
+                port_type: patch(&values.port_type),
+                port_range: patch(&values.port_range),
+                user_id: user_id.map_or(Patch::Null, Patch::Value),
+                ..RuleChanges::default()
+            };
+            app.domain.update_rule(viewer.principal(), id, &changes).await.map(|_| ())
+        }
+        Err(errors) => Err(DomainError::Invalid(errors)),
+    };
+    answer(result, &viewer, Some(id), values, "updated")
+}
+
+/// Back to the list after a change; the form again (422) with the messages otherwise.
+fn answer(
+    result: Result<(), DomainError>,
+    viewer: &Viewer,
+    id: Option<Uuid>,
+    values: Values,
+    done: &str,
+) -> Result<Response, PageError> {
+    match result {
+        Ok(()) => Ok(redirect(&format!("/admin/rules?done={done}"))),
+        Err(DomainError::Invalid(errors)) => {
+            let page = form_page(viewer, id, values, FieldErrors::from(&errors));
+            Ok(html::response(StatusCode::UNPROCESSABLE_ENTITY, page))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /admin/rules/{id}/delete`.
+pub(super) async fn delete(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    Path(id): Path<String>,
+    CheckedForm(_): CheckedForm,
+) -> Result<Response, PageError> {
+    let id = Uuid::parse_str(&id).map_err(|_| DomainError::NotFound)?;
+    app.domain.delete_rule(viewer.principal(), id).await?;
+    Ok(redirect("/admin/rules?done=deleted"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sentence;
+
+    #[test]
+    fn messages_read_as_sentences() {
+        assert_eq!(sentence("Destination", "can't be blank"), "Destination can't be blank");
+        assert_eq!(sentence("Port range", "bad format"), "Port range: bad format");
+        assert_eq!(
+            sentence("Destination", "destination overlaps with an existing rule"),
+            "Destination overlaps with an existing rule"
+        );
+        assert_eq!(sentence("User", "No user has this email."), "No user has this email.");
+    }
+}
