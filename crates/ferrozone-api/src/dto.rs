@@ -62,6 +62,11 @@ pub struct DeviceDto {
     pub tx_bytes: Option<i64>,
     pub inserted_at: Time,
     pub updated_at: Time,
+    /// Ferrozone's own: when the device was paused (off the VPN, its keys and addresses
+    /// kept). Absent while the device is active, so a Firezone client reads what it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(required = false, nullable = false, value_type = String, format = DateTime)]
+    pub paused_at: Option<Time>,
 }
 
 impl DeviceDto {
@@ -97,6 +102,7 @@ impl DeviceDto {
             tx_bytes: d.stats.tx_bytes,
             inserted_at: Time(d.inserted_at),
             updated_at: Time(d.updated_at),
+            paused_at: d.paused_at.map(Time),
         })
     }
 

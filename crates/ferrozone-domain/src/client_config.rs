@@ -147,6 +147,7 @@ mod tests {
             use_default: UseDefaults::default(),
             custom: CustomConfig::default(),
             stats: PeerStats::default(),
+            paused_at: None,
             inserted_at: Timestamp::from_micros(0),
             updated_at: Timestamp::from_micros(0),
         }

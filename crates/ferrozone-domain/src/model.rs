@@ -243,6 +243,9 @@ pub struct Device {
     pub use_default: UseDefaults,
     pub custom: CustomConfig,
     pub stats: PeerStats,
+    /// When the device was paused: off the interface, its keys and addresses kept
+    /// (docs/design/devices.md, "Paused devices"); `None` while active.
+    pub paused_at: Option<Timestamp>,
     pub inserted_at: Timestamp,
     pub updated_at: Timestamp,
 }

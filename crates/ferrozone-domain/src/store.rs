@@ -219,6 +219,10 @@ pub trait Store: UserDirectory + AuditLog + WebhookStore {
     async fn insert_device(&self, device: &DeviceInsert, pools: &Pools, max_devices: u32) -> Result<Device>;
     /// Writes `update` if it differs from the stored device; returns the stored device.
     async fn update_device(&self, id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Result<Device>;
+    /// Pauses (`paused`, at `now`) or resumes the device, with its audit event when that
+    /// changes it; the device as it is then, `None` when there is none
+    /// ([`crate::rules::devices::set_paused`]).
+    async fn set_device_paused(&self, id: Uuid, paused: bool, now: Timestamp) -> Result<Option<Device>>;
     /// Returns whether a device was deleted. Its addresses go back to the pool.
     async fn delete_device(&self, id: Uuid) -> Result<bool>;
 

@@ -328,6 +328,7 @@ columns! {
         remote_ip: Option<String> [joined],
         rx_bytes: Option<i64> [joined],
         tx_bytes: Option<i64> [joined],
+        paused_at: Option<i64> [edit],
         inserted_at: i64,
         updated_at: i64 [edit],
     }
@@ -391,6 +392,7 @@ impl DeviceRow {
             remote_ip: device.stats.remote_ip.clone(),
             rx_bytes: device.stats.rx_bytes,
             tx_bytes: device.stats.tx_bytes,
+            paused_at: device.paused_at.map(Timestamp::micros),
             inserted_at: device.inserted_at.micros(),
             updated_at: device.updated_at.micros(),
         })
@@ -435,6 +437,7 @@ impl TryFrom<DeviceRow> for Device {
                     rx_bytes: row.rx_bytes,
                     tx_bytes: row.tx_bytes,
                 },
+                paused_at: row.paused_at.map(Timestamp::from_micros),
                 inserted_at: Timestamp::from_micros(row.inserted_at),
                 updated_at: Timestamp::from_micros(row.updated_at),
             })

@@ -122,14 +122,14 @@ pub(crate) const DELETE_EXPIRED_SIGN_IN_FLOWS: &str = "DELETE FROM sign_in_flows
 pub(crate) const TAKE_SIGN_IN_FLOW: &str =
     sql!["DELETE FROM sign_in_flows WHERE state_hash = $1 RETURNING ", (columns SignInFlowRow)];
 
-/// The active devices, the peers the data plane puts on the interface: those of users who
-/// are not disabled and whose VPN session has not expired, `$1` being the cutoff of
+/// The active devices, the peers the data plane puts on the interface: those not paused, of
+/// users who are not disabled and whose VPN session has not expired, `$1` being the cutoff of
 /// [`ferrozone_domain::vpn_session::VpnSession::cutoff`] (microseconds; NULL when sessions
 /// never expire). A user who never signed in stays active.
 pub(crate) const ACTIVE_PEERS: &str = sql![
     "SELECT ",
     (aliased ActivePeerRow),
-    " FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL \
+    " FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL AND d.paused_at IS NULL \
      AND ($1 IS NULL OR u.last_signed_in_at IS NULL OR u.last_signed_in_at > $1)"
 ];
 
@@ -159,7 +159,7 @@ pub(crate) const DELETE_RULE: &str = sql!["DELETE FROM rules WHERE id = $1 RETUR
 pub(crate) const RULE_SOURCES: &str = sql![
     "SELECT ",
     (aliased RuleSourceRow),
-    " FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL \
+    " FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL AND d.paused_at IS NULL \
      AND ($1 IS NULL OR u.last_signed_in_at IS NULL OR u.last_signed_in_at > $1) \
      AND d.user_id IN (SELECT user_id FROM rules WHERE user_id IS NOT NULL)"
 ];

@@ -73,13 +73,18 @@ function fill(row, device, now) {
   field(row, 'remote').textContent = device.remote_ip ?? NONE;
   setTime(field(row, 'handshake'), device.latest_handshake, relative(device.latest_handshake, now));
   setTime(field(row, 'created'), device.inserted_at, device.inserted_at.slice(0, 10));
+  // `paused_at` is in a device's JSON only while it is paused.
+  if (device.paused_at) row.dataset.paused = 'true';
+  else delete row.dataset.paused;
   showStatus(row, online(device.latest_handshake, now));
 }
 
+/** Online or Offline by the handshake; Paused (off the VPN) whatever it says. */
 function showStatus(row, isOnline) {
   const status = field(row, 'status');
-  status.textContent = isOnline ? 'Online' : 'Offline';
-  status.classList.toggle('ok', isOnline);
+  const paused = row.dataset.paused === 'true';
+  status.textContent = paused ? 'Paused' : isOnline ? 'Online' : 'Offline';
+  status.classList.toggle('ok', isOnline && !paused);
 }
 
 /** Makes the table hold exactly `devices`, in their order, reusing the rows there are. */

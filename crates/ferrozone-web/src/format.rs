@@ -9,6 +9,8 @@ use ferrozone_domain::Timestamp;
 /// A device's status while its owner is disabled, whatever its last handshake: the peer
 /// left the interface when the user was disabled (docs/web.md, "Devices").
 pub const OFF_THE_VPN_USER_DISABLED: &str = "Off the VPN: user disabled";
+/// The status of a paused device, wherever it is shown.
+pub const PAUSED: &str = "Paused";
 
 /// A moment as a page shows it: in words, and exactly for a tooltip or `<time datetime>`.
 pub struct When {

@@ -24,6 +24,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_devices, create_device))
         .routes(routes!(get_device, update_device, replace_device, delete_device))
+        .routes(routes!(pause_device))
+        .routes(routes!(resume_device))
         .routes(routes!(config::get_device_config))
 }
 
@@ -171,6 +173,37 @@ async fn replace_device(
 async fn delete_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
     app.domain.delete_device(&actor, device_id(id)?).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Pause a device
+///
+/// Ferrozone's own: the device leaves the VPN (its peer leaves the interface, its address
+/// the egress rules) and keeps its keys, address and settings; `paused_at` appears in its
+/// JSON. The owner or an admin; pausing a paused device changes nothing.
+#[utoipa::path(post, path = "/v0/devices/{id}/pause", tag = "devices",
+    params(("id" = String, Path, description = "Device UUID")),
+    responses(
+        (status = 200, body = DeviceData),
+        crate::responses::ItemErrors,
+    ))]
+async fn pause_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
+    let device = app.domain.set_device_paused(&actor, device_id(id)?, true).await?;
+    one(&app, device)
+}
+
+/// Resume a device
+///
+/// Ferrozone's own: a paused device returns to the VPN as it was; `paused_at` leaves its
+/// JSON. The owner or an admin; resuming an active device changes nothing.
+#[utoipa::path(post, path = "/v0/devices/{id}/resume", tag = "devices",
+    params(("id" = String, Path, description = "Device UUID")),
+    responses(
+        (status = 200, body = DeviceData),
+        crate::responses::ItemErrors,
+    ))]
+async fn resume_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
+    let device = app.domain.set_device_paused(&actor, device_id(id)?, false).await?;
+    one(&app, device)
 }
 
 fn one(app: &AppState, device: Device) -> Result<Response, ApiError> {

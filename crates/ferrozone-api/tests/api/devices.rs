@@ -8,6 +8,7 @@ pub mod config;
 mod instances;
 mod keys;
 mod list;
+mod pause;
 mod switches;
 mod update;
 mod validation;

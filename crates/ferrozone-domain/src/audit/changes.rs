@@ -144,6 +144,13 @@ pub fn device_updated(before: &Device, after: &Device) -> Option<Entry> {
     unless_empty(Entry::new("device.updated", device_subject(after), changes))
 }
 
+/// `device.paused` or `device.resumed`: `paused_at` before and after.
+pub fn device_paused(before: &Device, after: &Device) -> Entry {
+    let action = if after.paused_at.is_some() { "device.paused" } else { "device.resumed" };
+    let at = |device: &Device| vec![("paused_at", json!(device.paused_at))];
+    Entry::new(action, device_subject(after), updated(at(before), at(after)))
+}
+
 /// `device.deleted`: the fields it had.
 pub fn device_deleted(device: &Device) -> Entry {
     Entry::new("device.deleted", device_subject(device), deleted(device_fields(device)))

@@ -80,6 +80,7 @@ pub async fn insert_in(tx: &mut dyn WriteTx, new: &DeviceInsert, pools: &Pools, 
         use_default: new.use_default,
         custom: new.custom.clone(),
         stats: PeerStats::default(),
+        paused_at: None,
         inserted_at: new.now,
         updated_at: new.now,
     };
@@ -110,6 +111,28 @@ pub async fn update_in(tx: &mut dyn WriteTx, id: Uuid, update: &DeviceUpdate, no
         tx.record(entry).await?;
     }
     Ok(changed)
+}
+
+/// Pauses (`paused`) or resumes the device in its own transaction (docs/design/devices.md,
+/// "Paused devices"); the device as it is then, or `None` when it does not exist.
+pub async fn set_paused(db: &dyn Begin, id: Uuid, paused: bool, now: Timestamp) -> Result<Option<Device>> {
+    let mut tx = db.begin().await?;
+    let result = set_paused_in(tx.as_mut(), id, paused, now).await;
+    finish(tx, result).await
+}
+
+/// The body of [`set_paused`]: a device already in that state is left as it is (a paused
+/// one keeps the time it was paused), with no audit event. `updated_at` does not move:
+/// pausing is not an edit of what a Firezone client reads.
+pub async fn set_paused_in(tx: &mut dyn WriteTx, id: Uuid, paused: bool, now: Timestamp) -> Result<Option<Device>> {
+    let Some(stored) = tx.lock_device(id).await? else { return Ok(None) };
+    if stored.paused_at.is_some() == paused {
+        return Ok(Some(stored));
+    }
+    let device = Device { paused_at: paused.then_some(now), ..stored.clone() };
+    tx.update_device(&stored, &device).await?;
+    tx.record(changes::device_paused(&stored, &device)).await?;
+    Ok(Some(device))
 }
 
 /// The device after `update`, or `None` when nothing stored would change.

@@ -121,6 +121,18 @@ impl Domain {
         Ok(device)
     }
 
+    /// Pauses (`paused`) or resumes a device: its owner or an admin, whatever the
+    /// unprivileged switches say (docs/design/devices.md, "Paused devices"). The data
+    /// plane hears of it at once, as of a delete.
+    pub async fn set_device_paused(&self, actor: &Principal, id: Uuid, paused: bool) -> Result<Device> {
+        self.get_device(actor, id).await?;
+        let device =
+            self.store().set_device_paused(id, paused, Timestamp::now()).await?.ok_or(DomainError::NotFound)?;
+        self.peers_changed();
+        tracing::info!(device.id = %id, paused, "device paused or resumed");
+        Ok(device)
+    }
+
     pub async fn delete_device(&self, actor: &Principal, id: Uuid) -> Result<()> {
         self.get_device(actor, id).await?;
         rights::may_manage(actor, &self.current_values())?;

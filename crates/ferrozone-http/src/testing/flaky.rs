@@ -111,6 +111,7 @@ delegate! {
         device_by_id(id: Uuid) -> Option<Device>;
         insert_device(device: &DeviceInsert, pools: &Pools, max_devices: u32) -> Device;
         update_device(id: Uuid, update: &DeviceUpdate, now: Timestamp) -> Device;
+        set_device_paused(id: Uuid, paused: bool, now: Timestamp) -> Option<Device>;
         delete_device(id: Uuid) -> bool;
         list_rules() -> Vec<Rule>;
         rule_by_id(id: Uuid) -> Option<Rule>;

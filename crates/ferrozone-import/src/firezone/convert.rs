@@ -211,6 +211,7 @@ impl Converter<'_> {
                 rx_bytes: d.rx_bytes,
                 tx_bytes: d.tx_bytes,
             },
+            paused_at: None,
             inserted_at: at(d.inserted_at),
             updated_at: at(d.updated_at),
         })

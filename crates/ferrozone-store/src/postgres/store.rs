@@ -724,6 +724,11 @@ impl Store for PgStore {
         to_completion(async move { rules::update_device(&db, id, &update, now).await }).await
     }
 
+    async fn set_device_paused(&self, id: Uuid, paused: bool, now: Timestamp) -> Result<Option<Device>> {
+        let db = self.audited();
+        to_completion(async move { rules::devices::set_paused(&db, id, paused, now).await }).await
+    }
+
     async fn delete_device(&self, id: Uuid) -> Result<bool> {
         // The release trigger puts its addresses back into ip_released.
         self.write(move |tx| {

@@ -66,6 +66,11 @@ pub static MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0019_audit_head_seal.sql"),
     },
     Migration { version: 20, name: "device_stats", sql: include_str!("../../migrations/sqlite/0020_device_stats.sql") },
+    Migration {
+        version: 21,
+        name: "device_paused",
+        sql: include_str!("../../migrations/sqlite/0021_device_paused.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

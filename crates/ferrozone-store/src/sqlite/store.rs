@@ -728,6 +728,10 @@ impl Store for SqliteStore {
         self.write(move |tx| run_now(rules::devices::update_in(tx, id, &update, now))).await
     }
 
+    async fn set_device_paused(&self, id: Uuid, paused: bool, now: Timestamp) -> Result<Option<Device>> {
+        self.write(move |tx| run_now(rules::devices::set_paused_in(tx, id, paused, now))).await
+    }
+
     async fn delete_device(&self, id: Uuid) -> Result<bool> {
         // The release trigger puts its addresses back into ip_released.
         self.write(move |tx| {

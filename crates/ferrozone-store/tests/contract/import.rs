@@ -34,6 +34,7 @@ fn device(user_id: Uuid, n: u16) -> Device {
             rx_bytes: Some(1234),
             tx_bytes: Some(5678),
         },
+        paused_at: None,
         inserted_at: at,
         updated_at: at.plus_secs(1),
     }

@@ -59,6 +59,8 @@ struct Row {
     online: bool,
     /// The owner is disabled: the device is off the VPN, whatever its last handshake.
     owner_disabled: bool,
+    /// Paused: off the VPN until resumed.
+    paused: bool,
     handshake: Option<When>,
     /// From the device's side, as in the portal (see [`crate::portal::row::DeviceRow`]).
     downloaded: String,
@@ -151,8 +153,9 @@ fn row(device: Device, owner: Option<&User>, now: Timestamp) -> Row {
     let addresses = device.ipv4.map(|a| a.to_string()).into_iter().chain(device.ipv6.map(|a| a.to_string())).collect();
     Row {
         id: device.id.to_string(),
-        online: !owner_disabled && stats.is_online(now),
+        online: !owner_disabled && device.paused_at.is_none() && stats.is_online(now),
         owner_disabled,
+        paused: device.paused_at.is_some(),
         handshake: stats.latest_handshake.map(|at| When::new(at, now)),
         downloaded: stats.tx_bytes.map(bytes).unwrap_or_default(),
         uploaded: stats.rx_bytes.map(bytes).unwrap_or_default(),

@@ -7,7 +7,7 @@ use askama::Template;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use ferrozone_domain::client_config::{self, Effective};
 use ferrozone_domain::input::{DeviceChanges, Patch};
@@ -29,6 +29,8 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/devices/{id}", get(show).post(rename))
         .route("/devices/{id}/delete", get(confirm_delete).post(delete))
+        .route("/devices/{id}/pause", post(pause))
+        .route("/devices/{id}/resume", post(resume))
         .route("/devices/{id}/config", get(download_config))
 }
 
@@ -126,12 +128,13 @@ async fn page(
         Some(app.domain.get_user(viewer.principal(), &device.user_id.to_string()).await?)
     };
     let settings = device.effective(&app.domain.client_defaults());
+    let now = Timestamp::now();
     let management = device_rights::may_manage(viewer.principal(), &app.domain.current_values());
     let refused = form.refused.or(management.err().map(|_| device_rights::MANAGEMENT_OFF));
     let page = DevicePage {
         nav: viewer.nav(Section::Devices),
         device,
-        row: DeviceRow::new(device, Timestamp::now()).owned_by(owner.as_ref().unwrap_or(viewer.user())),
+        row: DeviceRow::new(device, now).owned_by(device, owner.as_ref().unwrap_or(viewer.user()), now),
         settings,
         owner,
         config: app.domain.device_config(viewer.principal(), device.id).await?,
@@ -175,6 +178,32 @@ async fn rename(
     };
     let form = Form { name: &name, description: &description, errors, refused, saved: false };
     page(&app, &viewer, &device, form, status).await
+}
+
+/// Pauses the device (`POST /v0/devices/{id}/pause`) and goes back to its page.
+async fn pause(
+    State(app): State<AppState>,
+    viewer: Viewer,
+    Path(id): Path<String>,
+    _: CheckedForm,
+) -> Result<Response, PageError> {
+    set_paused(&app, &viewer, &id, true).await
+}
+
+/// Resumes the device (`POST /v0/devices/{id}/resume`) and goes back to its page.
+async fn resume(
+    State(app): State<AppState>,
+    viewer: Viewer,
+    Path(id): Path<String>,
+    _: CheckedForm,
+) -> Result<Response, PageError> {
+    set_paused(&app, &viewer, &id, false).await
+}
+
+async fn set_paused(app: &AppState, viewer: &Viewer, id: &str, paused: bool) -> Result<Response, PageError> {
+    let device = visible(app, viewer, id).await?;
+    app.domain.set_device_paused(viewer.principal(), device.id, paused).await?;
+    Ok(redirect(&format!("/devices/{}", device.id)))
 }
 
 async fn confirm_delete(

@@ -53,6 +53,8 @@ impl DevicesPage<'_> {
             ipv6: String::new(),
             online: false,
             owner_disabled: false,
+            paused: false,
+            diagnosis: String::new(),
             handshake_at: String::new(),
             handshake: String::new(),
             downloaded: String::new(),

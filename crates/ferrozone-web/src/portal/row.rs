@@ -15,6 +15,10 @@ pub struct DeviceRow {
     pub online: bool,
     /// The owner is disabled: the device is off the VPN, whatever its last handshake.
     pub owner_disabled: bool,
+    /// Paused: off the VPN until resumed, whatever its last handshake.
+    pub paused: bool,
+    /// The device's state in a sentence (docs/web.md, "Diagnosis").
+    pub diagnosis: String,
     /// The last handshake as RFC 3339, if there was one.
     pub handshake_at: String,
     pub handshake: String,
@@ -39,8 +43,10 @@ impl DeviceRow {
             name: device.name.clone(),
             ipv4: device.ipv4.map_or(NONE.to_owned(), |a| a.to_string()),
             ipv6: device.ipv6.map_or(NONE.to_owned(), |a| a.to_string()),
-            online: stats.is_online(now),
+            online: stats.is_online(now) && device.paused_at.is_none(),
             owner_disabled: false,
+            paused: device.paused_at.is_some(),
+            diagnosis: diagnosis(device, false, now),
             handshake_at: stats.latest_handshake.map(|t| t.to_string()).unwrap_or_default(),
             handshake: stats.latest_handshake.map_or_else(|| "never".to_owned(), |at| ago(at, now)),
             downloaded: bytes(stats.tx_bytes.unwrap_or(0)),
@@ -51,9 +57,78 @@ impl DeviceRow {
         }
     }
 
-    /// The row of a device whose owner is `owner`: off the VPN while the owner is disabled.
-    pub fn owned_by(self, owner: &User) -> Self {
+    /// The row of `device`, whose owner is `owner`: off the VPN while the owner is disabled.
+    pub fn owned_by(self, device: &Device, owner: &User, now: Timestamp) -> Self {
         let owner_disabled = owner.disabled_at.is_some();
-        Self { online: self.online && !owner_disabled, owner_disabled, ..self }
+        let diagnosis = diagnosis(device, owner_disabled, now);
+        Self { online: self.online && !owner_disabled, owner_disabled, diagnosis, ..self }
+    }
+}
+
+/// What is going on with a device, in a sentence: off the VPN (paused, owner disabled),
+/// never connected, connected, or a handshake gone stale (WireGuard renews it every two
+/// minutes while the tunnel carries traffic, so one older than three means the tunnel is
+/// down or idle).
+pub fn diagnosis(device: &Device, owner_disabled: bool, now: Timestamp) -> String {
+    let stats = &device.stats;
+    if device.paused_at.is_some() {
+        return "Paused: off the VPN until it is resumed; its keys and address are kept.".to_owned();
+    }
+    if owner_disabled {
+        return "Off the VPN: its owner is disabled.".to_owned();
+    }
+    match stats.latest_handshake {
+        None => "Never connected: no handshake yet. Import the configuration on the device and turn the tunnel on."
+            .to_owned(),
+        Some(at) if stats.is_online(now) => format!("Connected: last handshake {}.", ago(at, now)),
+        Some(at) => format!(
+            "Handshake stale: the last was {}. The tunnel is off, idle without keepalive, or cannot reach the server.",
+            ago(at, now)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrozone_domain::crypto::Sealed;
+    use ferrozone_domain::model::{CustomConfig, PeerStats, UseDefaults};
+    use uuid::Uuid;
+
+    fn device(handshake_secs_ago: Option<i64>, paused: bool, now: Timestamp) -> Device {
+        Device {
+            id: Uuid::now_v7(),
+            user_id: Uuid::now_v7(),
+            name: "laptop".into(),
+            description: None,
+            public_key: "key".into(),
+            preshared_key: Sealed(Vec::new()),
+            ipv4: None,
+            ipv6: None,
+            use_default: UseDefaults::default(),
+            custom: CustomConfig::default(),
+            stats: PeerStats {
+                latest_handshake: handshake_secs_ago.map(|s| now.plus_secs(-s)),
+                ..PeerStats::default()
+            },
+            paused_at: paused.then_some(now),
+            inserted_at: now,
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn the_diagnosis_says_what_keeps_a_device_off_or_on() {
+        let now = Timestamp::now();
+        let said = |handshake, paused, owner_disabled| diagnosis(&device(handshake, paused, now), owner_disabled, now);
+        assert!(said(None, false, false).starts_with("Never connected"));
+        assert!(said(Some(30), false, false).starts_with("Connected: last handshake"));
+        assert!(
+            said(Some(3600), false, false).starts_with("Handshake stale: the last was 1 hour ago"),
+            "{}",
+            said(Some(3600), false, false)
+        );
+        assert!(said(Some(30), false, true).starts_with("Off the VPN: its owner is disabled"));
+        assert!(said(Some(30), true, true).starts_with("Paused"), "paused says so before the owner");
     }
 }

@@ -260,3 +260,51 @@ async fn traffic_is_shown_as_what_the_device_downloaded_and_uploaded() {
     assert!(page.contains("<dt>Downloaded</dt><dd>5.0 MiB</dd>"), "{page}");
     assert!(page.contains("<dt>Uploaded</dt><dd>1.5 KiB</dd>"), "{page}");
 }
+
+/// Issue 35: a device is paused and resumed from its page by its owner (and by an admin,
+/// with the last address it came from); the page diagnoses it; the lists say Paused.
+#[tokio::test]
+async fn a_device_is_paused_and_resumed_from_its_page_and_diagnosed() {
+    let app = TestApp::new().await;
+    let (me, mut browser) = signed_in(&app, "me@example.com", "unprivileged").await;
+    let device = app.device(&me).await;
+    let id = id_of(&device);
+    let page = text(browser.get(&format!("/devices/{id}")).await.expect_status(StatusCode::OK));
+    assert!(page.contains("Never connected: no handshake yet."), "{page}");
+    // Figures only move forward (a gateway never overwrites newer ones): stale first.
+    handshake(&app, &device, 3 * 3600).await;
+    let page = text(&browser.get(&format!("/devices/{id}")).await);
+    assert!(page.contains("Handshake stale: the last was 3 hours ago."), "{page}");
+    handshake(&app, &device, 30).await;
+    let page = text(&browser.get(&format!("/devices/{id}")).await);
+    assert!(page.contains("Connected: last handshake"), "{page}");
+    assert!(!page.contains("Last came from"), "the address it came from is for admins");
+
+    let token = browser.csrf_token().await;
+    let paused = browser.post_form(&format!("/devices/{id}/pause"), &[("csrf_token", &token)]).await;
+    assert_eq!(location(&paused), format!("/devices/{id}"));
+    let active: Vec<String> = app.domain.active_peers().await.unwrap().into_iter().map(|p| p.public_key).collect();
+    assert!(active.is_empty(), "off the interface");
+    let page = text(&browser.get(&format!("/devices/{id}")).await);
+    assert!(
+        page.contains("<span class=\"badge\">Paused</span>")
+            && page.contains("Paused: off the VPN until it is resumed")
+    );
+    assert!(page.contains(&format!("action=\"/devices/{id}/resume\"")), "Resume offered");
+    let list = text(&browser.get("/").await);
+    assert!(row(&list.replace(" data-paused=\"true\"", ""), id).contains(">Paused</span>"), "the list says Paused");
+    assert!(list.contains(&format!("<tr data-id=\"{id}\" data-paused=\"true\">")), "and tells the live update");
+
+    let (_, mut admin) = signed_in(&app, "boss@example.com", "admin").await;
+    let page = text(&admin.get(&format!("/devices/{id}")).await);
+    assert!(page.contains("Last came from 198.51.100.7."), "{page}");
+    let token = admin.csrf_token().await;
+    admin
+        .post_form(&format!("/devices/{id}/resume"), &[("csrf_token", &token)])
+        .await
+        .expect_status(StatusCode::SEE_OTHER);
+    assert_eq!(app.domain.active_peers().await.unwrap().len(), 1, "back on the interface");
+    let forged = browser.post_form(&format!("/devices/{id}/pause"), &[("csrf_token", "wrong")]).await;
+    forged.expect_status(StatusCode::FORBIDDEN);
+    assert_eq!(app.domain.active_peers().await.unwrap().len(), 1, "not paused without the session's token");
+}

@@ -121,6 +121,8 @@ async fn the_openapi_document_lists_every_v0_operation() {
         ("/v0/devices", vec!["get", "post"]),
         ("/v0/devices/{id}", vec!["get", "put", "delete", "patch"]),
         ("/v0/devices/{id}/config", vec!["get"]),
+        ("/v0/devices/{id}/pause", vec!["post"]),
+        ("/v0/devices/{id}/resume", vec!["post"]),
         ("/v0/users", vec!["get", "post"]),
         ("/v0/users/{id}", vec!["get", "put", "delete", "patch"]),
         ("/v0/users/{id}/disable", vec!["post"]),
@@ -134,9 +136,10 @@ async fn the_openapi_document_lists_every_v0_operation() {
         for op in ops {
             let responses = &doc["paths"][path][op]["responses"];
             assert!(responses.get("401").is_some(), "{op} {path} documents no 401");
-            // A POST creates, but for disabling and enabling a user (the user as it is now).
+            // A POST creates, but for disabling and enabling a user, pausing and resuming a
+            // device (the user or device as it is now).
             let success = match *op {
-                "post" if path.ends_with("/disable") || path.ends_with("/enable") => "200",
+                "post" if ["/disable", "/enable", "/pause", "/resume"].iter().any(|end| path.ends_with(end)) => "200",
                 "post" => "201",
                 "delete" => "204",
                 _ => "200",
@@ -146,10 +149,12 @@ async fn the_openapi_document_lists_every_v0_operation() {
     }
     let show = &doc["paths"]["/v0/devices/{id}"]["get"]["responses"]["200"]["content"]["application/json"]["schema"];
     let device = resolve(&doc, &resolve(&doc, show)["properties"]["data"]);
-    // The 25 fields of every response, and `private_key`, in a create's 201 alone.
-    assert_eq!(device["properties"].as_object().map(serde_json::Map::len), Some(26), "{device}");
+    // The 25 fields of every response, `private_key` in a create's 201 alone and
+    // `paused_at` while paused alone.
+    assert_eq!(device["properties"].as_object().map(serde_json::Map::len), Some(27), "{device}");
     let required = device["required"].as_array().expect("required fields");
     assert!(!required.contains(&Value::from("private_key")), "{device}");
+    assert!(!required.contains(&Value::from("paused_at")), "{device}");
 }
 
 /// Follows a `$ref` within the document.

@@ -253,6 +253,7 @@ fn stored(custom_endpoint: bool) -> Device {
         use_default: d.use_default,
         custom: d.custom,
         stats: Default::default(),
+        paused_at: None,
         inserted_at: d.now,
         updated_at: d.now,
     }

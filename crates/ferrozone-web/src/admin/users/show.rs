@@ -67,6 +67,8 @@ struct DeviceRow {
     online: bool,
     /// The owner is disabled: the device is off the VPN, whatever its last handshake.
     owner_disabled: bool,
+    /// Paused: off the VPN until resumed.
+    paused: bool,
     seen: Option<String>,
 }
 
@@ -78,8 +80,9 @@ impl DeviceRow {
             id: device.id,
             name: device.name,
             addresses: if addresses.is_empty() { "none".to_owned() } else { addresses.join(", ") },
-            online: !owner_disabled && device.stats.is_online(now),
+            online: !owner_disabled && device.paused_at.is_none() && device.stats.is_online(now),
             owner_disabled,
+            paused: device.paused_at.is_some(),
             seen: device.stats.latest_handshake.map(|at| format::ago(at, now)),
         }
     }
