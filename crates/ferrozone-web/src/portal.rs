@@ -11,6 +11,7 @@ mod add_device;
 mod device;
 mod devices;
 pub mod row;
+mod tunnel;
 mod two_factor;
 
 pub fn routes() -> Router<AppState> {

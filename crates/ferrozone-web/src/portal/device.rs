@@ -29,6 +29,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/devices/{id}", get(show).post(rename))
         .route("/devices/{id}/delete", get(confirm_delete).post(delete))
+        .route("/devices/{id}/tunnel", get(super::tunnel::form).post(super::tunnel::save))
         .route("/devices/{id}/pause", post(pause))
         .route("/devices/{id}/resume", post(resume))
         .route("/devices/{id}/config", get(download_config))

@@ -308,3 +308,84 @@ async fn a_device_is_paused_and_resumed_from_its_page_and_diagnosed() {
     forged.expect_status(StatusCode::FORBIDDEN);
     assert_eq!(app.domain.active_peers().await.unwrap().len(), 1, "not paused without the session's token");
 }
+
+/// Issue 35: a device's tunnel settings, each the server's default or the device's own, on
+/// `/devices/{id}/tunnel`: an admin always, the owner while the switch allows it; the
+/// API's messages at their fields.
+#[tokio::test]
+async fn tunnel_settings_are_the_defaults_or_the_devices_own_with_the_apis_rules() {
+    let app = TestApp::with_settings(|s| s.configuration.allow_unprivileged_device_configuration = false).await;
+    let (me, mut browser) = signed_in(&app, "me@example.com", "unprivileged").await;
+    let device = app.device(&me).await;
+    let path = format!("/devices/{}/tunnel", id_of(&device));
+    let page = text(browser.get(&path).await.expect_status(StatusCode::OK));
+    assert!(page.contains("allow_unprivileged_device_configuration is off") && page.contains(" disabled"), "{page}");
+    let token = browser.csrf_token().await;
+    let own_mtu = [
+        ("csrf_token", token.as_str()),
+        ("use_default_allowed_ips", "on"),
+        ("use_default_dns", "on"),
+        ("use_default_endpoint", "on"),
+        ("mtu", "1400"),
+        ("use_default_persistent_keepalive", "on"),
+    ];
+    browser.post_form(&path, &own_mtu).await.expect_status(StatusCode::FORBIDDEN);
+    assert_eq!(app.show_device(id_of(&device)).await["use_default_mtu"], true, "nothing changed");
+
+    let (_, mut admin) = signed_in(&app, "boss@example.com", "admin").await;
+    let token = admin.csrf_token().await;
+    let page = text(admin.get(&path).await.expect_status(StatusCode::OK));
+    assert!(
+        page.contains("name=\"use_default_mtu\" checked")
+            && page.contains("Use the server's default: <span class=\"address\">1280</span>"),
+        "{page}"
+    );
+    let fields = [
+        ("csrf_token", token.as_str()),
+        ("use_default_allowed_ips", "on"),
+        ("dns", "9.9.9.9, 149.112.112.112"),
+        ("use_default_endpoint", "on"),
+        ("mtu", "1400"),
+        ("persistent_keepalive", ""),
+    ];
+    let saved = admin.post_form(&path, &fields).await;
+    assert_eq!(location(&saved), format!("/devices/{}?saved=1", id_of(&device)));
+    let stored = app.show_device(id_of(&device)).await;
+    assert_eq!(
+        (
+            &stored["use_default_dns"],
+            &stored["dns"],
+            &stored["mtu"],
+            &stored["use_default_persistent_keepalive"],
+            &stored["persistent_keepalive"]
+        ),
+        (&json!(false), &json!(["9.9.9.9", "149.112.112.112"]), &json!(1400), &json!(false), &Value::Null),
+        "own DNS and MTU, no keepalive line"
+    );
+    assert_eq!(stored["allowed_ips"], json!(["0.0.0.0/0", "::/0"]), "still the default");
+
+    let bad = [
+        ("csrf_token", token.as_str()),
+        ("allowed_ips", "10.0.0.0/33"),
+        ("use_default_dns", "on"),
+        ("endpoint", ""),
+        ("mtu", "9000"),
+        ("persistent_keepalive", "often"),
+    ];
+    let page = text(admin.post_form(&path, &bad).await.expect_status(StatusCode::UNPROCESSABLE_ENTITY));
+    assert!(page.contains("Persistent keepalive (seconds) must be a whole number"), "{page}");
+    assert!(page.contains("value=\"often\"") && page.contains("value=\"10.0.0.0/33\""), "the values are kept");
+    let bad = [
+        ("csrf_token", token.as_str()),
+        ("allowed_ips", "10.0.0.0/33"),
+        ("use_default_dns", "on"),
+        ("endpoint", ""),
+        ("mtu", "9000"),
+        ("use_default_persistent_keepalive", "on"),
+    ];
+    let page = text(admin.post_form(&path, &bad).await.expect_status(StatusCode::UNPROCESSABLE_ENTITY));
+    for message in ["Allowed IPs is invalid", "Endpoint can&#39;t be blank", "MTU must be less than or equal to 1500"] {
+        assert!(page.contains(message), "{message}: {page}");
+    }
+    assert_eq!(app.show_device(id_of(&device)).await["mtu"], 1400, "nothing changed");
+}
