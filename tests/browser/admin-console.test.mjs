@@ -1,6 +1,6 @@
 // The admin console in a real browser: the devices page filters by owner and presence, a
 // token is revoked from the tokens page (and refused afterwards), the settings page shows
-// where values came from; no console error or CSP violation, axe-core on each page,
+// where values came from and saves the runtime configuration; no console error or CSP violation, axe-core on each page,
 // screenshots at 1280 px and 360 px. Run by scripts/browser-test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -75,7 +75,20 @@ test('the console: devices filtered, a token revoked, settings with their source
   await checkAccessibility(page, 'the settings page');
   await screenshots(page, 'admin-settings');
 
-  assert.deepEqual(problems, [], 'no console error, page error or CSP violation');
+  // The runtime configuration is a form: a bad value is refused at its field, then saved.
+  await page.getByLabel('Default DNS servers').fill('9.9.9.9, 149.112.112.112');
+  await page.getByLabel('VPN session length').selectOption({ label: 'Every week' });
+  await page.getByLabel('Default MTU').fill('9000');
+  await page.getByRole('button', { name: 'Save configuration' }).click();
+  await page.locator('#setting-default_client_mtu-error').getByText('Default MTU must be less than or equal to 1500').waitFor();
+  await checkAccessibility(page, 'the settings form, refused');
+  await page.getByLabel('Default MTU').fill('1400');
+  await page.getByRole('button', { name: 'Save configuration' }).click();
+  await page.getByText('The configuration was saved.').waitFor();
+  const config = (await api(page, 'GET', '/v0/configuration')).data;
+  assert.deepEqual([config.default_client_dns, config.vpn_session_duration, config.default_client_mtu], [['9.9.9.9', '149.112.112.112'], 604800, 1400]);
+
+  assert.deepEqual(problems, ['console: Failed to load resource: the server responded with a status of 422 (Unprocessable Entity)'], 'no console error but the refused form');
   await context.close();
 });
 

@@ -1,30 +1,35 @@
 //! `GET /admin/settings`: what this server runs with: its version, the data plane's
 //! health (as `/healthz` reports it), the start-up settings each with its source
 //! ([`ferrozone_http::ServerReport`], secrets left out), the identity providers in effect (no
-//! secrets) and the runtime configuration of `/v0/configuration`. Read-only: the runtime
-//! configuration is changed through `PATCH /v0/configuration`, start-up settings by
-//! restarting with other values.
+//! secrets) and the runtime configuration of `/v0/configuration` as a form ([`runtime`]),
+//! saved by `POST /admin/settings` as `PATCH /v0/configuration` saves it. Start-up settings
+//! change by restarting with other values.
+
+mod runtime;
 
 use std::time::SystemTime;
 
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use ferrozone_domain::configuration::{Source, KEYS};
-use ferrozone_domain::Timestamp;
+use ferrozone_domain::{DomainError, Timestamp};
 
 use super::hints::{hints, Hint};
+use crate::checked_form::CheckedForm;
 use crate::format::When;
 use crate::html;
-use crate::viewer::{AdminViewer, Nav, Section};
+use crate::page_error::PageError;
+use crate::viewer::{AdminViewer, Nav, Section, Viewer};
+use crate::{query_value, redirect};
 use ferrozone_http::health::{DataPlaneHealth, RoutingHealth};
 use ferrozone_http::report::ReportedSetting;
 use ferrozone_http::AppState;
+use runtime::Field;
 
 pub fn routes() -> Router<AppState> {
-    Router::new().route("/admin/settings", get(page))
+    Router::new().route("/admin/settings", get(page).post(save))
 }
 
 #[derive(askama::Template)]
@@ -38,7 +43,9 @@ struct SettingsPage<'a> {
     data_plane: DataPlane,
     groups: Vec<Group<'a>>,
     providers: Vec<Provider>,
-    runtime: Vec<RuntimeValue>,
+    runtime: Vec<Field>,
+    /// Set by the redirect after a save.
+    saved: bool,
 }
 
 /// The data plane in words.
@@ -65,28 +72,52 @@ struct Provider {
     issuer: Option<String>,
 }
 
-/// A key of `/v0/configuration` with its effective value and whether a PATCH may change it.
-struct RuntimeValue {
-    key: &'static str,
-    value: String,
-    /// The variable or flag that fixes it, if one does.
-    fixed_by: Option<String>,
+async fn page(AdminViewer(viewer): AdminViewer, State(app): State<AppState>, RawQuery(raw): RawQuery) -> Response {
+    let runtime = runtime::current(&app.domain.current_values(), app.domain.settings());
+    let saved = query_value(raw.as_deref(), "saved") == "1";
+    render(&app, &viewer, runtime, saved, StatusCode::OK)
 }
 
-async fn page(AdminViewer(viewer): AdminViewer, State(app): State<AppState>) -> Response {
+/// Saves the keys the form changed; back to the page saying so, or the page again (422)
+/// with the messages at their fields and the values as sent.
+async fn save(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    CheckedForm(fields): CheckedForm,
+) -> Result<Response, PageError> {
+    let mut shown = runtime::current(&app.domain.current_values(), app.domain.settings());
+    let (changes, mut errors) = runtime::changes(&mut shown, &fields);
+    if errors.is_empty() {
+        let check = |_: &ferrozone_domain::providers::Providers| Ok(());
+        match app.domain.update_configuration(viewer.principal(), &changes, &check).await {
+            Ok(_) => return Ok(redirect("/admin/settings?saved=1#runtime-heading")),
+            Err(DomainError::Invalid(invalid)) => errors = invalid,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    for field in &mut shown {
+        if let Some(messages) = errors.get(field.key) {
+            field.error = format!("{} {}", field.label, messages.join("; "));
+        }
+    }
+    Ok(render(&app, &viewer, shown, false, StatusCode::UNPROCESSABLE_ENTITY))
+}
+
+fn render(app: &AppState, viewer: &Viewer, runtime: Vec<Field>, saved: bool, status: StatusCode) -> Response {
     let report = &app.report;
     let page = SettingsPage {
         nav: viewer.nav(Section::AdminSettings),
-        hints: hints(&app),
+        hints: hints(app),
         version: &report.version,
         commit: report.commit.as_deref(),
         external_url: &app.web.external_url,
         data_plane: data_plane(&app.data_plane.health()),
         groups: groups(&report.settings),
-        providers: providers(&app),
-        runtime: runtime(&app),
+        providers: providers(app),
+        runtime,
+        saved,
     };
-    html::response(StatusCode::OK, page)
+    html::response(status, page)
 }
 
 fn data_plane(health: &DataPlaneHealth) -> DataPlane {
@@ -151,29 +182,4 @@ fn providers(app: &AppState) -> Vec<Provider> {
         issuer: None,
     });
     oidc.chain(saml).collect()
-}
-
-/// The runtime configuration's effective values, in the API's key order.
-fn runtime(app: &AppState) -> Vec<RuntimeValue> {
-    let values = serde_json::to_value(&*app.domain.current_values()).unwrap_or_default();
-    let fixed = &app.domain.settings().fixed;
-    KEYS.iter()
-        .map(|key| RuntimeValue {
-            key,
-            value: shown(&values[*key]),
-            fixed_by: fixed.source(key).map(|source| match source {
-                Source::Variable(name) | Source::Flag(name) => name.clone(),
-            }),
-        })
-        .collect()
-}
-
-/// A JSON value as plain text: lists comma-separated, `null` as "none".
-fn shown(value: &serde_json::Value) -> String {
-    match value {
-        serde_json::Value::Null => "none".to_owned(),
-        serde_json::Value::String(s) => s.clone(),
-        serde_json::Value::Array(items) => items.iter().map(shown).collect::<Vec<_>>().join(", "),
-        other => other.to_string(),
-    }
 }

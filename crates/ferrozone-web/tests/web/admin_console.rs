@@ -282,7 +282,7 @@ async fn the_settings_page_shows_each_value_with_its_source_and_no_secret() {
         "<code>FERROZONE_WIREGUARD_PORT</code></th><td>51820</td><td><span class=\"badge source-default\">default</span>",
         "source-environment\">environment</span>",
         "<th scope=\"row\">Corp SSO</th><td><code>corp</code></td><td>OpenID Connect</td>",
-        "<code>default_client_mtu</code></th><td>1380</td>",
+        "name=\"default_client_mtu\" value=\"1380\"",
         ">Healthy</span>",
         "Applied: 2 egress rules",
     ] {
@@ -341,4 +341,74 @@ async fn the_devices_page_shows_traffic_as_the_device_downloaded_and_uploaded() 
     let head = "<th scope=\"col\" class=\"num\">Downloaded</th><th scope=\"col\" class=\"num\">Uploaded</th>";
     assert!(html.contains(head), "{html}");
     assert!(html.contains("<td class=\"num\">5.0 MiB</td>\n<td class=\"num\">1.5 KiB</td>"), "{html}");
+}
+
+/// Issue 35: every runtime key is a field of the Settings page; saving sends only what
+/// changed (audited), a key the environment fixes is read-only with its variable, and the
+/// domain's messages stand at their fields.
+#[tokio::test]
+async fn the_runtime_configuration_is_a_form_that_saves_what_changed() {
+    let app = TestApp::with_settings(|s| {
+        s.configuration.default_client_mtu = Some(1420);
+        s.fixed = ferrozone_domain::configuration::Fixed::new([(
+            "default_client_mtu".to_owned(),
+            "WIREGUARD_MTU".to_owned(),
+        )]);
+    })
+    .await;
+    password_user(&app, ADMIN, "admin").await;
+    let mut browser = Browser::new(&app);
+    browser.sign_in(ADMIN, PASSWORD, "/").await.expect_status(StatusCode::SEE_OTHER);
+    let html = text(browser.get("/admin/settings").await.expect_status(StatusCode::OK));
+    assert!(
+        html.contains("name=\"default_client_mtu\" value=\"1420\" inputmode=\"numeric\" autocomplete=\"off\" disabled"),
+        "{html}"
+    );
+    assert!(html.contains("Set by <code>WIREGUARD_MTU</code>; it cannot be changed here."));
+    let token = browser.csrf_token().await;
+    let form = |session: &'static str, endpoint: &'static str, keepalive: &'static str| {
+        vec![
+            ("local_auth_enabled", "on"),
+            ("allow_unprivileged_device_management", "on"),
+            ("allow_unprivileged_device_configuration", "on"),
+            ("disable_vpn_on_oidc_error", "on"),
+            ("vpn_session_duration", session),
+            ("default_client_persistent_keepalive", keepalive),
+            ("default_client_mtu", "9000"),
+            ("default_client_endpoint", endpoint),
+            ("default_client_dns", "9.9.9.9"),
+            ("default_client_allowed_ips", "0.0.0.0/0, ::/0"),
+            ("require_totp", "admins"),
+            ("egress_default_action", "accept"),
+        ]
+    };
+    let mut bad = form("86400", "not an endpoint", "121");
+    bad.push(("csrf_token", &token));
+    let html = text(browser.post_form("/admin/settings", &bad).await.expect_status(StatusCode::UNPROCESSABLE_ENTITY));
+    assert!(
+        html.contains("Default endpoint is invalid")
+            && html.contains("Default persistent keepalive (seconds) must be less than or equal to 120"),
+        "{html}"
+    );
+    assert!(html.contains("value=\"not an endpoint\""), "the values are kept");
+    let before = app.get("/v0/configuration", &app.admin).await.data().clone();
+    assert_eq!(before["vpn_session_duration"], 0, "nothing saved");
+
+    let mut good = form("86400", "localhost:51820", "25");
+    good.push(("csrf_token", &token));
+    let saved = browser.post_form("/admin/settings", &good).await;
+    assert_eq!(
+        saved.expect_status(StatusCode::SEE_OTHER).header("location"),
+        Some("/admin/settings?saved=1#runtime-heading")
+    );
+    let now = app.get("/v0/configuration", &app.admin).await.data().clone();
+    assert_eq!(
+        (&now["vpn_session_duration"], &now["default_client_dns"], &now["require_totp"], &now["default_client_mtu"]),
+        (&json!(86400), &json!(["9.9.9.9"]), &json!("admins"), &json!(1420)),
+        "the changed keys; the fixed one untouched whatever the form said"
+    );
+    let events = app.get("/v0/audit_events?action=configuration.", &app.admin).await.data().clone();
+    let changed: Vec<&str> =
+        events[0]["changes"].as_array().unwrap().iter().filter_map(|c| c["field"].as_str()).collect();
+    assert_eq!(changed, ["vpn_session_duration", "default_client_dns", "require_totp"], "{events}");
 }
