@@ -178,6 +178,11 @@ impl SamlSp {
     }
 
     /// The configured IdP `id`.
+    /// The service provider's entity ID, which identity providers are configured with.
+    pub fn entity_id(&self) -> &str {
+        &self.entity_id
+    }
+
     pub fn provider(&self, id: &str) -> Option<&SamlProvider> {
         self.providers.get(id)
     }

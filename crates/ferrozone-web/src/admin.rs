@@ -5,6 +5,7 @@
 mod audit;
 mod devices;
 mod hints;
+mod providers;
 mod rules;
 mod settings;
 mod tokens;
@@ -25,6 +26,7 @@ pub fn routes() -> Router<AppState> {
         .merge(users::routes())
         .merge(devices::routes())
         .merge(rules::routes())
+        .merge(providers::routes())
         .merge(settings::routes())
         .merge(tokens::routes())
         .merge(audit::routes())

@@ -39,6 +39,7 @@ pub enum Section {
     AdminUsers,
     AdminDevices,
     AdminRules,
+    AdminProviders,
     AdminSettings,
     AdminTokens,
     AdminAudit,

@@ -256,7 +256,8 @@ async fn set_default_action(
         return Err(DomainError::invalid("egress_default_action", "must be one of: accept, drop").into());
     };
     let changes = ConfigurationChanges { egress_default_action: Patch::Value(action), ..Default::default() };
-    let check = |_: &ferrozone_domain::providers::Providers| Ok(());
+    let web = app.web.clone();
+    let check = move |providers: &ferrozone_domain::providers::Providers| web.check_providers(providers);
     app.domain.update_configuration(viewer.principal(), &changes, &check).await?;
     Ok(redirect("/admin/rules?done=default_action"))
 }

@@ -88,7 +88,8 @@ async fn save(
     let mut shown = runtime::current(&app.domain.current_values(), app.domain.settings());
     let (changes, mut errors) = runtime::changes(&mut shown, &fields);
     if errors.is_empty() {
-        let check = |_: &ferrozone_domain::providers::Providers| Ok(());
+        let web = app.web.clone();
+        let check = move |providers: &ferrozone_domain::providers::Providers| web.check_providers(providers);
         match app.domain.update_configuration(viewer.principal(), &changes, &check).await {
             Ok(_) => return Ok(redirect("/admin/settings?saved=1#runtime-heading")),
             Err(DomainError::Invalid(invalid)) => errors = invalid,

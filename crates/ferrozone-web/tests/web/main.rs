@@ -19,6 +19,7 @@ mod imported_passwords;
 mod logs;
 mod oidc;
 mod portal;
+mod providers_console;
 mod rules;
 mod scrape;
 mod signin;
