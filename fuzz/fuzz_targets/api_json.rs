@@ -44,6 +44,7 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         use_default: UseDefaults::default(),
         custom: CustomConfig::default(),
         stats: PeerStats::default(),
+        paused_at: None,
         inserted_at: now,
         updated_at: now,
     };

@@ -4,6 +4,7 @@
 //! Every test runs on the backend the environment selects (SQLite, or PostgreSQL).
 
 mod attacks;
+mod console;
 mod discovery;
 mod flows;
 mod identities;
@@ -29,7 +30,7 @@ use crate::helpers::TestApp;
 
 /// Ferrozone's client at the provider; `other` is a second client of the same provider.
 pub const CLIENT_ID: &str = "ferrozone";
-const SECRET: &str = "a-long-client-secret-for-ferrozone-tests";
+pub const SECRET: &str = "a-long-client-secret-for-ferrozone-tests";
 
 /// Ferrozone with two providers on one test IdP: `idp` (pre-provisioned users only) and
 /// `auto` (`auto_create_users`), served on a free port.
