@@ -11,7 +11,7 @@ use ferrozone_domain::service::providers::{ProviderIdentity, ProviderSignInEnd, 
 use ferrozone_domain::{Domain, DomainError};
 use zeroize::Zeroizing;
 
-use crate::{FlowSecrets, Oidc, Provider, SignInError};
+use crate::{FlowSecrets, Identity, Oidc, Provider, SignInError};
 
 /// What starting a sign-in came to.
 pub enum Begun {
@@ -84,21 +84,9 @@ impl Oidc {
         flow: Option<ReturningFlow>,
         callback: Callback<'_>,
     ) -> Result<Completed, DomainError> {
-        if let Some(error) = callback.error {
-            let code = error_code(error);
-            tracing::info!(provider = %provider.id, error = code, "the identity provider refused the sign-in");
-            return Ok(Completed::ProviderRefused { code: code.to_owned() });
-        }
-        let Some(flow) = flow else {
-            tracing::info!(provider = %provider.id, "OIDC callback without a pending flow of this browser");
-            return Ok(Completed::UnknownFlow);
-        };
-        let (Some(secrets), Some(code)) = (FlowSecrets::from_bytes(&flow.secrets), callback.code) else {
-            return Ok(Completed::UnknownFlow);
-        };
-        let identity = match self.finish(provider, &secrets, code, callback.iss).await {
-            Ok(identity) => identity,
-            Err(e) => return Ok(Completed::Failed(e)),
+        let (identity, flow) = match self.identify(provider, flow, callback).await {
+            Ok(identified) => identified,
+            Err(ended) => return Ok(ended),
         };
         let policy =
             ProviderPolicy { auto_create_users: provider.auto_create_users, allow_admins: provider.allow_admins };
@@ -106,6 +94,44 @@ impl Oidc {
         let outcome = domain.sign_in_with_identity(&provider.id, &identity, policy).await?;
         let end = ProviderSignInEnd { outcome, email: identity.email, return_to: flow.return_to };
         Ok(Completed::Done(Box::new(end)))
+    }
+
+    /// A test sign-in's end (the console's Test sign-in): the same checks as
+    /// [`Self::complete`] up to the identity the provider proved, and nobody signed in.
+    /// `Err` is how the callback ended otherwise (never [`Completed::Done`]).
+    pub async fn verify(
+        &self,
+        provider: &Provider,
+        flow: Option<ReturningFlow>,
+        callback: Callback<'_>,
+    ) -> Result<Identity, Completed> {
+        self.identify(provider, flow, callback).await.map(|(identity, _)| identity)
+    }
+
+    /// The provider's refusal, no flow, or the code exchanged and the ID token checked:
+    /// the identity and the flow it came back to.
+    async fn identify(
+        &self,
+        provider: &Provider,
+        flow: Option<ReturningFlow>,
+        callback: Callback<'_>,
+    ) -> Result<(Identity, ReturningFlow), Completed> {
+        if let Some(error) = callback.error {
+            let code = error_code(error);
+            tracing::info!(provider = %provider.id, error = code, "the identity provider refused the sign-in");
+            return Err(Completed::ProviderRefused { code: code.to_owned() });
+        }
+        let Some(flow) = flow else {
+            tracing::info!(provider = %provider.id, "OIDC callback without a pending flow of this browser");
+            return Err(Completed::UnknownFlow);
+        };
+        let (Some(secrets), Some(code)) = (FlowSecrets::from_bytes(&flow.secrets), callback.code) else {
+            return Err(Completed::UnknownFlow);
+        };
+        match self.finish(provider, &secrets, code, callback.iss).await {
+            Ok(identity) => Ok((identity, flow)),
+            Err(e) => Err(Completed::Failed(e)),
+        }
     }
 }
 

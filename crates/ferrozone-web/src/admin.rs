@@ -5,6 +5,7 @@
 mod audit;
 mod devices;
 mod hints;
+pub(crate) mod provider_test;
 mod providers;
 mod rules;
 mod settings;

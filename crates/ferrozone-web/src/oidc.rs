@@ -30,6 +30,10 @@ pub fn routes() -> Router<AppState> {
 
 type Params = Query<HashMap<String, String>>;
 
+/// The `return_to` of a flow the console's Test sign-in started: not a path, so no sign-in
+/// link can ask for it (theirs go through [`local_path`]). Its callback signs nobody in.
+pub(crate) const TEST_SIGN_IN: &str = "test sign-in";
+
 /// Sends the browser to the provider, with a fresh flow (state, nonce, PKCE) bound to it.
 async fn start(
     State(app): State<AppState>,
@@ -37,11 +41,21 @@ async fn start(
     ClientAddr(client): ClientAddr,
     Query(params): Params,
 ) -> Result<Response, PageError> {
-    let oidc = app.web.sign_in(&app.domain).oidc.clone();
-    let Some(provider) = oidc.provider(&provider_id).cloned() else { return Ok(providers::unknown_provider()) };
     let return_to = local_path(params.get("return_to").map_or("/", String::as_str));
+    begin(&app, &provider_id, return_to, client).await
+}
+
+/// A flow of `provider_id` ending at `return_to`, and the browser sent to the provider.
+pub(crate) async fn begin(
+    app: &AppState,
+    provider_id: &str,
+    return_to: &str,
+    client: std::net::IpAddr,
+) -> Result<Response, PageError> {
+    let oidc = app.web.sign_in(&app.domain).oidc.clone();
+    let Some(provider) = oidc.provider(provider_id).cloned() else { return Ok(providers::unknown_provider()) };
     Ok(match oidc.start(&app.domain, &provider, return_to, client).await? {
-        Begun::ToProvider { state, url } => providers::to_provider(&url, providers::flow_cookie(&app, &state))
+        Begun::ToProvider { state, url } => providers::to_provider(&url, providers::flow_cookie(app, &state))
             .unwrap_or_else(|| failed(&provider, &SignInError::Refused("an invalid authorization URL".into()))),
         Begun::TooMany => providers::too_many_flows(Method::Oidc),
         Begun::Failed(e) => failed(&provider, &e),
@@ -63,6 +77,11 @@ async fn callback(
     let flow = providers::take(&app, &headers, &provider.id, param("state").unwrap_or_default()).await?;
     let taken = flow.is_some();
     let callback = Callback { code: param("code"), error: param("error"), iss: param("iss") };
+    if flow.as_ref().is_some_and(|flow| flow.return_to == TEST_SIGN_IN) {
+        let tested = oidc.verify(&provider, flow, callback).await;
+        let page = crate::admin::provider_test::page(&app, &provider, tested).await?;
+        return Ok(clear_flow_cookie(&app, page));
+    }
     let completed = oidc.complete(&app.domain, &provider, flow, callback).await?;
     Ok(completed_page(&app, &headers, &provider, completed, taken).await?)
 }

@@ -48,3 +48,41 @@ async fn a_provider_saved_in_the_console_signs_people_in_and_keeps_its_secret() 
     let home = user.get("/").await;
     assert!(home.body.contains("pat@example.com"), "signed in through the console's entry: {}", home.body);
 }
+
+/// Test sign-in: the admin's browser runs the provider's flow; the page shows the email
+/// and subject the provider proved and what signing in would do, and nobody is signed in.
+#[tokio::test]
+async fn test_sign_in_shows_what_the_provider_proved_and_signs_nobody_in() {
+    let Some(env) = Env::start().await else { return };
+    env.app.user("boss@example.com", "admin").await;
+    let admin = env.signed_in("idp", "boss@example.com").await;
+    let token = admin.csrf_token().await;
+    let signed_in_before = env.app.domain.find_user("boss@example.com").await.unwrap().last_signed_in_at;
+
+    let form = [("csrf_token", token.as_str())];
+    let request = admin.client.post(admin.url("/admin/providers/oidc/idp/test")).form(&form);
+    let page = match admin.walk(request, "boss@example.com", false).await {
+        super::Walk::Done(page) => page,
+        super::Walk::Held(url) => panic!("held at {url}"),
+    };
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body.contains("Test sign-in: Test IdP") && page.body.contains("Nobody was signed in by this test."),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<code>boss@example.com</code>") && page.body.contains("Subject (sub)"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("Signing in would sign boss@example.com in, an administrator."), "{}", page.body);
+    let after = env.app.domain.find_user("boss@example.com").await.unwrap().last_signed_in_at;
+    assert_eq!(after, signed_in_before, "the test signed nobody in");
+
+    let unprivileged = env.browser();
+    let refused =
+        unprivileged.client.post(unprivileged.url("/admin/providers/oidc/idp/test")).form(&form).send().await.unwrap();
+    let location = refused.headers().get("location").map(|l| l.to_str().unwrap().to_owned()).unwrap_or_default();
+    assert!(location.starts_with("/sign_in"), "no test without an admin session: {} {location}", refused.status());
+}
