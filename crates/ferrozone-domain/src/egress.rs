@@ -48,11 +48,7 @@ impl RuleAction {
     pub const NAMES: [(&'static str, Self); 2] = [("accept", Self::Accept), ("drop", Self::Drop)];
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "accept" => Some(RuleAction::Accept),
-            "drop" => Some(RuleAction::Drop),
-            _ => None,
-        }
+        Self::NAMES.iter().find(|(name, _)| *name == s).map(|(_, action)| *action)
     }
 }
 

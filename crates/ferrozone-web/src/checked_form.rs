@@ -64,6 +64,11 @@ fn read<T: DeserializeOwned>(fields: Fields) -> Result<T, ApiError> {
     T::deserialize(Value::Object(object)).map_err(|e| ApiError::BadRequest(format!("malformed form: {e}")))
 }
 
+/// The values of a field that holds a list: separated by commas, spaces or lines.
+pub fn items(text: &str) -> Vec<String> {
+    text.split([',', ' ', '\n', '\r']).filter(|v| !v.is_empty()).map(str::to_owned).collect()
+}
+
 fn page(e: ApiError) -> Response {
     PageError::from(e).into_response()
 }

@@ -85,6 +85,30 @@ pub fn date(at: Timestamp) -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
+/// A domain message at a form's field as a sentence under the field's `name`: `Destination
+/// can't be blank`; one of Firezone's messages that is no predicate after a colon (`Port
+/// range: bad format`); one naming its field already, capitalised (`Destination overlaps
+/// with an existing rule`); one that is a sentence already (or with no name), as it is.
+pub fn sentence(name: &str, message: &str) -> String {
+    if name.is_empty() || message.starts_with(char::is_uppercase) {
+        return message.to_owned();
+    }
+    if let Some(rest) = message.strip_prefix(&name.to_lowercase()) {
+        return format!("{name}{rest}");
+    }
+    const PREDICATES: [&str; 6] = ["is ", "can't ", "cannot ", "does ", "must ", "should "];
+    if PREDICATES.iter().any(|start| message.starts_with(start)) {
+        format!("{name} {message}")
+    } else {
+        format!("{name}: {message}")
+    }
+}
+
+/// Each of a field's domain `messages` as a [`sentence`], one after the other.
+pub fn sentences(name: &str, messages: &[String]) -> String {
+    messages.iter().map(|message| sentence(name, message)).collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +185,20 @@ mod tests {
     #[test]
     fn dates_are_utc_to_the_minute() {
         assert_eq!(date(Timestamp::from_secs(0)), "1970-01-01 00:00 UTC");
+    }
+
+    #[test]
+    fn messages_read_as_sentences() {
+        assert_eq!(sentence("Destination", "can't be blank"), "Destination can't be blank");
+        assert_eq!(sentence("Port range", "bad format"), "Port range: bad format");
+        assert_eq!(
+            sentence("Destination", "destination overlaps with an existing rule"),
+            "Destination overlaps with an existing rule"
+        );
+        assert_eq!(sentence("User", "No user has this email."), "No user has this email.");
+        assert_eq!(
+            sentences("MTU", &["is invalid".into(), "must be a whole number".into()]),
+            "MTU is invalid MTU must be a whole number"
+        );
     }
 }

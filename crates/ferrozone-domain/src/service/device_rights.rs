@@ -59,6 +59,13 @@ pub fn may_configure_new(actor: &Principal, values: &Values, device: &CheckedDev
     configuring(actor, values, device.is_configured())
 }
 
+/// Whether `actor` may change the addresses and tunnel settings of its devices at all:
+/// manage them, and configure them.
+pub fn may_configure_devices(actor: &Principal, values: &Values) -> Result<()> {
+    may_manage(actor, values)?;
+    configuring(actor, values, true)
+}
+
 /// Whether `actor` may make `update` of `stored`: without the switch, only if it leaves the
 /// addresses and the tunnel settings as they are.
 pub fn may_configure(actor: &Principal, values: &Values, stored: &Device, update: &DeviceUpdate) -> Result<()> {

@@ -12,7 +12,6 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
 use ferrozone_domain::configuration::provider_lists::{OIDC_KEY, SAML_KEY};
-use ferrozone_domain::configuration::Source;
 use serde_json::Value;
 
 use crate::viewer::{AdminViewer, Nav, Section};
@@ -68,9 +67,7 @@ impl Kind {
 
     /// The variable or flag that sets the kind's list, if one does.
     pub fn fixed_by(self, app: &AppState) -> Option<String> {
-        app.domain.settings().fixed.source(self.key()).map(|source| match source {
-            Source::Variable(name) | Source::Flag(name) => name.clone(),
-        })
+        app.domain.settings().fixed.variable(self.key()).map(str::to_owned)
     }
 }
 

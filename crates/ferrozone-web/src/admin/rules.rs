@@ -10,7 +10,6 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use ferrozone_domain::configuration::Source;
 use ferrozone_domain::egress::{lookup_step, parse_destination, Network, Rule, RuleAction};
 use ferrozone_domain::input::{ConfigurationChanges, Patch};
 use ferrozone_domain::{DomainError, User};
@@ -83,9 +82,7 @@ pub(super) struct DefaultAction {
 impl DefaultAction {
     pub fn of(app: &AppState) -> Self {
         let accept = app.domain.current_values().egress_default_action == RuleAction::Accept;
-        let fixed_by = app.domain.settings().fixed.source("egress_default_action").map(|source| match source {
-            Source::Variable(name) | Source::Flag(name) => name.clone(),
-        });
+        let fixed_by = app.domain.settings().fixed.variable("egress_default_action").map(str::to_owned);
         DefaultAction { accept, fixed_by }
     }
 }

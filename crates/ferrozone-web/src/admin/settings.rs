@@ -98,7 +98,7 @@ async fn save(
     }
     for field in &mut shown {
         if let Some(messages) = errors.get(field.key) {
-            field.error = format!("{} {}", field.label, messages.join("; "));
+            field.error = crate::format::sentences(field.label, messages);
         }
     }
     Ok(render(&app, &viewer, shown, false, StatusCode::UNPROCESSABLE_ENTITY))

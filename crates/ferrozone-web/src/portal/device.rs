@@ -41,6 +41,8 @@ struct DevicePage<'a> {
     nav: Nav<'a>,
     device: &'a Device,
     row: DeviceRow,
+    /// What is going on with the device, in a sentence ([`super::row::diagnosis`]).
+    diagnosis: String,
     settings: Effective,
     /// The device's owner, when an admin looks at another user's device.
     owner: Option<User>,
@@ -130,12 +132,15 @@ async fn page(
     };
     let settings = device.effective(&app.domain.client_defaults());
     let now = Timestamp::now();
+    let row = DeviceRow::new(device, now).owned_by(owner.as_ref().unwrap_or(viewer.user()));
+    let diagnosis = super::row::diagnosis(device, row.owner_disabled, now);
     let management = device_rights::may_manage(viewer.principal(), &app.domain.current_values());
     let refused = form.refused.or(management.err().map(|_| device_rights::MANAGEMENT_OFF));
     let page = DevicePage {
         nav: viewer.nav(Section::Devices),
         device,
-        row: DeviceRow::new(device, now).owned_by(device, owner.as_ref().unwrap_or(viewer.user()), now),
+        row,
+        diagnosis,
         settings,
         owner,
         config: app.domain.device_config(viewer.principal(), device.id).await?,
@@ -201,10 +206,12 @@ async fn resume(
     set_paused(&app, &viewer, &id, false).await
 }
 
+/// The domain's use case finds the device as the viewer may see it (another user's, like an
+/// unknown one, is a 404 page), so it is not read here first.
 async fn set_paused(app: &AppState, viewer: &Viewer, id: &str, paused: bool) -> Result<Response, PageError> {
-    let device = visible(app, viewer, id).await?;
-    app.domain.set_device_paused(viewer.principal(), device.id, paused).await?;
-    Ok(redirect(&format!("/devices/{}", device.id)))
+    let id = Uuid::parse_str(id).map_err(|_| ApiError::NotFound)?;
+    app.domain.set_device_paused(viewer.principal(), id, paused).await?;
+    Ok(redirect(&format!("/devices/{id}")))
 }
 
 async fn confirm_delete(

@@ -54,7 +54,6 @@ impl DevicesPage<'_> {
             online: false,
             owner_disabled: false,
             paused: false,
-            diagnosis: String::new(),
             handshake_at: String::new(),
             handshake: String::new(),
             downloaded: String::new(),

@@ -17,8 +17,6 @@ pub struct DeviceRow {
     pub owner_disabled: bool,
     /// Paused: off the VPN until resumed, whatever its last handshake.
     pub paused: bool,
-    /// The device's state in a sentence (docs/web.md, "Diagnosis").
-    pub diagnosis: String,
     /// The last handshake as RFC 3339, if there was one.
     pub handshake_at: String,
     pub handshake: String,
@@ -46,7 +44,6 @@ impl DeviceRow {
             online: stats.is_online(now) && device.paused_at.is_none(),
             owner_disabled: false,
             paused: device.paused_at.is_some(),
-            diagnosis: diagnosis(device, false, now),
             handshake_at: stats.latest_handshake.map(|t| t.to_string()).unwrap_or_default(),
             handshake: stats.latest_handshake.map_or_else(|| "never".to_owned(), |at| ago(at, now)),
             downloaded: bytes(stats.tx_bytes.unwrap_or(0)),
@@ -57,15 +54,14 @@ impl DeviceRow {
         }
     }
 
-    /// The row of `device`, whose owner is `owner`: off the VPN while the owner is disabled.
-    pub fn owned_by(self, device: &Device, owner: &User, now: Timestamp) -> Self {
+    /// The row of a device whose owner is `owner`: off the VPN while the owner is disabled.
+    pub fn owned_by(self, owner: &User) -> Self {
         let owner_disabled = owner.disabled_at.is_some();
-        let diagnosis = diagnosis(device, owner_disabled, now);
-        Self { online: self.online && !owner_disabled, owner_disabled, diagnosis, ..self }
+        Self { online: self.online && !owner_disabled, owner_disabled, ..self }
     }
 }
 
-/// What is going on with a device, in a sentence: off the VPN (paused, owner disabled),
+/// What is going on with a device, in a sentence (its page's Diagnosis; docs/web.md): off the VPN (paused, owner disabled),
 /// never connected, connected, or a handshake gone stale (WireGuard renews it every two
 /// minutes while the tunnel carries traffic, so one older than three means the tunnel is
 /// down or idle).

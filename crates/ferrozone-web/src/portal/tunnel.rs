@@ -60,13 +60,10 @@ async fn device(app: &AppState, viewer: &Viewer, id: &str) -> Result<Device, Pag
 
 /// Why `viewer` may not change `device`'s tunnel settings, if not.
 fn refusal(app: &AppState, viewer: &Viewer) -> Option<&'static str> {
-    let values = app.domain.current_values();
-    let principal = viewer.principal();
-    if let Err(DomainError::Disallowed(why)) = device_rights::may_manage(principal, &values) {
-        return Some(why);
+    match device_rights::may_configure_devices(viewer.principal(), &app.domain.current_values()) {
+        Err(DomainError::Disallowed(why)) => Some(why),
+        _ => None,
     }
-    (!principal.is_admin() && !values.allow_unprivileged_device_configuration)
-        .then_some(device_rights::CONFIGURATION_OFF)
 }
 
 pub(super) async fn form(
@@ -108,7 +105,7 @@ pub(super) async fn save(
     }
     for setting in &mut settings {
         if let Some(messages) = errors.get(setting.key) {
-            setting.error = format!("{} {}", setting.label, messages.join("; "));
+            setting.error = crate::format::sentences(setting.label, messages);
         }
     }
     let page = TunnelPage { nav: viewer.nav(Section::Devices), device: &device, settings, refused: None };
@@ -174,7 +171,7 @@ fn tunnel(settings: &[Setting]) -> (TunnelSettings, Errors) {
     let by = |key: &str| settings.iter().find(|s| s.key == key).expect("every setting is in the form");
     let list = |s: &Setting| match s.use_default {
         true => Patch::Null,
-        false => Patch::Value(s.value.split([',', ' ', '\n']).filter(|v| !v.is_empty()).map(str::to_owned).collect()),
+        false => Patch::Value(crate::checked_form::items(&s.value)),
     };
     let mut number = |s: &Setting| match (s.use_default, s.value.as_str()) {
         (true, _) | (false, "") => Patch::Null,

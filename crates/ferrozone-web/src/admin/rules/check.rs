@@ -10,6 +10,7 @@ use ferrozone_domain::service::access::{AccessAnswer, AccessQuestion};
 use ferrozone_domain::DomainError;
 
 use super::{DefaultAction, RuleRow};
+use crate::format::sentence;
 use crate::page_error::PageError;
 use crate::viewer::{AdminViewer, Nav, Section};
 use crate::{html, query_value};
@@ -37,11 +38,7 @@ struct FieldErrors {
 impl FieldErrors {
     fn from(errors: &Errors) -> Self {
         let of = |field: &str, name: &str| -> Vec<String> {
-            let messages = errors.get(field).unwrap_or_default();
-            messages
-                .iter()
-                .map(|m| if m.starts_with(char::is_uppercase) { m.clone() } else { format!("{name} {m}") })
-                .collect()
+            errors.get(field).unwrap_or_default().iter().map(|m| sentence(name, m)).collect()
         };
         FieldErrors {
             email: of("user_id", "User"),

@@ -11,6 +11,7 @@ use ferrozone_domain::DomainError;
 use uuid::Uuid;
 
 use crate::checked_form::{CheckedForm, Fields};
+use crate::format::sentence;
 use crate::html;
 use crate::page_error::PageError;
 use crate::redirect;
@@ -66,24 +67,6 @@ impl FieldErrors {
             email: of(&["user", "user_id"], "User"),
             base: of(&["base"], ""),
         }
-    }
-}
-
-/// `Destination can't be blank`; Firezone's messages that are not a predicate after a colon
-/// (`Port range: bad format`); a message naming its field already, capitalised.
-fn sentence(name: &str, message: &str) -> String {
-    let lower = name.to_lowercase();
-    if name.is_empty() || message.starts_with(char::is_uppercase) {
-        return message.to_owned();
-    }
-    if let Some(rest) = message.strip_prefix(&lower) {
-        return format!("{name}{rest}");
-    }
-    let predicate = ["is ", "can't ", "does ", "must ", "should "].iter().any(|start| message.starts_with(start));
-    if predicate {
-        format!("{name} {message}")
-    } else {
-        format!("{name}: {message}")
     }
 }
 
@@ -226,20 +209,4 @@ pub(super) async fn delete(
     let id = Uuid::parse_str(&id).map_err(|_| DomainError::NotFound)?;
     app.domain.delete_rule(viewer.principal(), id).await?;
     Ok(redirect("/admin/rules?done=deleted"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sentence;
-
-    #[test]
-    fn messages_read_as_sentences() {
-        assert_eq!(sentence("Destination", "can't be blank"), "Destination can't be blank");
-        assert_eq!(sentence("Port range", "bad format"), "Port range: bad format");
-        assert_eq!(
-            sentence("Destination", "destination overlaps with an existing rule"),
-            "Destination overlaps with an existing rule"
-        );
-        assert_eq!(sentence("User", "No user has this email."), "No user has this email.");
-    }
 }

@@ -4,7 +4,7 @@
 //! form changed (so an untouched key keeps following its default), audited as any change
 //! of the configuration; the domain's messages stand at their fields.
 
-use ferrozone_domain::configuration::{RequireTotp, Source, Values};
+use ferrozone_domain::configuration::{RequireTotp, Values};
 use ferrozone_domain::egress::RuleAction;
 use ferrozone_domain::input::{ConfigurationChanges, Patch};
 use ferrozone_domain::{Errors, Settings};
@@ -138,9 +138,7 @@ pub(super) fn current(values: &Values, settings: &Settings) -> Vec<Field> {
             hint,
             kind,
             value: text(&json[key]),
-            fixed_by: settings.fixed.source(key).map(|source| match source {
-                Source::Variable(name) | Source::Flag(name) => name.clone(),
-            }),
+            fixed_by: settings.fixed.variable(key).map(str::to_owned),
             error: String::new(),
         })
         .collect()
@@ -185,7 +183,7 @@ fn set(c: &mut ConfigurationChanges, field: &Field) -> Result<(), &'static str> 
         "" if nullable => Ok(Patch::Null),
         _ => text.parse::<i64>().map(Patch::Value).map_err(|_| "must be a whole number"),
     };
-    let list = || Patch::Value(text.split([',', ' ', '\n']).filter(|v| !v.is_empty()).map(str::to_owned).collect());
+    let list = || Patch::Value(crate::checked_form::items(text));
     match field.key {
         "local_auth_enabled" => c.local_auth_enabled = switch(),
         "allow_unprivileged_device_management" => c.allow_unprivileged_device_management = switch(),
