@@ -27,6 +27,7 @@ use ferrozone_http::{reply, AppState};
         (name = "totp", description = "Two-factor sign-in with an authenticator app (Ferrozone's own)"),
         (name = "server", description = "This process: version, start-up settings, data plane (Ferrozone's own)"),
         (name = "webhooks", description = "Endpoints that receive the audit events, signed (Ferrozone's own)"),
+        (name = "invitations", description = "Single-use sign-in links for new people, by email (Ferrozone's own)"),
         (name = "audit", description = "The audit log: who changed what, from where and when (Ferrozone's own)"))
 )]
 pub struct ApiDoc;
@@ -55,6 +56,7 @@ pub fn api() -> (axum::Router<AppState>, Value) {
         .merge(crate::routes::totp::routes())
         .merge(crate::routes::server::routes())
         .merge(crate::routes::webhooks::routes())
+        .merge(crate::routes::invitations::routes())
         .merge(crate::routes::audit::routes())
         .split_for_parts();
     // utoipa's document is plain data (strings, maps, numbers): it always serialises.

@@ -6,6 +6,7 @@ pub mod audit;
 pub mod configuration;
 pub mod devices;
 pub mod health;
+pub mod invitations;
 pub mod me;
 pub mod rules;
 pub mod server;

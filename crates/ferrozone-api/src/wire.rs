@@ -8,6 +8,7 @@
 
 mod configuration;
 mod devices;
+mod invitations;
 mod reader;
 mod rules;
 mod tokens;
@@ -53,6 +54,7 @@ pub struct Envelope<T>(PhantomData<T>);
 
 pub type ConfigurationEnvelope = Envelope<ConfigurationChanges>;
 pub type DeviceEnvelope = Envelope<NewDevice>;
+pub type InvitationEnvelope = Envelope<ferrozone_domain::service::sign_in_links::NewInvitation>;
 pub type RuleEnvelope = Envelope<NewRule>;
 pub type TokenEnvelope = Envelope<NewToken>;
 pub type UserEnvelope = Envelope<NewUser>;

@@ -11,6 +11,7 @@ pub mod dataplane;
 pub mod device_rights;
 pub mod devices;
 mod imported_tokens;
+pub mod mail;
 pub mod oidc;
 pub mod password_gate;
 pub mod personal_tokens;
@@ -18,6 +19,7 @@ pub mod providers;
 pub mod refused_sign_ins;
 pub mod rules;
 pub mod sessions;
+pub mod sign_in_links;
 pub mod throttle;
 mod throttled;
 pub mod tokens;
@@ -95,6 +97,8 @@ pub struct Domain {
     configuration_providers: std::sync::RwLock<Arc<crate::configuration::provider_lists::CurrentProviders>>,
     /// The signing secret of an imported Firezone installation ([`imported_tokens`]).
     imported_token_secret: imported_tokens::ImportedTokenSecret,
+    /// Notified when this process queues an email, so that its mail worker sends it at once.
+    mail_queued: Arc<Notify>,
 }
 
 impl Domain {
@@ -138,6 +142,7 @@ impl Domain {
             configuration_values,
             configuration_providers,
             imported_token_secret: Default::default(),
+            mail_queued: Arc::new(Notify::new()),
         };
         domain.reload_configuration().await?;
         Ok(domain)

@@ -42,6 +42,9 @@ pub struct Settings {
     /// Deliver webhooks to loopback, link-local and private addresses too
     /// (`FERROZONE_WEBHOOK_ALLOW_PRIVATE`; see [`crate::webhook::address`]).
     pub webhook_allow_private: bool,
+    /// An SMTP server is configured (`FERROZONE_SMTP_HOST`): invitations and magic links
+    /// may be emailed.
+    pub email_enabled: bool,
 }
 
 /// How much password work the server takes on (docs/operations.md, "Throttling").
@@ -118,6 +121,7 @@ impl Settings {
             fixed: Fixed::default(),
             providers: ProviderLists::default(),
             webhook_allow_private: false,
+            email_enabled: false,
         }
     }
 }

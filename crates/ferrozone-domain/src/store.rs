@@ -10,6 +10,7 @@ use uuid::Uuid;
 use crate::audit::{AuditHead, AuditQuery, EventRecord, NewAuditEvent};
 use crate::crypto::Sealed;
 use crate::egress::{EgressPolicy, Rule};
+use crate::email::{EmailLease, EmailOutcome};
 use crate::error::Result;
 use crate::import::{ImportBatch, ImportMode, ImportOutcome};
 use crate::input::RuleChanges;
@@ -18,6 +19,7 @@ use crate::model::{
     ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
     TotpRecord, User, UserUpdate,
 };
+use crate::sign_in_link::{LinkInsert, LinkKind, ListedLink, SignInLink};
 use crate::time::Timestamp;
 use crate::vpn_session::VpnSession;
 use crate::webhook::{Attempt, Progress, Webhook, WebhookInsert, WebhookLease, WebhookUpdate};
@@ -86,7 +88,7 @@ pub const STREAM_DEPTH: usize = 2;
 /// comes back as [`crate::DomainError::Invalid`] with the field and message the API shows;
 /// a database that cannot be reached as [`crate::DomainError::Unavailable`].
 #[async_trait]
-pub trait Store: UserDirectory + AuditLog + WebhookStore {
+pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore {
     /// Checks that the database answers.
     async fn ping(&self) -> Result<()>;
 
@@ -384,4 +386,43 @@ pub trait WebhookStore: Send + Sync + 'static {
     async fn record_webhook_progress(&self, id: Uuid, owner: Uuid, progress: &Progress) -> Result<bool>;
     /// Ends `owner`'s lease, so that the endpoint is due again at its next attempt time.
     async fn release_webhook_lease(&self, id: Uuid, owner: Uuid) -> Result<()>;
+}
+
+/// Sign-in links and the email outbox ([`crate::sign_in_link`], [`crate::email`]), a part
+/// of every [`Store`]. Creating, revoking and using a link appends its audit event in the
+/// same transaction.
+#[async_trait]
+pub trait LinkStore: Send + Sync + 'static {
+    /// Inserts the link, after its new user (`user.created`) and before the email that
+    /// carries it, in one transaction. `Conflict` when the new user's email is taken.
+    async fn insert_sign_in_link(&self, insert: &LinkInsert) -> Result<()>;
+    /// The links of `kind`, newest first, at most `limit`, with their users' emails and
+    /// their emails' delivery.
+    async fn list_sign_in_links(&self, kind: LinkKind, limit: u32) -> Result<Vec<ListedLink>>;
+    /// The link whose secret hashes to `hash`, with its user.
+    async fn sign_in_link_by_hash(&self, hash: &[u8]) -> Result<Option<(SignInLink, User)>>;
+    /// Marks the link whose secret hashes to `hash` used at `now`, if it is unused,
+    /// unrevoked and unexpired then, and returns it with its user; `None` otherwise.
+    /// With `password` (the hash of a new one), the user's password is set in the same
+    /// transaction, which ends the user's sessions as every password change does.
+    async fn use_sign_in_link(
+        &self,
+        hash: &[u8],
+        now: Timestamp,
+        password: Option<String>,
+    ) -> Result<Option<(SignInLink, User)>>;
+    /// Revokes a pending invitation; `false` when there is no such one pending.
+    async fn revoke_sign_in_link(&self, id: Uuid, now: Timestamp) -> Result<bool>;
+    /// How many links of `kind` of the user are unused, unrevoked and unexpired at `now`.
+    async fn live_sign_in_links(&self, user_id: Uuid, kind: LinkKind, now: Timestamp) -> Result<u64>;
+
+    /// Leases up to `limit` messages due at `now` that nobody else holds, to `owner` until
+    /// `until`.
+    async fn claim_emails(&self, owner: Uuid, now: Timestamp, until: Timestamp, limit: u32) -> Result<Vec<EmailLease>>;
+    /// Records an attempt on a message `owner` holds and ends the lease; `false` when it lost
+    /// the lease (nothing is recorded then). A sent or given-up message is emptied.
+    async fn record_email_attempt(&self, id: Uuid, owner: Uuid, outcome: &EmailOutcome) -> Result<bool>;
+    /// Deletes up to `max` messages sent or given up before `before` and the links that
+    /// expired before it; returns how many rows went.
+    async fn prune_sign_in_links(&self, before: Timestamp, max: u32) -> Result<u64>;
 }

@@ -15,6 +15,7 @@ mod http;
 mod monitoring;
 mod report;
 mod settings;
+pub mod smtp;
 mod table;
 mod tls;
 mod warnings;

@@ -12,6 +12,7 @@ mod configuration;
 mod dataplane;
 mod devices;
 mod imported_tokens;
+mod invitations;
 mod outage;
 mod robustness;
 mod rules;

@@ -87,13 +87,20 @@ impl Domain {
 
     /// What follows a correct password for `user`.
     pub(crate) async fn after_password(&self, user: User) -> Result<PasswordChecked> {
+        self.after_first_factor(user, PASSWORD_METHOD).await
+    }
+
+    /// What follows a first factor (a password, a sign-in link) that signs in by `method`:
+    /// the code of an enrolled authenticator, setting one up where it is required, or else
+    /// the session.
+    pub(crate) async fn after_first_factor(&self, user: User, method: &str) -> Result<PasswordChecked> {
         let enrolled = self.store().totp_of(user.id).await?.is_some_and(|r| r.confirmed_at.is_some());
         Ok(if enrolled {
             PasswordChecked::CodeNeeded(user)
         } else if self.totp_required(&user) {
             PasswordChecked::SetUpNeeded(user)
         } else {
-            PasswordChecked::SignedIn(self.start_session(user, PASSWORD_METHOD).await?)
+            PasswordChecked::SignedIn(self.start_session(user, method).await?)
         })
     }
 

@@ -35,6 +35,8 @@ pub const SUBJECT_KINDS: &[&str] = &[
     "import",
     "webhook",
     "audit",
+    "invitation",
+    "magic_link",
 ];
 
 /// A new endpoint as asked for.

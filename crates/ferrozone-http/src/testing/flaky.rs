@@ -228,6 +228,70 @@ mod webhook_calls {
     }
 }
 
+/// The sign-in link and outbox calls, each `self.inner.$name(args)` after `self.check("$name")`.
+mod link_calls {
+    use async_trait::async_trait;
+    use ferrozone_domain::email::{EmailLease, EmailOutcome};
+    use ferrozone_domain::error::Result;
+    use ferrozone_domain::sign_in_link::{LinkInsert, LinkKind, ListedLink, SignInLink};
+    use ferrozone_domain::store::LinkStore;
+    use ferrozone_domain::{Timestamp, User};
+    use uuid::Uuid;
+
+    use super::Flaky;
+
+    #[async_trait]
+    impl LinkStore for Flaky {
+        async fn insert_sign_in_link(&self, insert: &LinkInsert) -> Result<()> {
+            self.check("insert_sign_in_link")?;
+            self.inner.insert_sign_in_link(insert).await
+        }
+        async fn list_sign_in_links(&self, kind: LinkKind, limit: u32) -> Result<Vec<ListedLink>> {
+            self.check("list_sign_in_links")?;
+            self.inner.list_sign_in_links(kind, limit).await
+        }
+        async fn sign_in_link_by_hash(&self, hash: &[u8]) -> Result<Option<(SignInLink, User)>> {
+            self.check("sign_in_link_by_hash")?;
+            self.inner.sign_in_link_by_hash(hash).await
+        }
+        async fn use_sign_in_link(
+            &self,
+            hash: &[u8],
+            now: Timestamp,
+            password: Option<String>,
+        ) -> Result<Option<(SignInLink, User)>> {
+            self.check("use_sign_in_link")?;
+            self.inner.use_sign_in_link(hash, now, password).await
+        }
+        async fn revoke_sign_in_link(&self, id: Uuid, now: Timestamp) -> Result<bool> {
+            self.check("revoke_sign_in_link")?;
+            self.inner.revoke_sign_in_link(id, now).await
+        }
+        async fn live_sign_in_links(&self, user_id: Uuid, kind: LinkKind, now: Timestamp) -> Result<u64> {
+            self.check("live_sign_in_links")?;
+            self.inner.live_sign_in_links(user_id, kind, now).await
+        }
+        async fn claim_emails(
+            &self,
+            owner: Uuid,
+            now: Timestamp,
+            until: Timestamp,
+            limit: u32,
+        ) -> Result<Vec<EmailLease>> {
+            self.check("claim_emails")?;
+            self.inner.claim_emails(owner, now, until, limit).await
+        }
+        async fn record_email_attempt(&self, id: Uuid, owner: Uuid, outcome: &EmailOutcome) -> Result<bool> {
+            self.check("record_email_attempt")?;
+            self.inner.record_email_attempt(id, owner, outcome).await
+        }
+        async fn prune_sign_in_links(&self, before: Timestamp, max: u32) -> Result<u64> {
+            self.check("prune_sign_in_links")?;
+            self.inner.prune_sign_in_links(before, max).await
+        }
+    }
+}
+
 /// Which store call fails (`"*"`: every one), and how; `None`: none.
 pub type Switch = Arc<Mutex<Option<(&'static str, Failure)>>>;
 

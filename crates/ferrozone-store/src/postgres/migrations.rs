@@ -37,6 +37,7 @@ const FILES: &[(i64, &str, &str)] = &[
     (19, "audit_head_seal", include_str!("../../migrations/postgres/0019_audit_head_seal.sql")),
     (20, "device_stats", include_str!("../../migrations/postgres/0020_device_stats.sql")),
     (21, "device_paused", include_str!("../../migrations/postgres/0021_device_paused.sql")),
+    (22, "sign_in_links", include_str!("../../migrations/postgres/0022_sign_in_links.sql")),
 ];
 
 /// The history as sqlx's migrator runs it.

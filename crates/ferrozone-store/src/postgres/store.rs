@@ -43,6 +43,7 @@ use crate::sql;
 
 mod audit_log;
 mod import;
+mod links;
 mod sample;
 mod users_page;
 mod watch;

@@ -71,6 +71,11 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "device_paused",
         sql: include_str!("../../migrations/sqlite/0021_device_paused.sql"),
     },
+    Migration {
+        version: 22,
+        name: "sign_in_links",
+        sql: include_str!("../../migrations/sqlite/0022_sign_in_links.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -19,7 +19,7 @@ use crate::supervisor::Supervisor;
 
 /// Serves until SIGTERM or SIGINT (then `Ok`), or until one of its tasks ends unexpectedly
 /// (then an error naming it): the HTTP server, the data plane's loops, the session janitor,
-/// the audit sealer, the webhook delivery and the OpenID Connect refresh job run under one
+/// the audit sealer, the webhook and email delivery and the OpenID Connect refresh job run under one
 /// [`Supervisor`].
 pub async fn run(config: &Config) -> anyhow::Result<()> {
     let providers = config.providers()?;
@@ -61,6 +61,11 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     });
     let webhooks = ferrozone_webhooks::Worker::new(domain.webhook_outbox(), ferrozone_webhooks::Options::default())?;
     tasks.spawn("webhook delivery", webhooks.run());
+    if let Some(smtp) = config.smtp.settings(&config.external_url)? {
+        let mailer = ferrozone_mail::Mailer::new(&smtp)?;
+        let mail = ferrozone_mail::Worker::new(domain.mail_outbox(), mailer, ferrozone_mail::Options::default());
+        tasks.spawn("email delivery", mail.run());
+    }
     let (tls, acme) = tls(config)?;
     let listener =
         TcpListener::bind(&config.listen).await.with_context(|| format!("listening on {}", config.listen))?;

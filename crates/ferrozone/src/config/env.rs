@@ -53,6 +53,14 @@ pub fn prepare_environment(args: &[String], known: &BTreeSet<String>) -> anyhow:
             record(DATABASE_URL, Folded::Alias("DATABASE_HOST"));
         }
     }
+    let (smtp, smtp_warnings) = super::smtp::firezone_variables(var)?;
+    warnings.extend(smtp_warnings);
+    for (name, value) in smtp {
+        if std::env::var_os(name).is_none() {
+            std::env::set_var(name, value);
+            record(name, Folded::Alias("OUTBOUND_EMAIL_ADAPTER_OPTS"));
+        }
+    }
     for (alias, name) in table::aliases() {
         if std::env::var_os(name).is_none() {
             if let Some(value) = std::env::var_os(alias) {

@@ -116,11 +116,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("WIREGUARD_ENDPOINT", "Firezone read it only when it first migrated; set DEFAULT_CLIENT_ENDPOINT"),
     ("AUTO_CREATE_OIDC_USERS", "set auto_create_users on each OpenID Connect provider"),
-    ("OUTBOUND_EMAIL_FROM", "Ferrozone sends no email"),
-    ("OUTBOUND_EMAIL_ADAPTER", "Ferrozone sends no email"),
-    ("OUTBOUND_EMAIL_PROVIDER", "Ferrozone sends no email"),
-    ("OUTBOUND_EMAIL_ADAPTER_OPTS", "Ferrozone sends no email"),
-    ("OUTBOUND_EMAIL_CONFIGS", "Ferrozone sends no email"),
     ("CONNECTIVITY_CHECKS_ENABLED", "Ferrozone makes no connectivity checks"),
     ("CONNECTIVITY_CHECKS_INTERVAL", "Ferrozone makes no connectivity checks"),
     ("HTTP_CLIENT_SSL_OPTS", "outgoing TLS uses the system's certificate store"),
@@ -238,7 +233,7 @@ mod tests {
                 ("GUARDIAN_SECRET_KEY", "k"),
                 ("DATABASE_ENCRYPTION_KEY", "k"),
                 ("SECRET_KEY_BASE", "k"),
-                ("OUTBOUND_EMAIL_ADAPTER", "smtp"),
+                ("CONNECTIVITY_CHECKS_ENABLED", "true"),
                 ("DATABASE_HOST", "postgres"),
             ]),
             true,
@@ -247,7 +242,7 @@ mod tests {
         assert!(warnings[0].contains("DATABASE_ENCRYPTION_KEY, GUARDIAN_SECRET_KEY are ignored"), "{warnings:?}");
         assert!(warnings[0].contains("ferrozone import firezone"));
         assert!(warnings[1].contains("SECRET_KEY_BASE is ignored"));
-        assert!(warnings[2].contains("OUTBOUND_EMAIL_ADAPTER is not supported"));
+        assert!(warnings[2].contains("CONNECTIVITY_CHECKS_ENABLED is not supported"), "{warnings:?}");
         assert!(warnings[3].contains("DATABASE_HOST is ignored: FERROZONE_DATABASE_URL is set"));
         assert!(super::warnings(env(&[("DATABASE_HOST", "postgres")]), false).is_empty());
     }

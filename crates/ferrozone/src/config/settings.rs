@@ -336,6 +336,9 @@ pub struct Config {
     /// The audit log's retention.
     #[command(flatten)]
     pub audit: super::audit::AuditSettings,
+    /// Email: the SMTP server.
+    #[command(flatten)]
+    pub smtp: super::smtp::SmtpArgs,
 }
 
 impl Config {
@@ -406,6 +409,7 @@ impl Config {
             sign_in_flows_per_address: self.sign_in_flows_per_address,
             passwords: self.password_limits(),
             webhook_allow_private: self.webhook_allow_private,
+            email_enabled: self.smtp.smtp_host.as_deref().is_some_and(|host| !host.trim().is_empty()),
         })
     }
 

@@ -55,6 +55,7 @@ const SIGN_IN: &str = "Sign-in";
 const DATA_PLANE: &str = "Data plane";
 const ACME: &str = "Automatic certificates (ACME)";
 const MONITORING: &str = "Monitoring";
+const EMAIL: &str = "Email (SMTP)";
 
 /// The settings: first those the report shows, in its order (the entries of a heading
 /// together), then the others.
@@ -148,6 +149,12 @@ pub const SETTINGS: &[Setting] = &[
     setting("acme_directory_url", "FERROZONE_ACME_DIRECTORY_URL").heading(ACME),
     setting("acme_contact_email", "FERROZONE_ACME_CONTACT_EMAIL").heading(ACME),
     setting("acme_ca_file", "FERROZONE_ACME_CA_FILE").heading(ACME),
+    setting("smtp_host", "FERROZONE_SMTP_HOST").heading(EMAIL),
+    setting("smtp_port", "FERROZONE_SMTP_PORT").heading(EMAIL),
+    setting("smtp_tls", "FERROZONE_SMTP_TLS").heading(EMAIL),
+    setting("smtp_username", "FERROZONE_SMTP_USERNAME").heading(EMAIL),
+    setting("smtp_from", "FERROZONE_SMTP_FROM").aliases(&["OUTBOUND_EMAIL_FROM"]).heading(EMAIL),
+    setting("smtp_password", "FERROZONE_SMTP_PASSWORD").secret(),
     setting("metrics_listen", "FERROZONE_METRICS_LISTEN").heading(MONITORING),
     // Not in the report: the secrets, and what an operator rarely changes. The provider
     // lists are shown apart, from their parsed form, without secrets.

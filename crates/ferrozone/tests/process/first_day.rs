@@ -109,12 +109,17 @@ fn firezone_database_variables_name_the_postgresql_database() {
 #[test]
 fn firezone_variables_ferrozone_does_not_honour_are_named_at_start() {
     let dir = tempfile::tempdir().unwrap();
-    let env = [("GUARDIAN_SECRET_KEY", "k"), ("OUTBOUND_EMAIL_ADAPTER", "smtp"), ("FERROZONE_EXTRENAL_URL", "x")];
+    let env = [
+        ("GUARDIAN_SECRET_KEY", "k"),
+        ("OUTBOUND_EMAIL_ADAPTER", "Elixir.Swoosh.Adapters.Mailgun"),
+        ("FERROZONE_EXTRENAL_URL", "x"),
+    ];
     let (out, _) = run(dir.path(), &env, &["migrate"]);
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("GUARDIAN_SECRET_KEY is ignored: only `ferrozone import firezone` needs them"), "{err}");
-    assert!(err.contains("OUTBOUND_EMAIL_ADAPTER is not supported and is ignored: Ferrozone sends no email"), "{err}");
+    assert!(err.contains("OUTBOUND_EMAIL_ADAPTER=Elixir.Swoosh.Adapters.Mailgun is not supported"), "{err}");
+    assert!(err.contains("Ferrozone sends email through SMTP only"), "{err}");
     assert!(err.contains("unknown setting FERROZONE_EXTRENAL_URL is ignored"), "{err}");
 }
 
