@@ -6,7 +6,7 @@
 // (scripts/browser-test sets both).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -51,13 +51,15 @@ async function waitReady(base) {
   throw new Error('ferrozone serve did not become ready');
 }
 
-/// Starts the server and the browser: `{ base, browser, stop }`.
-export async function start() {
+/// Starts the server and the browser: `{ base, browser, stop }`. `env` adds variables of
+/// the server's; `externalUrl`: FERROZONE_EXTERNAL_URL is the server's own address (for
+/// links the server sends, which the browser then follows).
+export async function start({ env: extra = {}, externalUrl = false } = {}) {
   const bin = process.env.FERROZONE_BIN;
   assert.ok(bin, 'FERROZONE_BIN names the ferrozone binary');
   const dataDir = mkdtempSync(join(tmpdir(), 'ferrozone-browser-'));
   const { FERROZONE_BIN: _, ...inherited } = process.env;
-  const env = { ...inherited, FERROZONE_DATA_DIR: dataDir, FERROZONE_WIREGUARD_BACKEND: 'none', RUST_LOG: 'warn' };
+  const env = { ...inherited, ...extra, FERROZONE_DATA_DIR: dataDir, FERROZONE_WIREGUARD_BACKEND: 'none', RUST_LOG: 'warn' };
   const url = database();
   if (url) env.FERROZONE_DATABASE_URL = url;
   for (const [who, secret, role] of [[email, password, 'unprivileged'], [adminEmail, adminPassword, 'admin']]) {
@@ -66,6 +68,7 @@ export async function start() {
     assert.equal(created.status, 0, created.stderr.toString());
   }
   const base = `http://127.0.0.1:${await freePort()}`;
+  if (externalUrl) env.FERROZONE_EXTERNAL_URL = base;
   const server = spawn(bin, ['serve'], { env: { ...env, FERROZONE_LISTEN: base.slice(7) }, stdio: ['ignore', 'ignore', 'inherit'] });
   let browser;
   const stop = async () => {
@@ -87,6 +90,38 @@ export async function start() {
     throw e;
   }
   return { base, browser, stop };
+}
+
+/// A real SMTP server (tests/smtp/sink, aiosmtpd) on a free port: `{ port, messages, stop }`;
+/// `messages()` is what it accepted so far, oldest first, each as its headers and decoded
+/// text; `waitFor(test)` waits (up to 30 s) for a message that passes `test` and returns it.
+export async function smtpSink() {
+  const dir = mkdtempSync(join(tmpdir(), 'ferrozone-smtp-'));
+  const sink = spawn('bash', [join(root, 'tests', 'smtp', 'sink'), '--dir', dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    let out = '';
+    sink.stdout.on('data', (chunk) => {
+      out += chunk;
+      const found = /port (\d+)/.exec(out);
+      if (found) resolve(Number(found[1]));
+    });
+    sink.once('exit', (code) => reject(new Error(`the SMTP sink exited (${code})`)));
+  });
+  const messages = () =>
+    readdirSync(dir).filter((f) => f.endsWith('.eml')).sort().map((f) => readFileSync(join(dir, f.replace(/\.eml$/, '.txt')), 'utf8'));
+  const waitFor = async (test) => {
+    for (let i = 0; i < 300; i++) {
+      const found = messages().find(test);
+      if (found) return found;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`no such message; received: ${messages().join('\n---\n')}`);
+  };
+  const stop = () => {
+    sink.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { port, messages, waitFor, stop };
 }
 
 /// Debian's chromium, with `args` besides the harness's own (the caller closes it).

@@ -5,6 +5,7 @@
 mod audit;
 mod devices;
 mod hints;
+mod invitations;
 pub(crate) mod provider_test;
 mod providers;
 mod rules;
@@ -25,6 +26,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/admin", get(console))
         .merge(users::routes())
+        .merge(invitations::routes())
         .merge(devices::routes())
         .merge(rules::routes())
         .merge(providers::routes())

@@ -21,6 +21,8 @@ pub struct SignInPage<'a> {
     pub providers: &'a [ProviderLink],
     /// Whether to offer the email and password form (`local_auth_enabled`).
     pub password: bool,
+    /// Whether to offer a sign-in link by email instead ([`ferrozone_domain::Domain::magic_links_enabled`]).
+    pub magic_link: bool,
 }
 
 /// A link on the sign-in page that starts a provider sign-in.
@@ -78,6 +80,7 @@ mod tests {
             error: Some("<b>"),
             providers: &providers,
             password: true,
+            magic_link: false,
         }
         .render()
         .unwrap();

@@ -19,6 +19,7 @@ pub mod portal;
 pub mod providers;
 pub mod saml;
 pub mod sign_in_code;
+mod sign_in_link;
 pub mod viewer;
 
 use std::net::IpAddr;
@@ -57,6 +58,7 @@ fn pages() -> Router<AppState> {
         .merge(oidc::routes())
         .merge(saml::routes())
         .merge(sign_in_code::routes())
+        .merge(sign_in_link::routes())
         .merge(portal::routes())
         .merge(admin::routes())
         .method_not_allowed_fallback(page_error::method_not_allowed)
@@ -281,7 +283,9 @@ fn form(app: &AppState, status: StatusCode, email: &str, return_to: &str, error:
     let token = app.domain.sign_in_form_token(cookies::FORM_TOKEN_SECS);
     let providers = provider_links(app, return_to);
     let password = app.domain.local_auth_enabled();
-    let page = html::SignInPage { email, return_to, form_token: &token, error, providers: &providers, password };
+    let magic_link = app.domain.magic_links_enabled();
+    let page =
+        html::SignInPage { email, return_to, form_token: &token, error, providers: &providers, password, magic_link };
     let mut response = html::response(status, page);
     let cookie = cookies::set(cookies::SIGN_IN_FORM, &token, "/", cookies::FORM_TOKEN_SECS, app.web.secure_cookies);
     response.headers_mut().append(header::SET_COOKIE, cookie);

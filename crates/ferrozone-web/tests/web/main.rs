@@ -16,6 +16,7 @@ mod admin_users;
 mod audit;
 mod configuration_providers;
 mod imported_passwords;
+mod invitations;
 mod logs;
 mod oidc;
 mod portal;
