@@ -83,6 +83,12 @@ impl LinkStatus {
 }
 
 impl SignInLink {
+    /// Whether a sign-in of its user at `last_signed_in_at` spent it: a link works only until
+    /// its user next signs in, by any method (docs/design/invitations.md, "Sign-in links").
+    pub fn spent_by(&self, last_signed_in_at: Option<Timestamp>) -> bool {
+        self.used_at.is_none() && last_signed_in_at.is_some_and(|at| at > self.inserted_at)
+    }
+
     pub fn status(&self, now: Timestamp) -> LinkStatus {
         if self.used_at.is_some() {
             LinkStatus::Used
@@ -115,12 +121,26 @@ pub struct Delivery {
     pub last_error: Option<String>,
 }
 
-/// A link in a list, with its user's email and its email's delivery.
+/// A link in a list, with its user's email and last sign-in, and its email's delivery.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedLink {
     pub link: SignInLink,
     pub email: String,
+    pub last_signed_in_at: Option<Timestamp>,
     pub delivery: Option<Delivery>,
+}
+
+impl ListedLink {
+    /// The link's status, counting it used once its user signed in some other way after
+    /// it was made (an invitation accepted through an identity provider): see
+    /// [`SignInLink::spent_by`].
+    pub fn status(&self, now: Timestamp) -> LinkStatus {
+        if self.link.spent_by(self.last_signed_in_at) {
+            LinkStatus::Used
+        } else {
+            self.link.status(now)
+        }
+    }
 }
 
 /// `invitation.created` or `magic_link.created`: for whom, until when, and whether an
@@ -181,6 +201,21 @@ mod tests {
         assert_eq!(link(false, false, 0).status(now), LinkStatus::Expired, "expiry is exclusive");
         assert_eq!(link(true, true, -60).status(now), LinkStatus::Used);
         assert_eq!(link(false, true, 60).status(now), LinkStatus::Revoked);
+    }
+
+    #[test]
+    fn a_sign_in_after_a_link_was_made_spends_it() {
+        let pending = link(false, false, 60);
+        assert!(pending.spent_by(Some(pending.inserted_at.plus_secs(1))));
+        assert!(!pending.spent_by(Some(pending.inserted_at)), "a sign-in before it (or at once) does not");
+        assert!(!pending.spent_by(None));
+        let listed = ListedLink {
+            link: pending.clone(),
+            email: String::new(),
+            last_signed_in_at: Some(pending.inserted_at.plus_secs(5)),
+            delivery: None,
+        };
+        assert_eq!(listed.status(pending.inserted_at), LinkStatus::Used);
     }
 
     #[test]

@@ -85,6 +85,7 @@ impl InvitationDto {
 
 impl From<ListedLink> for InvitationDto {
     fn from(listed: ListedLink) -> Self {
+        let status = listed.status(Timestamp::now()).as_str();
         let delivery = listed.delivery.map(|d| DeliveryDto {
             status: if d.sent_at.is_some() {
                 "sent"
@@ -97,7 +98,7 @@ impl From<ListedLink> for InvitationDto {
             sent_at: d.sent_at.map(Time),
             last_error: d.last_error,
         });
-        Self::new(listed.link, listed.email, delivery, Timestamp::now())
+        Self { status, ..Self::new(listed.link, listed.email, delivery, Timestamp::now()) }
     }
 }
 

@@ -164,3 +164,22 @@ async fn with_an_smtp_server_an_invitation_is_queued_by_default() {
     let unsent = invite(&app, json!({"email": "katherine@example.com", "send_email": false})).await;
     assert_eq!(unsent.expect_status(StatusCode::CREATED).data()["email_delivery"], Value::Null);
 }
+
+#[tokio::test]
+async fn signing_in_another_way_spends_a_pending_invitation() {
+    let app = TestApp::new().await;
+    let user = json!({"user": {"email": "hedy@example.com", "password": PASSWORD, "password_confirmation": PASSWORD}});
+    app.post("/v0/users", &app.admin, user).await.expect_status(StatusCode::CREATED);
+    let data =
+        invite(&app, json!({"email": "hedy@example.com"})).await.expect_status(StatusCode::CREATED).data().clone();
+    let secret = secret_of(&data);
+    assert_eq!(app.list("/v0/invitations").await[0]["status"], json!("pending"));
+
+    // Through an identity provider, say: any sign-in after the link was made.
+    let signed_in = app.domain.sign_in_with_password("hedy@example.com", PASSWORD).await.unwrap();
+    assert!(matches!(signed_in, Some(PasswordChecked::SignedIn(_))));
+    assert!(app.domain.live_sign_in_link(&secret).await.unwrap().is_none(), "the link is spent");
+    assert!(app.domain.sign_in_with_link(&secret, Some((PASSWORD, PASSWORD))).await.unwrap().is_none());
+    let listed = app.list("/v0/invitations").await;
+    assert_eq!((&listed[0]["status"], &listed[0]["used_at"]), (&json!("used"), &Value::Null));
+}

@@ -15,8 +15,8 @@ use crate::email::{self, Message, QueuedEmail};
 use crate::error::{DomainError, Errors, Result};
 use crate::model::{email_key, Role, User};
 use crate::sign_in_link::{
-    LinkInsert, LinkKind, ListedLink, SignInLink, INVITATION_HOURS, LINK_PATH, MAGIC_LINK_SECS, MAX_INVITATION_HOURS,
-    MAX_LIVE_MAGIC_LINKS,
+    LinkInsert, LinkKind, LinkStatus, ListedLink, SignInLink, INVITATION_HOURS, LINK_PATH, MAGIC_LINK_SECS,
+    MAX_INVITATION_HOURS, MAX_LIVE_MAGIC_LINKS,
 };
 use crate::time::Timestamp;
 use crate::validate::user::{is_email, password_problem};
@@ -159,12 +159,15 @@ impl Domain {
     }
 
     /// The live link with `secret` and its user (for the page that asks to use it);
-    /// `None` when it is unknown, used, revoked or expired, or its user is disabled.
+    /// `None` when it is unknown, used, revoked or expired, its user is disabled, or its
+    /// user signed in since it was made ([`SignInLink::spent_by`]).
     pub async fn live_sign_in_link(&self, secret: &str) -> Result<Option<(SignInLink, User)>> {
         let found = self.store().sign_in_link_by_hash(&hash_session_secret(secret)).await?;
         let now = Timestamp::now();
         Ok(found.filter(|(link, user)| {
-            link.used_at.is_none() && link.revoked_at.is_none() && link.expires_at > now && user.disabled_at.is_none()
+            link.status(now) == LinkStatus::Pending
+                && user.disabled_at.is_none()
+                && !link.spent_by(user.last_signed_in_at)
         }))
     }
 

@@ -29,7 +29,7 @@ macro_rules! returned_columns {
 pub(crate) const LIST: &str = concat!(
     "SELECT ",
     link_columns!(),
-    ", u.email, e.attempts, e.sent_at, e.gave_up_at, e.last_error \
+    ", u.email, u.last_signed_in_at, e.attempts, e.sent_at, e.gave_up_at, e.last_error \
      FROM sign_in_links l JOIN users u ON u.id = l.user_id LEFT JOIN email_outbox e ON e.id = l.email_id \
      WHERE l.kind = $1 ORDER BY l.inserted_at DESC, l.id DESC LIMIT $2"
 );
@@ -114,10 +114,11 @@ impl LinkColumns {
     }
 }
 
-/// A listed link: the link's columns, then the email and the delivery's.
+/// A listed link: the link's columns, then the user's email and last sign-in, and the
+/// delivery's.
 pub(crate) fn listed(
     link: LinkColumns,
-    email: String,
+    (email, last_signed_in_at): (String, Option<i64>),
     attempts: Option<i64>,
     sent_at: Option<i64>,
     gave_up_at: Option<i64>,
@@ -129,5 +130,5 @@ pub(crate) fn listed(
         gave_up_at: gave_up_at.map(Timestamp::from_micros),
         last_error,
     });
-    ListedLink { link: link.link(), email, delivery }
+    ListedLink { link: link.link(), email, last_signed_in_at: last_signed_in_at.map(Timestamp::from_micros), delivery }
 }

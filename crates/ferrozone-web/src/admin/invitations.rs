@@ -125,7 +125,7 @@ async fn render(
 
 fn row(listed: ListedLink, now: Timestamp) -> Row {
     let (delivery, delivery_failed) = delivery(listed.delivery.as_ref());
-    let status = listed.link.status(now);
+    let status = listed.status(now);
     let expiring = matches!(status, LinkStatus::Pending | LinkStatus::Expired);
     Row {
         id: listed.link.id.to_string(),

@@ -71,11 +71,11 @@ impl LinkStore for PgStore {
             .try_map(|row: PgRow| {
                 Ok(sql::listed(
                     columns(&row)?,
-                    row.try_get(9)?,
-                    row.try_get(10)?,
+                    (row.try_get(9)?, row.try_get(10)?),
                     row.try_get(11)?,
                     row.try_get(12)?,
                     row.try_get(13)?,
+                    row.try_get(14)?,
                 ))
             })
             .fetch_all(&self.pool)

@@ -60,7 +60,14 @@ impl LinkStore for SqliteStore {
         self.read("list sign-in links", |conn| {
             prepare(conn, sql::LIST)?
                 .query_map(params![kind.as_str(), i64::from(limit)], |row| {
-                    Ok(sql::listed(columns(row)?, row.get(9)?, row.get(10)?, row.get(11)?, row.get(12)?, row.get(13)?))
+                    Ok(sql::listed(
+                        columns(row)?,
+                        (row.get(9)?, row.get(10)?),
+                        row.get(11)?,
+                        row.get(12)?,
+                        row.get(13)?,
+                        row.get(14)?,
+                    ))
                 })?
                 .collect()
         })
