@@ -81,8 +81,9 @@ pub enum Consumed {
     Busy,
     /// No pending flow has this RelayState (replayed, expired, unsolicited).
     UnknownFlow,
-    /// The response failed verification (logged).
-    Refused,
+    /// The response failed verification (logged): why, and the flow's `return_to` (a test
+    /// sign-in shows the reason to the administrator who ran it).
+    Refused { reason: String, return_to: String },
 }
 
 /// What the finish step came to.
@@ -91,6 +92,13 @@ pub enum Finished {
     Done(Box<ProviderSignInEnd>),
     /// No such pending flow, or it was started in another browser.
     UnknownFlow,
+}
+
+/// A verified response's flow, taken in the browser that started it: the email the IdP
+/// proved, and where the flow was to end.
+pub struct VerifiedFlow {
+    pub email: String,
+    pub return_to: String,
 }
 
 impl Default for SamlSp {
@@ -263,7 +271,7 @@ impl SamlSp {
             Ok(verified) => verified.email,
             Err(e) => {
                 tracing::warn!(provider = %config.id, error = %e, "SAML sign-in refused");
-                return Ok(Consumed::Refused);
+                return Ok(Consumed::Refused { reason: e.to_string(), return_to: flow.return_to });
             }
         };
         let remembered = FlowState::Verified { started: relay_state.to_owned(), email }.encode();
@@ -281,22 +289,48 @@ impl SamlSp {
         state: &str,
         flow_cookie: Option<&str>,
     ) -> Result<Finished, DomainError> {
+        match self.take_verified(domain, provider, state, flow_cookie).await? {
+            Some(verified) => Ok(Finished::Done(Box::new(self.sign_in(domain, provider, verified).await?))),
+            None => Ok(Finished::UnknownFlow),
+        }
+    }
+
+    /// The verified flow `state`, taken in the browser that started it only (see
+    /// [`Self::finish`]); `None` for an unknown flow or another browser. Signs nobody in: a
+    /// test sign-in stops here.
+    pub async fn take_verified(
+        &self,
+        domain: &Domain,
+        provider: &SamlProvider,
+        state: &str,
+        flow_cookie: Option<&str>,
+    ) -> Result<Option<VerifiedFlow>, DomainError> {
         let config = &provider.config;
         let Some(flow) = domain.take_sign_in_flow(&config.id, state).await? else {
-            return Ok(Finished::UnknownFlow);
+            return Ok(None);
         };
         let Some(FlowState::Verified { started, email }) = FlowState::decode(&flow.secrets) else {
-            return Ok(Finished::UnknownFlow);
+            return Ok(None);
         };
         if !flow_cookie.is_some_and(|cookie| bool::from(cookie.as_bytes().ct_eq(started.as_bytes()))) {
             tracing::info!(provider = %config.id, "SAML sign-in finished in a browser that did not start it");
-            return Ok(Finished::UnknownFlow);
+            return Ok(None);
         }
+        Ok(Some(VerifiedFlow { email, return_to: flow.return_to }))
+    }
+
+    /// Signs the verified email in under the provider's policy.
+    pub async fn sign_in(
+        &self,
+        domain: &Domain,
+        provider: &SamlProvider,
+        verified: VerifiedFlow,
+    ) -> Result<ProviderSignInEnd, DomainError> {
+        let config = &provider.config;
         let policy = ProviderPolicy { auto_create_users: config.auto_create_users, allow_admins: config.allow_admins };
-        let identity = ProviderIdentity { email, refresh_token: None };
+        let identity = ProviderIdentity { email: verified.email, refresh_token: None };
         let outcome = domain.sign_in_with_identity(&config.id, &identity, policy).await?;
-        let end = ProviderSignInEnd { outcome, email: identity.email, return_to: flow.return_to };
-        Ok(Finished::Done(Box::new(end)))
+        Ok(ProviderSignInEnd { outcome, email: identity.email, return_to: verified.return_to })
     }
 
     /// The SP metadata for `provider` to import: signed with the SP key when it asks for

@@ -19,11 +19,12 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use ferrozone_saml::signin::{Consumed, Finished, Started};
+use ferrozone_saml::signin::{Consumed, Started};
 pub use ferrozone_saml::signin::{SamlLimits, SamlSp, DEFAULT_BODY_LIMIT, DEFAULT_ENTITY_ID};
 use ferrozone_saml::Outgoing;
 
 use super::{html, local_path, providers, query_value, redirect, PageError};
+use crate::oidc::TEST_SIGN_IN;
 use ferrozone_http::cookies;
 use ferrozone_http::extract::ClientAddr;
 use ferrozone_http::telemetry::sign_ins::{self, Method, Outcome};
@@ -116,7 +117,10 @@ async fn consume(State(app): State<AppState>, Path(id): Path<String>, request: R
         }
         Consumed::Busy => consumer::busy(),
         Consumed::UnknownFlow => providers::unknown_flow(),
-        Consumed::Refused => refused_answer(&app, &id).await,
+        Consumed::Refused { reason, return_to } if return_to == TEST_SIGN_IN => {
+            crate::admin::provider_test::saml_page(&app, provider, Err(reason)).await?
+        }
+        Consumed::Refused { .. } => refused_answer(&app, &id).await,
     })
 }
 
@@ -139,9 +143,26 @@ async fn finish(
     let Some(provider) = saml.provider(&id) else { return Ok(providers::unknown_provider()) };
     let state = query_value(query.as_deref(), "state");
     let flow_cookie = cookies::get(&headers, cookies::FLOW);
-    Ok(match saml.finish(&app.domain, provider, &state, flow_cookie).await? {
-        Finished::Done(end) => providers::respond(&app, &headers, Method::Saml, &id, *end).await?,
-        Finished::UnknownFlow => providers::unknown_flow(),
+    let Some(verified) = saml.take_verified(&app.domain, provider, &state, flow_cookie).await? else {
+        return Ok(providers::unknown_flow());
+    };
+    if verified.return_to == TEST_SIGN_IN {
+        return crate::admin::provider_test::saml_page(&app, provider, Ok(verified.email)).await;
+    }
+    let end = saml.sign_in(&app.domain, provider, verified).await?;
+    Ok(providers::respond(&app, &headers, Method::Saml, &id, end).await?)
+}
+
+/// `POST /admin/providers/saml/{id}/test` (an admin, with the session's CSRF token): a flow
+/// whose end shows what the IdP proved and signs nobody in ([`TEST_SIGN_IN`]).
+pub(crate) async fn start_test(app: &AppState, id: &str, client: std::net::IpAddr) -> Result<Response, PageError> {
+    let saml = app.web.sign_in(&app.domain).saml.clone();
+    let Some(provider) = saml.provider(id) else { return Ok(providers::unknown_provider()) };
+    let started = saml.start(&app.domain, provider, TEST_SIGN_IN, client, &app.web.external_url);
+    Ok(match started.await? {
+        Started::ToIdp { state, outgoing } => to_idp(app, &provider.config().label, &state, outgoing),
+        Started::TooMany => providers::too_many_flows(Method::Saml),
+        Started::NotMade(e) => not_made(id, &e),
     })
 }
 

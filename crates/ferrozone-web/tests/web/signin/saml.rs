@@ -7,6 +7,7 @@
 mod consumer;
 mod identities;
 mod idp;
+mod test_sign_in;
 
 use base64::Engine as _;
 use ferrozone_domain::providers::Providers;
