@@ -124,6 +124,25 @@ export async function smtpSink() {
   return { port, messages, waitFor, stop };
 }
 
+/// The SAML test IdP of the sign-in tests (tests/idp/saml/idp.js, on Node.js) with
+/// `config`: `{ base, metadata, stop }`. Its packages are installed by `.ci/run` (or `npm ci`
+/// in tests/idp/saml).
+export async function samlIdp(config = {}) {
+  // Its stdin stays open while it is needed: the IdP exits when stdin ends.
+  const idp = spawn('node', ['idp.js', JSON.stringify(config)], { cwd: join(root, 'tests', 'idp', 'saml'), stdio: ['pipe', 'pipe', 'inherit'] });
+  const idpBase = await new Promise((resolve, reject) => {
+    let out = '';
+    idp.stdout.on('data', (chunk) => {
+      out += chunk;
+      const found = /listening (\S+)/.exec(out);
+      if (found) resolve(found[1]);
+    });
+    idp.once('exit', (code) => reject(new Error(`the SAML IdP exited (${code})`)));
+  });
+  const metadata = await (await fetch(`${idpBase}/metadata`)).text();
+  return { base: idpBase, metadata, stop: () => idp.stdin.end() };
+}
+
 /// Debian's chromium, with `args` besides the harness's own (the caller closes it).
 export function launch(args = []) {
   return chromium.launch({

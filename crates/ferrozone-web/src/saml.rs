@@ -153,8 +153,8 @@ async fn finish(
     Ok(providers::respond(&app, &headers, Method::Saml, &id, end).await?)
 }
 
-/// `POST /admin/providers/saml/{id}/test` (an admin, with the session's CSRF token): a flow
-/// whose end shows what the IdP proved and signs nobody in ([`TEST_SIGN_IN`]).
+/// `GET /admin/providers/saml/{id}/test` (an admin): a flow whose end shows what the IdP
+/// proved and signs nobody in ([`TEST_SIGN_IN`]).
 pub(crate) async fn start_test(app: &AppState, id: &str, client: std::net::IpAddr) -> Result<Response, PageError> {
     let saml = app.web.sign_in(&app.domain).saml.clone();
     let Some(provider) = saml.provider(id) else { return Ok(providers::unknown_provider()) };

@@ -1,8 +1,11 @@
 //! Test sign-in (docs/web.md, "Console: identity providers"): an admin runs a provider's
 //! flow in the browser, and the flow's end shows what the provider proved and what signing
-//! in would do, without signing anyone in. Started by `POST
-//! /admin/providers/{oidc|saml}/{id}/test`; the flow is marked by its `return_to`
-//! ([`crate::oidc::TEST_SIGN_IN`]).
+//! in would do, without signing anyone in. Started by `GET
+//! /admin/providers/{oidc|saml}/{id}/test` (a link, as the sign-in page's provider links: a
+//! form posting to this server may not be redirected to the provider, whose origin the
+//! page's `form-action` does not name); the flow is marked by its `return_to`
+//! ([`crate::oidc::TEST_SIGN_IN`]). Starting one from another site only shows the admin a
+//! test's result.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -13,30 +16,27 @@ use ferrozone_http::AppState;
 use ferrozone_oidc::{Completed, Identity, Provider, SignInError};
 use ferrozone_saml::signin::SamlProvider;
 
-use crate::checked_form::CheckedForm;
 use crate::html;
 use crate::oidc::{begin, TEST_SIGN_IN};
 use crate::page_error::PageError;
 use crate::viewer::AdminViewer;
 
-/// `POST /admin/providers/oidc/{id}/test`: a flow that ends on the test's page.
+/// `GET /admin/providers/oidc/{id}/test`: a flow that ends on the test's page.
 pub(super) async fn start(
     State(app): State<AppState>,
     AdminViewer(_admin): AdminViewer,
     Path(id): Path<String>,
     ClientAddr(client): ClientAddr,
-    CheckedForm(_): CheckedForm,
 ) -> Result<Response, PageError> {
     begin(&app, &id, TEST_SIGN_IN, client).await
 }
 
-/// `POST /admin/providers/saml/{id}/test`: the same for a SAML IdP.
+/// `GET /admin/providers/saml/{id}/test`: the same for a SAML IdP.
 pub(super) async fn start_saml(
     State(app): State<AppState>,
     AdminViewer(_admin): AdminViewer,
     Path(id): Path<String>,
     ClientAddr(client): ClientAddr,
-    CheckedForm(_): CheckedForm,
 ) -> Result<Response, PageError> {
     crate::saml::start_test(&app, &id, client).await
 }

@@ -24,8 +24,8 @@ pub fn routes() -> Router<AppState> {
         .route("/admin/providers/{kind}/new", get(form::new).post(form::create))
         .route("/admin/providers/{kind}/{id}", get(form::edit).post(form::update))
         .route("/admin/providers/{kind}/{id}/delete", post(form::delete))
-        .route("/admin/providers/oidc/{id}/test", post(super::provider_test::start))
-        .route("/admin/providers/saml/{id}/test", post(super::provider_test::start_saml))
+        .route("/admin/providers/oidc/{id}/test", get(super::provider_test::start))
+        .route("/admin/providers/saml/{id}/test", get(super::provider_test::start_saml))
 }
 
 /// OpenID Connect or SAML, as the paths name them.

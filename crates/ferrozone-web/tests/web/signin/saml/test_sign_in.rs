@@ -23,22 +23,21 @@ async fn serve(app: &TestApp, idp: &Idp, mut provider: serde_json::Value) -> Str
     base
 }
 
-/// A browser signed in to `base` as the admin, and its session's CSRF token.
-async fn admin(base: &str) -> (reqwest::Client, String) {
+/// A browser signed in to `base` as the admin.
+async fn admin(base: &str) -> reqwest::Client {
     let browser = browser();
     let page = browser.get(format!("{base}/sign_in")).send().await.unwrap().text().await.unwrap();
     let token = attribute_after(&page, "name=\"csrf_token\" value=\"");
     let form = [("email", ADMIN), ("password", PASSWORD), ("return_to", "/"), ("csrf_token", &token)];
     let home = browser.post(format!("{base}/sign_in")).form(&form).send().await.unwrap();
     assert_eq!((home.status(), home.url().path()), (StatusCode::OK, "/"));
-    let csrf = attribute_after(&home.text().await.unwrap(), "<meta name=\"csrf-token\" content=\"");
-    (browser, csrf)
+    browser
 }
 
-/// Runs the test from the provider's page as `email` at the IdP: the final status and page.
-async fn run_test(browser: &reqwest::Client, base: &str, csrf: &str, email: &str) -> (StatusCode, String, String) {
+/// Runs the test (the provider page's link) as `email` at the IdP: the final status and page.
+async fn run_test(browser: &reqwest::Client, base: &str, email: &str) -> (StatusCode, String, String) {
     let url = format!("{base}/admin/providers/saml/{PROVIDER}/test");
-    let at_idp = browser.post(url).form(&[("csrf_token", csrf)]).send().await.unwrap();
+    let at_idp = browser.get(url).send().await.unwrap();
     let form: Form = sign_in_at_idp(browser, base, at_idp, email).await;
     post_answer(browser, &form).await
 }
@@ -49,13 +48,13 @@ async fn a_test_shows_the_proved_email_and_signs_nobody_in() {
     let Some(idp) = Idp::start(json!({})) else { return };
     password_user(&app, ADMIN, "admin").await;
     let base = serve(&app, &idp, provider(false)).await;
-    let (browser, csrf) = admin(&base).await;
+    let browser = admin(&base).await;
     let provider_page = browser.get(format!("{base}/admin/providers/saml/{PROVIDER}")).send().await.unwrap();
     let provider_page = provider_page.text().await.unwrap();
-    assert!(provider_page.contains(&format!("action=\"/admin/providers/saml/{PROVIDER}/test\"")), "{provider_page}");
+    assert!(provider_page.contains(&format!("href=\"/admin/providers/saml/{PROVIDER}/test\"")), "{provider_page}");
     let (users_before, admin_before) = (app.counts().await.1, app.show_user(ADMIN).await["last_signed_in_at"].clone());
 
-    let (status, path, page) = run_test(&browser, &base, &csrf, "nobody@example.com").await;
+    let (status, path, page) = run_test(&browser, &base, "nobody@example.com").await;
     assert_eq!((status, path.as_str()), (StatusCode::OK, format!("/auth/saml/finish/{PROVIDER}").as_str()), "{page}");
     assert!(page.contains("Test sign-in: Test IdP") && page.contains("Nobody was signed in by this test."), "{page}");
     assert!(page.contains("<code>nobody@example.com</code>"), "{page}");
@@ -68,18 +67,13 @@ async fn a_test_shows_the_proved_email_and_signs_nobody_in() {
     assert!(crate::audit::refused_sign_ins(&app).await.is_empty(), "a test refuses nobody");
 
     app.user("pat@example.com", "unprivileged").await;
-    let (status, _, page) = run_test(&browser, &base, &csrf, "pat@example.com").await;
+    let (status, _, page) = run_test(&browser, &base, "pat@example.com").await;
     assert_eq!(status, StatusCode::OK, "{page}");
     assert!(page.contains("Signing in would sign pat@example.com in, a user."), "{page}");
     assert!(app.show_user("pat@example.com").await["last_signed_in_at"].is_null());
 
     let stranger = super::idp::browser();
-    let refused = stranger
-        .post(format!("{base}/admin/providers/saml/{PROVIDER}/test"))
-        .form(&[("csrf_token", csrf.as_str())])
-        .send()
-        .await
-        .unwrap();
+    let refused = stranger.get(format!("{base}/admin/providers/saml/{PROVIDER}/test")).send().await.unwrap();
     assert_eq!(refused.url().path(), "/sign_in", "no test without an admin session");
 }
 
@@ -90,9 +84,9 @@ async fn a_forged_answer_is_shown_as_failing_verification() {
     let Some(idp) = Idp::start(config) else { return };
     password_user(&app, ADMIN, "admin").await;
     let base = serve(&app, &idp, provider(true)).await;
-    let (browser, csrf) = admin(&base).await;
+    let browser = admin(&base).await;
     let users_before = app.counts().await.1;
-    let (status, _, page) = run_test(&browser, &base, &csrf, "mallory@example.com").await;
+    let (status, _, page) = run_test(&browser, &base, "mallory@example.com").await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{page}");
     assert!(page.contains("The identity provider&#39;s answer failed verification: "), "{page}");
     assert!(!page.contains("mallory@example.com"), "an answer that failed proves no email: {page}");
