@@ -75,9 +75,8 @@ pub fn invitation(to: &str, inviter: &str, site: &str, url: &str, expires_at: Ti
     Message { to: to.to_owned(), subject: "You are invited to the VPN".to_owned(), text }
 }
 
-/// A magic link for `to` on the site at `site`.
-pub fn magic_link(to: &str, site: &str, url: &str) -> Message {
-    let minutes = crate::sign_in_link::MAGIC_LINK_SECS / 60;
+/// A magic link for `to` on the site at `site`, working for `minutes`.
+pub fn magic_link(to: &str, site: &str, url: &str, minutes: i64) -> Message {
     let text = format!(
         "Hello,\n\nSomeone asked to sign in to the VPN at {site} as {to}.\n\n\
          Open this link to sign in:\n\n{url}\n\n\
@@ -120,7 +119,7 @@ mod tests {
         assert_eq!(invited.to, "ada@example.com");
         assert!(invited.text.contains("https://x/l") && invited.text.contains("admin@example.com invited you"));
         assert!(invited.text.contains("1970-01-01T00:00:00"), "{}", invited.text);
-        let magic = magic_link("ada@example.com", "https://vpn.example", "https://x/m");
+        let magic = magic_link("ada@example.com", "https://vpn.example", "https://x/m", 15);
         assert!(magic.text.contains("https://x/m") && magic.text.contains("15 minutes"));
     }
 }

@@ -152,7 +152,7 @@ impl Domain {
             return Ok(MagicLinkRequest::Accepted);
         }
         let secret = random_secret();
-        let message = email::magic_link(&user.email, site, &link_url(site, &secret));
+        let message = email::magic_link(&user.email, site, &link_url(site, &secret), MAGIC_LINK_SECS / 60);
         let expires_at = now.plus_secs(MAGIC_LINK_SECS);
         self.insert_link(LinkKind::MagicLink, &user, None, &secret, expires_at, None, Some(message)).await?;
         Ok(MagicLinkRequest::Accepted)
