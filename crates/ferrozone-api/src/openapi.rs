@@ -28,6 +28,7 @@ use ferrozone_http::{reply, AppState};
         (name = "server", description = "This process: version, start-up settings, data plane (Ferrozone's own)"),
         (name = "webhooks", description = "Endpoints that receive the audit events, signed (Ferrozone's own)"),
         (name = "invitations", description = "Single-use sign-in links for new people, by email (Ferrozone's own)"),
+        (name = "gateways", description = "Gateways on other hosts: the registry and enrolment (Ferrozone's own)"),
         (name = "audit", description = "The audit log: who changed what, from where and when (Ferrozone's own)"))
 )]
 pub struct ApiDoc;
@@ -57,6 +58,7 @@ pub fn api() -> (axum::Router<AppState>, Value) {
         .merge(crate::routes::server::routes())
         .merge(crate::routes::webhooks::routes())
         .merge(crate::routes::invitations::routes())
+        .merge(crate::routes::gateways::routes())
         .merge(crate::routes::audit::routes())
         .split_for_parts();
     // utoipa's document is plain data (strings, maps, numbers): it always serialises.

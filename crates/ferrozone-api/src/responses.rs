@@ -37,6 +37,28 @@ pub enum QueryErrors {
     Invalid(ValidationErrors),
 }
 
+/// The gateway's enrolment (`POST /gateway/v1/enrol`): no bearer token, the body carries the
+/// enrolment token.
+#[allow(dead_code)]
+#[derive(IntoResponses)]
+pub enum EnrolErrors {
+    /// A body that is not a JSON object.
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+    /// The enrolment token is unknown, used, expired or of a revoked gateway.
+    #[response(status = 401)]
+    Unauthenticated(ErrorBody),
+    /// A body above the size limit.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// A body that is not `application/json`.
+    #[response(status = 415)]
+    UnsupportedMediaType(ErrorBody),
+    /// Invalid fields, each with its messages.
+    #[response(status = 422)]
+    Invalid(ValidationErrors),
+}
+
 /// A route naming one item by its id, without a body: reads and deletes.
 #[allow(dead_code)]
 #[derive(IntoResponses)]

@@ -8,6 +8,7 @@
 
 mod configuration;
 mod devices;
+mod gateways;
 mod invitations;
 mod reader;
 mod rules;
@@ -54,6 +55,7 @@ pub struct Envelope<T>(PhantomData<T>);
 
 pub type ConfigurationEnvelope = Envelope<ConfigurationChanges>;
 pub type DeviceEnvelope = Envelope<NewDevice>;
+pub type GatewayEnvelope = Envelope<ferrozone_domain::service::gateways::NewGateway>;
 pub type InvitationEnvelope = Envelope<ferrozone_domain::service::sign_in_links::NewInvitation>;
 pub type RuleEnvelope = Envelope<NewRule>;
 pub type TokenEnvelope = Envelope<NewToken>;

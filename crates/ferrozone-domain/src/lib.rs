@@ -15,6 +15,7 @@ pub mod crypto;
 pub mod egress;
 pub mod email;
 pub mod error;
+pub mod gateway;
 pub mod import;
 pub mod input;
 pub mod ipam;

@@ -58,6 +58,8 @@ pub enum Unique {
     Ipv4,
     /// A device's IPv6 address.
     Ipv6,
+    /// A gateway's name.
+    GatewayName,
 }
 
 impl Unique {
@@ -69,6 +71,7 @@ impl Unique {
             Unique::DeviceName => "name",
             Unique::Ipv4 => "ipv4",
             Unique::Ipv6 => "ipv6",
+            Unique::GatewayName => "name",
         }
     }
 

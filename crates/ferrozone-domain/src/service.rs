@@ -10,6 +10,7 @@ pub mod console;
 pub mod dataplane;
 pub mod device_rights;
 pub mod devices;
+pub mod gateways;
 mod imported_tokens;
 pub mod mail;
 pub mod oidc;

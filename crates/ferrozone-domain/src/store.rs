@@ -12,6 +12,7 @@ use crate::crypto::Sealed;
 use crate::egress::{EgressPolicy, Rule};
 use crate::email::{EmailLease, EmailOutcome};
 use crate::error::Result;
+use crate::gateway::{Enrolment, Gateway, GatewayInsert};
 use crate::import::{ImportBatch, ImportMode, ImportOutcome};
 use crate::input::RuleChanges;
 use crate::ipam::Pools;
@@ -88,7 +89,7 @@ pub const STREAM_DEPTH: usize = 2;
 /// comes back as [`crate::DomainError::Invalid`] with the field and message the API shows;
 /// a database that cannot be reached as [`crate::DomainError::Unavailable`].
 #[async_trait]
-pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore {
+pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore + GatewayStore {
     /// Checks that the database answers.
     async fn ping(&self) -> Result<()>;
 
@@ -425,4 +426,24 @@ pub trait LinkStore: Send + Sync + 'static {
     /// Deletes up to `max` messages sent or given up before `before` and the links that
     /// expired before it; returns how many rows went.
     async fn prune_sign_in_links(&self, before: Timestamp, max: u32) -> Result<u64>;
+}
+
+/// The gateways' registry ([`crate::gateway`]), a part of every [`Store`]. Each write appends
+/// its audit event in its transaction.
+#[async_trait]
+pub trait GatewayStore: Send + Sync + 'static {
+    /// Inserts a gateway awaiting enrolment; a taken name is `Invalid` on `name`.
+    async fn insert_gateway(&self, insert: &GatewayInsert) -> Result<()>;
+    /// Every gateway, oldest first.
+    async fn list_gateways(&self) -> Result<Vec<Gateway>>;
+    async fn gateway_by_id(&self, id: Uuid) -> Result<Option<Gateway>>;
+    /// Uses the enrolment token whose hash `enrolment` names, if it is unused, unexpired and
+    /// its gateway not revoked, and stores the credential's hash in its place; the enrolled
+    /// gateway, or `None`.
+    async fn enrol_gateway(&self, enrolment: &Enrolment) -> Result<Option<Gateway>>;
+    /// The gateway whose credential hashes to `hash` (never a revoked one).
+    async fn gateway_by_credential(&self, hash: &[u8]) -> Result<Option<Gateway>>;
+    /// Revokes a gateway: its token or credential stops working. `None` when there is no
+    /// such gateway or it was revoked already.
+    async fn revoke_gateway(&self, id: Uuid, now: Timestamp) -> Result<Option<Gateway>>;
 }

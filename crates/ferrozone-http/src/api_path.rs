@@ -3,9 +3,10 @@
 
 use axum::http::{header, HeaderMap, HeaderValue};
 
-/// Whether `path` is under the `/v0` API (its responses are JSON and never cached).
+/// Whether `path` is under the `/v0` API or the gateways' protocol (`/gateway/`, whose
+/// answers carry credentials): their responses are JSON and never cached.
 pub fn is_api_path(path: &str) -> bool {
-    path == "/v0" || path.starts_with("/v0/")
+    path == "/v0" || path.starts_with("/v0/") || path.starts_with("/gateway/")
 }
 
 /// Every response under `/v0` (errors and 404s included) is not to be stored by any cache

@@ -12,6 +12,7 @@ const UNIQUE_FIELDS: &[(&str, &str, &str)] = &[
     ("devices_user_id_name_unique", "devices.user_id, devices.name", Unique::DeviceName.field()),
     ("devices_ipv4_unique", "devices.ipv4", Unique::Ipv4.field()),
     ("devices_ipv6_unique", "devices.ipv6", Unique::Ipv6.field()),
+    ("gateways_name_unique", "gateways.name", Unique::GatewayName.field()),
 ];
 
 /// The attribute of a unique violation PostgreSQL reports on `constraint`.

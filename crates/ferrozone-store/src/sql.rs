@@ -6,6 +6,7 @@
 //! built the same way.
 
 pub(crate) mod audit;
+pub(crate) mod gateways;
 pub(crate) mod links;
 pub(crate) mod text;
 pub(crate) mod totp;

@@ -37,6 +37,7 @@ pub const SUBJECT_KINDS: &[&str] = &[
     "audit",
     "invitation",
     "magic_link",
+    "gateway",
 ];
 
 /// A new endpoint as asked for.

@@ -292,6 +292,46 @@ mod link_calls {
     }
 }
 
+/// The gateway registry's calls, each `self.inner.$name(args)` after `self.check("$name")`.
+mod gateway_calls {
+    use async_trait::async_trait;
+    use ferrozone_domain::error::Result;
+    use ferrozone_domain::gateway::{Enrolment, Gateway, GatewayInsert};
+    use ferrozone_domain::store::GatewayStore;
+    use ferrozone_domain::Timestamp;
+    use uuid::Uuid;
+
+    use super::Flaky;
+
+    #[async_trait]
+    impl GatewayStore for Flaky {
+        async fn insert_gateway(&self, insert: &GatewayInsert) -> Result<()> {
+            self.check("insert_gateway")?;
+            self.inner.insert_gateway(insert).await
+        }
+        async fn list_gateways(&self) -> Result<Vec<Gateway>> {
+            self.check("list_gateways")?;
+            self.inner.list_gateways().await
+        }
+        async fn gateway_by_id(&self, id: Uuid) -> Result<Option<Gateway>> {
+            self.check("gateway_by_id")?;
+            self.inner.gateway_by_id(id).await
+        }
+        async fn enrol_gateway(&self, enrolment: &Enrolment) -> Result<Option<Gateway>> {
+            self.check("enrol_gateway")?;
+            self.inner.enrol_gateway(enrolment).await
+        }
+        async fn gateway_by_credential(&self, hash: &[u8]) -> Result<Option<Gateway>> {
+            self.check("gateway_by_credential")?;
+            self.inner.gateway_by_credential(hash).await
+        }
+        async fn revoke_gateway(&self, id: Uuid, now: Timestamp) -> Result<Option<Gateway>> {
+            self.check("revoke_gateway")?;
+            self.inner.revoke_gateway(id, now).await
+        }
+    }
+}
+
 /// Which store call fails (`"*"`: every one), and how; `None`: none.
 pub type Switch = Arc<Mutex<Option<(&'static str, Failure)>>>;
 

@@ -38,6 +38,7 @@ const FILES: &[(i64, &str, &str)] = &[
     (20, "device_stats", include_str!("../../migrations/postgres/0020_device_stats.sql")),
     (21, "device_paused", include_str!("../../migrations/postgres/0021_device_paused.sql")),
     (22, "sign_in_links", include_str!("../../migrations/postgres/0022_sign_in_links.sql")),
+    (23, "gateways", include_str!("../../migrations/postgres/0023_gateways.sql")),
 ];
 
 /// The history as sqlx's migrator runs it.

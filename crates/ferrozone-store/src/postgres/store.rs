@@ -42,6 +42,7 @@ use crate::rows::{
 use crate::sql;
 
 mod audit_log;
+mod gateways;
 mod import;
 mod links;
 mod sample;

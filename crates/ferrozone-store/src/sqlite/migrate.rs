@@ -76,6 +76,7 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "sign_in_links",
         sql: include_str!("../../migrations/sqlite/0022_sign_in_links.sql"),
     },
+    Migration { version: 23, name: "gateways", sql: include_str!("../../migrations/sqlite/0023_gateways.sql") },
 ];
 
 /// Applies every migration newer than the database.

@@ -33,6 +33,7 @@ use super::writer::Writer;
 use super::{migrate, point_reads, prepare, prepare_built, rows};
 
 mod audit_log;
+mod gateways;
 mod import;
 mod links;
 mod sample;

@@ -1,0 +1,94 @@
+//! [`GatewayStore`] on SQLite: writes in the writer's batches, reads on pooled connections.
+
+use async_trait::async_trait;
+use ferrozone_domain::error::Result;
+use ferrozone_domain::gateway::{self, Enrolment, Gateway, GatewayInsert};
+use ferrozone_domain::store::GatewayStore;
+use ferrozone_domain::Timestamp;
+use rusqlite::{params, OptionalExtension};
+use uuid::Uuid;
+
+use super::super::errors::OrDb;
+use super::super::prepare;
+use super::SqliteStore;
+use crate::sql::gateways as sql;
+
+#[async_trait]
+impl GatewayStore for SqliteStore {
+    async fn insert_gateway(&self, insert: &GatewayInsert) -> Result<()> {
+        let insert = insert.clone();
+        self.write(move |tx| {
+            let g = &insert.gateway;
+            prepare(tx.conn(), sql::INSERT)
+                .and_then(|mut stmt| {
+                    stmt.execute(params![
+                        g.id,
+                        g.name,
+                        insert.enrolment_hash,
+                        g.enrolment_expires_at.map(Timestamp::micros),
+                        g.inserted_at.micros()
+                    ])
+                })
+                .or_db("insert a gateway")?;
+            tx.append(gateway::created_entry(g))
+        })
+        .await
+    }
+
+    async fn list_gateways(&self) -> Result<Vec<Gateway>> {
+        self.read("list gateways", |conn| prepare(conn, sql::LIST)?.query_map([], columns)?.collect())
+            .map(|rows: Vec<sql::GatewayColumns>| rows.into_iter().map(Gateway::from).collect())
+    }
+
+    async fn gateway_by_id(&self, id: Uuid) -> Result<Option<Gateway>> {
+        let row = self.read("read a gateway", |conn| prepare(conn, sql::BY_ID)?.query_row([id], columns).optional())?;
+        Ok(row.map(Gateway::from))
+    }
+
+    async fn enrol_gateway(&self, enrolment: &Enrolment) -> Result<Option<Gateway>> {
+        let enrolment = enrolment.clone();
+        self.write(move |tx| {
+            let args =
+                params![enrolment.enrolment_hash, enrolment.credential_hash, enrolment.version, enrolment.now.micros()];
+            let row = prepare(tx.conn(), sql::ENROL)
+                .and_then(|mut stmt| stmt.query_row(args, columns).optional())
+                .or_db("enrol a gateway")?;
+            let Some(enrolled) = row.map(Gateway::from) else { return Ok(None) };
+            tx.append(gateway::enrolled_entry(&enrolled))?;
+            Ok(Some(enrolled))
+        })
+        .await
+    }
+
+    async fn gateway_by_credential(&self, hash: &[u8]) -> Result<Option<Gateway>> {
+        let row = self
+            .read("read a gateway", |conn| prepare(conn, sql::BY_CREDENTIAL)?.query_row([hash], columns).optional())?;
+        Ok(row.map(Gateway::from))
+    }
+
+    async fn revoke_gateway(&self, id: Uuid, now: Timestamp) -> Result<Option<Gateway>> {
+        self.write(move |tx| {
+            let row = prepare(tx.conn(), sql::REVOKE)
+                .and_then(|mut stmt| stmt.query_row(params![id, now.micros()], columns).optional())
+                .or_db("revoke a gateway")?;
+            let Some(revoked) = row.map(Gateway::from) else { return Ok(None) };
+            tx.append(gateway::revoked_entry(&revoked))?;
+            Ok(Some(revoked))
+        })
+        .await
+    }
+}
+
+fn columns(row: &rusqlite::Row<'_>) -> rusqlite::Result<sql::GatewayColumns> {
+    Ok(sql::GatewayColumns {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        enrolment_expires_at: row.get(2)?,
+        enrolled_at: row.get(3)?,
+        revoked_at: row.get(4)?,
+        last_seen_at: row.get(5)?,
+        version: row.get(6)?,
+        inserted_at: row.get(7)?,
+        updated_at: row.get(8)?,
+    })
+}
