@@ -4,6 +4,7 @@
 
 mod audit;
 mod devices;
+mod gateways;
 mod hints;
 mod invitations;
 pub(crate) mod provider_test;
@@ -28,6 +29,7 @@ pub fn routes() -> Router<AppState> {
         .merge(users::routes())
         .merge(invitations::routes())
         .merge(devices::routes())
+        .merge(gateways::routes())
         .merge(rules::routes())
         .merge(providers::routes())
         .merge(settings::routes())

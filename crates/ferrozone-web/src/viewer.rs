@@ -38,6 +38,7 @@ pub enum Section {
     Account,
     AdminUsers,
     AdminDevices,
+    AdminGateways,
     AdminRules,
     AdminProviders,
     AdminSettings,

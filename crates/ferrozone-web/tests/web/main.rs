@@ -15,6 +15,7 @@ mod admin_console;
 mod admin_users;
 mod audit;
 mod configuration_providers;
+mod gateways;
 mod imported_passwords;
 mod invitations;
 mod logs;
