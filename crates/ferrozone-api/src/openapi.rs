@@ -75,7 +75,10 @@ fn link_created(doc: &mut Value) {
     let device_ops: &[&str] = &["get_device", "update_device", "replace_device", "delete_device", "get_device_config"];
     let user_ops: &[&str] = &["get_user", "update_user", "replace_user", "delete_user"];
     let rule_ops: &[&str] = &["get_rule", "update_rule", "replace_rule", "delete_rule"];
-    for (collection, ops) in [("/v0/devices", device_ops), ("/v0/users", user_ops), ("/v0/rules", rule_ops)] {
+    let gateway_ops: &[&str] = &["get_gateway", "revoke_gateway"];
+    let collections =
+        [("/v0/devices", device_ops), ("/v0/users", user_ops), ("/v0/rules", rule_ops), ("/v0/gateways", gateway_ops)];
+    for (collection, ops) in collections {
         let pointer = format!("/paths/{}/post/responses/201", collection.replace('/', "~1"));
         let Some(Value::Object(response)) = doc.pointer_mut(&pointer) else { continue };
         let links: Map<String, Value> = ops

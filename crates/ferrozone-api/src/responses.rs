@@ -47,7 +47,7 @@ pub enum EnrolErrors {
     BadRequest(ErrorBody),
     /// The enrolment token is unknown, used, expired or of a revoked gateway.
     #[response(status = 401)]
-    Unauthenticated(ErrorBody),
+    Unauthenticated(AuthErrors),
     /// A body above the size limit.
     #[response(status = 413)]
     TooLarge(ErrorBody),
