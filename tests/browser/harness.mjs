@@ -6,7 +6,7 @@
 // (scripts/browser-test sets both).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -141,6 +141,30 @@ export async function samlIdp(config = {}) {
   });
   const metadata = await (await fetch(`${idpBase}/metadata`)).text();
   return { base: idpBase, metadata, stop: () => idp.stdin.end() };
+}
+
+/// The OpenID Connect test provider of the sign-in tests (tests/idp/oidc/idp.mjs, oidc-provider
+/// on Node.js) with `clients` ({client_id, client_secret, redirect_uris}): `{ issuer, stop }`.
+export async function oidcIdp(clients) {
+  const dir = mkdtempSync(join(tmpdir(), 'ferrozone-oidc-'));
+  const config = join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ clients, email_in_id_token: false }));
+  // Its stdin stays open while it is needed: the provider exits when stdin ends.
+  const idp = spawn('node', ['idp.mjs', config], { cwd: join(root, 'tests', 'idp', 'oidc'), stdio: ['pipe', 'pipe', 'inherit'] });
+  const issuer = await new Promise((resolve, reject) => {
+    let out = '';
+    idp.stdout.on('data', (chunk) => {
+      out += chunk;
+      const found = /listening (\S+)/.exec(out);
+      if (found) resolve(found[1]);
+    });
+    idp.once('exit', (code) => reject(new Error(`the OpenID Connect provider exited (${code})`)));
+  });
+  const stop = () => {
+    idp.stdin.end();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { issuer, stop };
 }
 
 /// Debian's chromium, with `args` besides the harness's own (the caller closes it).

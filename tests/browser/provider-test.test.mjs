@@ -1,11 +1,12 @@
-// Test sign-in of a SAML provider in a real browser, against the real test IdP
-// (tests/idp/saml): from the provider's page, through the IdP's sign-in form, back to the
-// test's page, which shows the proved email and what signing in would do, and signs nobody
-// in (the server's external URL is its own address: the IdP posts the answer back to it).
+// Test sign-in of a SAML provider and of an OpenID Connect provider in a real browser,
+// against the real test providers (tests/idp/saml, tests/idp/oidc): from the provider's
+// page, through the provider's sign-in form, back to the test's page, which shows the
+// proved email and what signing in would do, and signs nobody in (the server's external URL
+// is its own address: the providers send the browser back to it).
 // axe-core on the page, screenshots at 1280 px and 360 px. Run by scripts/browser-test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, samlIdp, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, screenshots, sessionApi } from './harness.mjs';
+import { start, samlIdp, oidcIdp, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, screenshots, sessionApi } from './harness.mjs';
 
 let base, browser, stop, idp;
 
@@ -53,4 +54,39 @@ test('a SAML provider tested from its page: the proved email, nobody signed in',
   assert.deepEqual(notFound, []);
   assert.deepEqual(problems, ['console: Failed to load resource: the server responded with a status of 404 (Not Found)']);
   await context.close();
+});
+
+test('an OpenID Connect provider tested from its page: the proved email, nobody signed in', async () => {
+  const secret = 'a-long-client-secret-for-the-browser-test';
+  const oidc = await oidcIdp([{ client_id: 'ferrozone', client_secret: secret, redirect_uris: [`${base}/auth/oidc/idp/callback/`] }]);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    const { page, problems } = await watchedPage(context);
+    await signIn(page, base, adminEmail, adminPassword);
+    const provider = {
+      id: 'idp', label: 'Test OIDC', client_id: 'ferrozone', client_secret: secret,
+      discovery_document_uri: `${oidc.issuer}/.well-known/openid-configuration`, scope: 'openid email profile',
+      auto_create_users: false,
+    };
+    await sessionApi(page, base, 'PATCH', '/v0/configuration', { configuration: { openid_connect_providers: [provider] } });
+    await page.goto(`${base}/admin/providers/oidc/idp`);
+    await page.getByRole('link', { name: 'Test sign-in' }).click();
+    await page.locator('form[data-prompt="login"] input[name="email"]').fill('newcomer@example.com');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('form[data-prompt="consent"]').waitFor();
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'Test sign-in: Test OIDC', level: 1 }).waitFor();
+    // The email, and the subject, which this provider makes the email too.
+    assert.equal(await page.locator('dl.facts code').first().textContent(), 'newcomer@example.com');
+    await page.getByText('no user has the email newcomer@example.com, and this provider does not create users').waitFor();
+    await checkAccessibility(page, 'the OpenID Connect test page');
+    await page.goto(`${base}/`);
+    const me = await sessionApi(page, base, 'GET', '/v0/me');
+    assert.equal(me.data.email, adminEmail, 'the admin is still the one signed in');
+    // The test provider's pages have no icon: the browser's own request for one may 404.
+    assert.deepEqual(problems.filter((p) => !p.includes('404 (Not Found)')), []);
+  } finally {
+    await context.close();
+    oidc.stop();
+  }
 });
