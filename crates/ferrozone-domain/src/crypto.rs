@@ -15,7 +15,7 @@ pub use form_token::{FormTokenKey, FORM_TOKEN_PURPOSE};
 pub use password::{excessive_cost, hash_password, verify_password, verify_password_or_dummy};
 pub use pending_sign_in::{PendingSignIn, PendingSignInKey, PENDING_SIGN_IN_PURPOSE};
 pub use session::{csrf_token, hash_session_secret, random_secret};
-pub use token::{hash_token, new_token, TOKEN_PREFIX};
+pub use token::{hash_token, new_token, prefixed_secret, TOKEN_PREFIX};
 pub use wg::{generate_keypair, generate_psk, is_valid_key, public_key_of, KeyPair, PrivateKey};
 
 /// Key generations and sealings done by this thread, for tests that check a rejected request

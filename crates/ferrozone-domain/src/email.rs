@@ -86,12 +86,7 @@ pub fn magic_link(to: &str, site: &str, url: &str, minutes: i64) -> Message {
     Message { to: to.to_owned(), subject: "Your sign-in link".to_owned(), text }
 }
 
-/// The delay before the next attempt after `attempts` failed ones, from `first` doubling up
-/// to `max`.
-pub fn backoff(first: std::time::Duration, max: std::time::Duration, attempts: i64) -> std::time::Duration {
-    let doublings = attempts.saturating_sub(1).clamp(0, 30) as u32;
-    first.saturating_mul(1 << doublings).min(max)
-}
+pub use crate::time::backoff;
 
 #[cfg(test)]
 mod tests {

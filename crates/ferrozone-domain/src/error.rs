@@ -94,3 +94,16 @@ impl DomainError {
 }
 
 pub type Result<T, E = DomainError> = std::result::Result<T, E>;
+
+/// An error and its causes on one line (an HTTP or SMTP client puts "connection refused" in
+/// a source), for logs and for the errors an operator reads.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -42,6 +42,13 @@ impl Timestamp {
     }
 }
 
+/// The delay before the next attempt after `attempts` failed ones: `first`, doubling with
+/// each failure, at most `max` (webhook and email deliveries).
+pub fn backoff(first: std::time::Duration, max: std::time::Duration, attempts: i64) -> std::time::Duration {
+    let doublings = attempts.saturating_sub(1).clamp(0, 30) as u32;
+    first.saturating_mul(1 << doublings).min(max)
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Written field by field: a format string (`%Y-%m-%d…`) would be parsed again on

@@ -107,21 +107,9 @@ impl Mailer {
             .map_err(|e| SendError { permanent: true, text: format!("the message cannot be built: {e}") })?;
         match self.transport.send(email).await {
             Ok(_) => Ok(()),
-            Err(e) => Err(SendError { permanent: e.is_permanent(), text: error_text(&e) }),
+            Err(e) => Err(SendError { permanent: e.is_permanent(), text: ferrozone_domain::error::error_chain(&e) }),
         }
     }
-}
-
-/// The error and its causes, on one line.
-fn error_text(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

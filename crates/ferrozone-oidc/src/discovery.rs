@@ -11,6 +11,8 @@ use openidconnect::{
     RedirectUrl, RequestTokenError, UserInfoError,
 };
 
+use ferrozone_domain::error::error_chain;
+
 use crate::{Oidc, Provider};
 
 /// A client with the provider's endpoints and keys.
@@ -176,18 +178,6 @@ pub(crate) fn describe_userinfo_error<RE: std::error::Error + 'static>(error: &U
         UserInfoError::Parse(_) => "an answer that is not userinfo JSON".to_owned(),
         _ => "an unexpected answer".to_owned(),
     }
-}
-
-/// An error and its causes on one line (reqwest puts "connection refused" in a source).
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

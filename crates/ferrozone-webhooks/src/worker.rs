@@ -66,8 +66,7 @@ impl Default for Options {
 impl Options {
     /// The delay before the next attempt after `attempts` failed ones.
     pub fn backoff(&self, attempts: i64) -> Duration {
-        let doublings = attempts.saturating_sub(1).clamp(0, 30) as u32;
-        self.first_backoff.saturating_mul(1 << doublings).min(self.max_backoff)
+        ferrozone_domain::time::backoff(self.first_backoff, self.max_backoff, attempts)
     }
 }
 

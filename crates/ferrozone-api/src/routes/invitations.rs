@@ -85,7 +85,8 @@ impl InvitationDto {
 
 impl From<ListedLink> for InvitationDto {
     fn from(listed: ListedLink) -> Self {
-        let status = listed.status(Timestamp::now()).as_str();
+        let now = Timestamp::now();
+        let status = listed.status(now).as_str();
         let delivery = listed.delivery.map(|d| DeliveryDto {
             status: if d.sent_at.is_some() {
                 "sent"
@@ -98,7 +99,7 @@ impl From<ListedLink> for InvitationDto {
             sent_at: d.sent_at.map(Time),
             last_error: d.last_error,
         });
-        Self { status, ..Self::new(listed.link, listed.email, delivery, Timestamp::now()) }
+        Self { status, ..Self::new(listed.link, listed.email, delivery, now) }
     }
 }
 

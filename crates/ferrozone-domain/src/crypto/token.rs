@@ -13,11 +13,17 @@ pub const TOKEN_PREFIX: &str = "fz_";
 
 /// A new token secret and the hash to store.
 pub fn new_token() -> (Zeroizing<String>, [u8; 32]) {
-    let mut bytes = Zeroizing::new([0u8; 32]);
-    OsRng.fill_bytes(bytes.as_mut());
-    let secret = Zeroizing::new(format!("{TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes.as_ref())));
+    let secret = prefixed_secret(TOKEN_PREFIX);
     let hash = hash_token(&secret);
     (secret, hash)
+}
+
+/// 256 random bits in URL-safe base64 after `prefix`, which makes a leaked secret
+/// recognisable (API tokens, webhook secrets, gateway tokens and credentials).
+pub fn prefixed_secret(prefix: &str) -> Zeroizing<String> {
+    let mut bytes = Zeroizing::new([0u8; 32]);
+    OsRng.fill_bytes(bytes.as_mut());
+    Zeroizing::new(format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes.as_ref())))
 }
 
 pub fn hash_token(secret: &str) -> [u8; 32] {

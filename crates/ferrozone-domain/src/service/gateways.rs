@@ -2,15 +2,11 @@
 //! enrolment"): administrators create and revoke gateways; a gateway exchanges its
 //! single-use enrolment token for its own credential.
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
-use rand::rngs::OsRng;
-use rand::RngCore;
 use uuid::Uuid;
 use zeroize::Zeroizing;
 
 use super::{Domain, Principal};
-use crate::crypto::hash_token;
+use crate::crypto::{hash_token, prefixed_secret};
 use crate::error::{DomainError, Result};
 use crate::gateway::{
     Enrolment, Gateway, GatewayInsert, CREDENTIAL_PREFIX, ENROLMENT_HOURS, ENROLMENT_PREFIX, MAX_ENROLMENT_HOURS,
@@ -62,7 +58,7 @@ impl Domain {
         actor.require_admin()?;
         let (name, hours) = check(input)?;
         let now = Timestamp::now();
-        let enrolment_token = secret(ENROLMENT_PREFIX);
+        let enrolment_token = prefixed_secret(ENROLMENT_PREFIX);
         let gateway = Gateway {
             id: Uuid::now_v7(),
             name,
@@ -101,7 +97,7 @@ impl Domain {
                 format!("must be at most {MAX_VERSION_LEN} printable characters"),
             ));
         }
-        let credential = secret(CREDENTIAL_PREFIX);
+        let credential = prefixed_secret(CREDENTIAL_PREFIX);
         let enrolment = Enrolment {
             enrolment_hash: hash_token(token).to_vec(),
             credential_hash: hash_token(&credential).to_vec(),
@@ -147,11 +143,4 @@ fn check(input: &NewGateway) -> Result<(String, i64)> {
         hours
     };
     c.finish((name, hours))
-}
-
-/// 256 random bits in URL-safe base64 after `prefix`.
-fn secret(prefix: &str) -> Zeroizing<String> {
-    let mut bytes = Zeroizing::new([0u8; 32]);
-    OsRng.fill_bytes(bytes.as_mut());
-    Zeroizing::new(format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes.as_ref())))
 }

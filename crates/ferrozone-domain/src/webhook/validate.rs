@@ -2,10 +2,6 @@
 
 use std::net::IpAddr;
 
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
-use rand::rngs::OsRng;
-use rand::RngCore;
 use zeroize::Zeroizing;
 
 use super::address;
@@ -66,9 +62,7 @@ pub struct WebhookChanges {
 
 /// A fresh secret: 32 random bytes, base64url, prefixed [`SECRET_PREFIX`].
 pub fn generate_secret() -> Zeroizing<String> {
-    let mut bytes = Zeroizing::new([0u8; 32]);
-    OsRng.fill_bytes(bytes.as_mut());
-    Zeroizing::new(format!("{SECRET_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes.as_ref())))
+    crate::crypto::prefixed_secret(SECRET_PREFIX)
 }
 
 /// Checks a receiver URL: http or https, a host, no user name or password, at most
