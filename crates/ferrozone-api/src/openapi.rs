@@ -59,6 +59,7 @@ pub fn api() -> (axum::Router<AppState>, Value) {
         .merge(crate::routes::webhooks::routes())
         .merge(crate::routes::invitations::routes())
         .merge(crate::routes::gateways::routes())
+        .merge(crate::routes::gateway_protocol::routes())
         .merge(crate::routes::audit::routes())
         .split_for_parts();
     // utoipa's document is plain data (strings, maps, numbers): it always serialises.

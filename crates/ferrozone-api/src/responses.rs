@@ -59,6 +59,30 @@ pub enum EnrolErrors {
     Invalid(ValidationErrors),
 }
 
+/// What a gateway's own requests (`/gateway/v1/…`) may be refused with.
+#[allow(dead_code)]
+#[derive(IntoResponses)]
+pub enum GatewayErrors {
+    /// No session header, or a body that is not a JSON object.
+    #[response(status = 400)]
+    BadRequest(ErrorBody),
+    /// The credential is unknown or its gateway revoked.
+    #[response(status = 401)]
+    Unauthenticated(AuthErrors),
+    /// Another process holds this gateway's session.
+    #[response(status = 409)]
+    Conflict(ErrorBody),
+    /// A body above the size limit.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// Invalid statistics.
+    #[response(status = 422)]
+    Invalid(ValidationErrors),
+    /// The state could not be read or built yet.
+    #[response(status = 503)]
+    Unavailable(ErrorBody),
+}
+
 /// A route naming one item by its id, without a body: reads and deletes.
 #[allow(dead_code)]
 #[derive(IntoResponses)]

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod configuration;
 pub mod devices;
+pub mod gateway_protocol;
 pub mod gateways;
 pub mod health;
 pub mod invitations;

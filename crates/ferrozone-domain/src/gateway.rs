@@ -2,6 +2,8 @@
 //! and the enrolment that gives a gateway its own credential. A gateway's enrolment token
 //! and credential are 256 random bits each, shown once; only their SHA-256 is stored.
 
+pub mod state;
+
 use serde_json::json;
 use uuid::Uuid;
 
@@ -29,6 +31,9 @@ pub struct Gateway {
     pub enrolled_at: Option<Timestamp>,
     pub revoked_at: Option<Timestamp>,
     pub last_seen_at: Option<Timestamp>,
+    /// Since when a gateway process holds its session (polls the control plane); `None`
+    /// while none does.
+    pub connected_since: Option<Timestamp>,
     /// The version the gateway reported.
     pub version: Option<String>,
     pub inserted_at: Timestamp,
@@ -88,6 +93,56 @@ pub struct Enrolment {
     pub now: Timestamp,
 }
 
+/// How long a gateway process's session lasts without a poll: past it, the gateway counts
+/// as disconnected and another process may take its credential's session.
+pub const LEASE_SECS: i64 = 60;
+
+/// A gateway process asking to hold (or keep) its credential's session at `now`.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    pub credential_hash: Vec<u8>,
+    /// The process's own random id, for as long as it runs.
+    pub session: Uuid,
+    pub now: Timestamp,
+}
+
+impl Lease {
+    /// A session whose last poll is before this has lapsed.
+    pub fn lapsed_before(&self) -> Timestamp {
+        self.now.plus_secs(-LEASE_SECS)
+    }
+}
+
+/// What a [`Lease`] got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseOutcome {
+    /// No gateway has that credential (or it was revoked).
+    Unknown,
+    /// Another process holds the session and polled within [`LEASE_SECS`].
+    HeldElsewhere,
+    /// This process held it already.
+    Held(Gateway),
+    /// This process's session starts now (`gateway.connected`).
+    Started(Gateway),
+}
+
+/// `gateway.connected`: a gateway process started its session.
+pub fn connected_entry(gateway: &Gateway) -> Entry {
+    let changes = vec![Change::value("connected_since", None, Some(json!(gateway.connected_since)))];
+    Entry::new("gateway.connected", Subject::new("gateway", gateway.id), changes)
+}
+
+/// `gateway.disconnected`: a gateway's session ended, `reason` `stopped` (the process said
+/// so) or `lost` (no poll for [`LEASE_SECS`]).
+pub fn disconnected_entry(gateway: &Gateway, since: Option<Timestamp>, reason: &str) -> Entry {
+    let changes = vec![
+        Change::value("connected_since", Some(json!(since)), None),
+        Change::value("reason", None, Some(json!(reason))),
+        Change::value("last_seen_at", None, Some(json!(gateway.last_seen_at))),
+    ];
+    Entry::new("gateway.disconnected", Subject::new("gateway", gateway.id), changes)
+}
+
 /// `gateway.created`: its name and until when its enrolment token works; the token only named.
 pub fn created_entry(gateway: &Gateway) -> Entry {
     let changes = vec![
@@ -128,6 +183,7 @@ mod tests {
             enrolled_at: None,
             revoked_at: None,
             last_seen_at: None,
+            connected_since: None,
             version: None,
             inserted_at: now,
             updated_at: now,

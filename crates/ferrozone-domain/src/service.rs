@@ -10,6 +10,7 @@ pub mod console;
 pub mod dataplane;
 pub mod device_rights;
 pub mod devices;
+pub mod gateway_state;
 pub mod gateways;
 mod imported_tokens;
 pub mod mail;
@@ -100,6 +101,8 @@ pub struct Domain {
     imported_token_secret: imported_tokens::ImportedTokenSecret,
     /// Notified when this process queues an email, so that its mail worker sends it at once.
     mail_queued: Arc<Notify>,
+    /// The state gateways on other hosts poll ([`gateway_state`]).
+    gateway_states: gateway_state::StateHub,
 }
 
 impl Domain {
@@ -144,6 +147,7 @@ impl Domain {
             configuration_providers,
             imported_token_secret: Default::default(),
             mail_queued: Arc::new(Notify::new()),
+            gateway_states: Default::default(),
         };
         domain.reload_configuration().await?;
         Ok(domain)

@@ -12,7 +12,7 @@ use crate::crypto::Sealed;
 use crate::egress::{EgressPolicy, Rule};
 use crate::email::{EmailLease, EmailOutcome};
 use crate::error::Result;
-use crate::gateway::{Enrolment, Gateway, GatewayInsert};
+use crate::gateway::{Enrolment, Gateway, GatewayInsert, Lease, LeaseOutcome};
 use crate::import::{ImportBatch, ImportMode, ImportOutcome};
 use crate::input::RuleChanges;
 use crate::ipam::Pools;
@@ -446,4 +446,16 @@ pub trait GatewayStore: Send + Sync + 'static {
     /// Revokes a gateway: its token or credential stops working. `None` when there is no
     /// such gateway or it was revoked already.
     async fn revoke_gateway(&self, id: Uuid, now: Timestamp) -> Result<Option<Gateway>>;
+    /// Renews the session `lease` names, or starts it when no other process holds a live
+    /// one (appending `gateway.connected`).
+    async fn hold_gateway_session(&self, lease: &Lease) -> Result<LeaseOutcome>;
+    /// Ends the session `lease` names (appending `gateway.disconnected`, stopped); whether
+    /// it was held.
+    async fn release_gateway_session(&self, lease: &Lease) -> Result<bool>;
+    /// Ends every session with no poll since `before` (appending `gateway.disconnected`,
+    /// lost, for each); the gateways whose session ended.
+    async fn end_lapsed_gateway_sessions(&self, before: Timestamp) -> Result<Vec<Gateway>>;
+    /// The users who are not disabled and signed in after `cutoff`, with that sign-in:
+    /// the starts of the VPN sessions that have not expired.
+    async fn vpn_session_starts(&self, cutoff: Timestamp) -> Result<Vec<(Uuid, Timestamp)>>;
 }

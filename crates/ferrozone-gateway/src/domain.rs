@@ -16,7 +16,7 @@ use ferrozone_domain::model::StatsReport;
 use ferrozone_domain::{Domain, Timestamp};
 use zeroize::Zeroizing;
 
-use crate::{Key, Peer, PeerSource, PeerStats};
+use crate::{Key, Peer, PeerSource, PeerStats, PolicySource};
 
 /// The domain as the data plane's source of peers and sink of statistics. Decrypted
 /// preshared keys are kept from one pass to the next, keyed by their sealed bytes (which
@@ -55,6 +55,13 @@ impl PeerSource for DomainPeers {
     async fn record_stats(&self, stats: &[(Key, PeerStats)]) -> anyhow::Result<()> {
         let reports: Vec<StatsReport> = stats.iter().filter_map(|(key, stats)| report(key, stats)).collect();
         Ok(self.domain.record_stats(reports).await?)
+    }
+}
+
+#[async_trait]
+impl PolicySource for Domain {
+    async fn egress_policy(&self) -> anyhow::Result<ferrozone_domain::egress::EgressPolicy> {
+        Ok(Domain::egress_policy(self).await?)
     }
 }
 

@@ -23,7 +23,7 @@ use crate::memory::MemoryInterface;
 use crate::reconciler::{ReconcileStatus, Reconciler};
 use crate::stats::StatsCollector;
 use crate::userspace::Userspace;
-use crate::{InterfaceConfig, Key, PeerSource, WireGuard};
+use crate::{InterfaceConfig, Key, PeerSource, PolicySource, WireGuard};
 pub use egress::{egress, Skipped};
 pub use routing::RoutingStatus;
 
@@ -105,29 +105,76 @@ impl Gateway {
     }
 }
 
+/// What the gateway enforces, and where it reads it: the interface's key and addresses
+/// (the gateway's address in each pool, with the pool's prefix), the peers, the rules.
+pub struct Sources {
+    pub private_key: Key,
+    pub addresses: Vec<IpNet>,
+    pub peers: Arc<dyn PeerSource>,
+    pub policy: Arc<dyn PolicySource>,
+}
+
+/// The wake-ups of the gateway's loops after a change: one for the reconciler, one for
+/// the table keeper (a `Notify` permit wakes only one waiter).
+#[derive(Clone, Default)]
+pub struct Wakes {
+    pub peers: Arc<Notify>,
+    pub table: Arc<Notify>,
+}
+
+impl Wakes {
+    /// Both, for a fan-out.
+    pub fn all(&self) -> Vec<Arc<Notify>> {
+        vec![self.peers.clone(), self.table.clone()]
+    }
+}
+
+/// The gateway embedded in `serve`: the domain's key, pools, peers and rules.
+pub fn embedded_sources(domain: &Arc<Domain>) -> anyhow::Result<Sources> {
+    let pools = &domain.settings().pools;
+    let addresses = [&pools.v4, &pools.v6]
+        .into_iter()
+        .flatten()
+        .map(|pool| IpNet::new(pool.gateway(), pool.network().prefix_len()))
+        .collect::<Result<Vec<_>, _>>()
+        .context("a gateway address")?;
+    Ok(Sources {
+        private_key: Key::from_base64(domain.server_private_key()).context("the server's WireGuard key")?,
+        addresses,
+        peers: Arc::new(DomainPeers::new(domain.clone())),
+        policy: domain.clone(),
+    })
+}
+
+/// Wakes each of `consumers` after every committed change, of this process
+/// ([`Domain::peer_changes`]) and of others sharing the database (its watch, retried when
+/// lost), under `tasks`.
+pub fn watch_domain(domain: &Arc<Domain>, consumers: Vec<Arc<Notify>>, tasks: &mut dyn Tasks) {
+    tasks.spawn("change fan-out", Box::pin(forever(fan_out(domain.peer_changes(), consumers))));
+    tasks.spawn("peer change watcher", Box::pin(watch_peer_changes(domain.clone(), domain.peer_changes())));
+}
+
 /// Starts the backend `options` ask for and, under `tasks`, the loops that keep it and the
-/// table in line with the database; `None` when there is no backend (nothing to enforce).
-/// The backend lives as long as those loops (a wireguard-go child with it).
-pub async fn start(options: &Options, domain: Arc<Domain>, tasks: &mut dyn Tasks) -> anyhow::Result<Option<Gateway>> {
-    // One signal from the domain (this process's commits and the database watch), one
-    // wake-up per consumer: a `Notify` permit wakes only one waiter.
-    let (peers_changed, table_changed) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
-    let interface = open_backend(options, &domain, peers_changed.clone()).await?;
+/// table in line with `sources`, woken by `wakes`; `None` when there is no backend (nothing
+/// to enforce). The backend lives as long as those loops (a wireguard-go child with it).
+pub async fn start(
+    options: &Options,
+    sources: Sources,
+    wakes: Wakes,
+    tasks: &mut dyn Tasks,
+) -> anyhow::Result<Option<Gateway>> {
+    let interface = open_backend(options, &sources, wakes.peers.clone()).await?;
     if interface.kind() == "none" {
         return Ok(None);
     }
-    let routing = routing::start(options, domain.clone()).await?;
+    let routing = routing::start(options, &sources.addresses, sources.policy.clone()).await?;
     let routing_status = routing.status();
-    let (remove, table, repair) = (options.nft_remove_on_shutdown, table_changed.clone(), options.repair_interval);
-    tasks.spawn_draining("nftables", Box::pin(routing::keep(routing, table, repair, tasks.stopping(), remove)));
-    let fan_out = fan_out(domain.peer_changes(), vec![peers_changed.clone(), table_changed]);
-    tasks.spawn("change fan-out", Box::pin(forever(fan_out)));
-    let source: Arc<dyn PeerSource> = Arc::new(DomainPeers::new(domain.clone()));
-    tasks.spawn("peer change watcher", Box::pin(watch_peer_changes(domain.clone(), domain.peer_changes())));
-    let reconciler = Reconciler::new(source.clone(), interface.clone());
+    let (remove, repair) = (options.nft_remove_on_shutdown, options.repair_interval);
+    tasks.spawn_draining("nftables", Box::pin(routing::keep(routing, wakes.table, repair, tasks.stopping(), remove)));
+    let reconciler = Reconciler::new(sources.peers.clone(), interface.clone());
     let gateway = Gateway { backend: interface.kind(), reconcile: reconciler.status(), routing: routing_status };
-    tasks.spawn("reconciler", Box::pin(forever(reconciler.run(peers_changed, repair))));
-    let collector = StatsCollector::new(source, interface);
+    tasks.spawn("reconciler", Box::pin(forever(reconciler.run(wakes.peers, repair))));
+    let collector = StatsCollector::new(sources.peers, interface);
     tasks.spawn("statistics", Box::pin(forever(collector.run(options.stats_interval))));
     Ok(Some(gateway))
 }
@@ -183,13 +230,23 @@ where
     }
 }
 
-async fn open_backend(options: &Options, domain: &Domain, changes: Arc<Notify>) -> anyhow::Result<Arc<dyn WireGuard>> {
+async fn open_backend(
+    options: &Options,
+    sources: &Sources,
+    changes: Arc<Notify>,
+) -> anyhow::Result<Arc<dyn WireGuard>> {
     let name = &options.interface;
+    let config = || InterfaceConfig {
+        name: options.interface.clone(),
+        private_key: sources.private_key,
+        listen_port: options.listen_port,
+        addresses: sources.addresses.clone(),
+    };
     let chosen = match options.backend {
         Backend::None => None,
-        Backend::Kernel => Some(kernel(options, domain).await?),
-        Backend::Userspace => Some(userspace(options, domain, changes).await?),
-        Backend::Auto => auto(options, domain, changes).await,
+        Backend::Kernel => Some(kernel(config()).await?),
+        Backend::Userspace => Some(userspace(options, config(), changes).await?),
+        Backend::Auto => auto(options, config, changes).await,
     };
     let backend = chosen.unwrap_or_else(|| Arc::new(MemoryInterface::none()) as Arc<dyn WireGuard>);
     tracing::info!(backend = backend.kind(), interface = %name, "WireGuard data plane");
@@ -197,13 +254,17 @@ async fn open_backend(options: &Options, domain: &Domain, changes: Arc<Notify>) 
 }
 
 /// Kernel, else userspace, else none; says which and why.
-async fn auto(options: &Options, domain: &Domain, changes: Arc<Notify>) -> Option<Arc<dyn WireGuard>> {
-    let kernel_error = match kernel(options, domain).await {
+async fn auto(
+    options: &Options,
+    config: impl Fn() -> InterfaceConfig,
+    changes: Arc<Notify>,
+) -> Option<Arc<dyn WireGuard>> {
+    let kernel_error = match kernel(config()).await {
         Ok(backend) => return Some(backend),
         Err(e) => format!("{e:#}"),
     };
     tracing::info!(reason = %kernel_error, "the kernel WireGuard backend is not available; trying userspace");
-    match userspace(options, domain, changes).await {
+    match userspace(options, config(), changes).await {
         Ok(backend) => Some(backend),
         Err(e) => {
             tracing::warn!(
@@ -216,31 +277,16 @@ async fn auto(options: &Options, domain: &Domain, changes: Arc<Notify>) -> Optio
     }
 }
 
-async fn kernel(options: &Options, domain: &Domain) -> anyhow::Result<Arc<dyn WireGuard>> {
-    Ok(Arc::new(Kernel::start(interface_config(options, domain)?).await?))
+async fn kernel(config: InterfaceConfig) -> anyhow::Result<Arc<dyn WireGuard>> {
+    Ok(Arc::new(Kernel::start(config).await?))
 }
 
-async fn userspace(options: &Options, domain: &Domain, changes: Arc<Notify>) -> anyhow::Result<Arc<dyn WireGuard>> {
-    let interface = interface_config(options, domain)?;
-    let backend = Userspace::start(&options.wireguard_go, interface, changes).await?;
-    Ok(Arc::new(backend))
-}
-
-/// The interface's key, port and gateway addresses (docs/api.md section 6).
-fn interface_config(options: &Options, domain: &Domain) -> anyhow::Result<InterfaceConfig> {
-    let pools = &domain.settings().pools;
-    let addresses = [&pools.v4, &pools.v6]
-        .into_iter()
-        .flatten()
-        .map(|pool| IpNet::new(pool.gateway(), pool.network().prefix_len()))
-        .collect::<Result<Vec<_>, _>>()
-        .context("a gateway address")?;
-    Ok(InterfaceConfig {
-        name: options.interface.clone(),
-        private_key: Key::from_base64(domain.server_private_key()).context("the server's WireGuard key")?,
-        listen_port: options.listen_port,
-        addresses,
-    })
+async fn userspace(
+    options: &Options,
+    config: InterfaceConfig,
+    changes: Arc<Notify>,
+) -> anyhow::Result<Arc<dyn WireGuard>> {
+    Ok(Arc::new(Userspace::start(&options.wireguard_go, config, changes).await?))
 }
 
 #[cfg(test)]

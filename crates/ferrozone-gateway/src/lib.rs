@@ -51,6 +51,14 @@ pub trait WireGuard: Send + Sync + 'static {
     }
 }
 
+/// Where the nftables table learns the egress rules and their sources.
+#[async_trait]
+pub trait PolicySource: Send + Sync + 'static {
+    /// The rules, the addresses of the active devices of the users they name, and the
+    /// default action.
+    async fn egress_policy(&self) -> anyhow::Result<ferrozone_domain::egress::EgressPolicy>;
+}
+
 /// Where the reconciler learns which peers should exist, and where statistics go.
 #[async_trait]
 pub trait PeerSource: Send + Sync + 'static {

@@ -26,6 +26,9 @@ pub enum ApiError {
     NotFound,
     #[error("method not allowed")]
     MethodNotAllowed,
+    /// The request conflicts with the resource's state; the message says how.
+    #[error("conflict: {0}")]
+    Conflict(&'static str),
     #[error("payload too large")]
     PayloadTooLarge,
     /// A body of another content type than the route reads; the message says which to send.
@@ -75,6 +78,7 @@ impl IntoResponse for ApiError {
             }
             ApiError::NotFound => (StatusCode::NOT_FOUND, json!({"error": "not_found"})),
             ApiError::MethodNotAllowed => (StatusCode::METHOD_NOT_ALLOWED, json!({"error": "method_not_allowed"})),
+            ApiError::Conflict(message) => (StatusCode::CONFLICT, json!({"error": "conflict", "message": message})),
             ApiError::PayloadTooLarge => (StatusCode::PAYLOAD_TOO_LARGE, json!({"error": "payload_too_large"})),
             ApiError::UnsupportedMediaType(message) => {
                 (StatusCode::UNSUPPORTED_MEDIA_TYPE, json!({"error": "unsupported_media_type", "message": message}))

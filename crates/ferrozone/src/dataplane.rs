@@ -6,8 +6,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Notify;
+
 use ferrozone_domain::Domain;
-use ferrozone_gateway::gateway::{self, Backend, Gateway, Options, Task, Tasks};
+use ferrozone_gateway::gateway::{self, Backend, Gateway, Options, Task, Tasks, Wakes};
 use ferrozone_gateway::nft::Verdict;
 use ferrozone_http::{DataPlaneHealth, DataPlaneProbe, NoDataPlane, RoutingHealth};
 
@@ -19,13 +21,28 @@ pub fn describe_metrics() {
     ferrozone_gateway::metrics::describe();
 }
 
-/// Starts the gateway `config` describes under `tasks`; what `/healthz` reads of it.
+/// Starts, under `tasks`, the watch of committed changes, the state that gateways on other
+/// hosts poll, and the embedded gateway `config` describes; what `/healthz` reads of it.
 pub async fn start(
     config: &Config,
     domain: Arc<Domain>,
     tasks: &mut Supervisor,
 ) -> anyhow::Result<Arc<dyn DataPlaneProbe>> {
-    Ok(match gateway::start(&options(config), domain, tasks).await? {
+    let wakes = Wakes::default();
+    let remote = Arc::new(Notify::new());
+    let mut woken = wakes.all();
+    woken.push(remote.clone());
+    gateway::watch_domain(&domain, woken, tasks);
+    let publisher = domain.clone();
+    tasks.spawn(
+        "gateway state",
+        Box::pin(async move {
+            publisher.publish_gateway_states(remote).await;
+            anyhow::bail!("the gateway state publisher stopped")
+        }),
+    );
+    let sources = gateway::embedded_sources(&domain)?;
+    Ok(match gateway::start(&options(config), sources, wakes, tasks).await? {
         Some(gateway) => Arc::new(Probe(gateway)),
         None => Arc::new(NoDataPlane),
     })

@@ -42,6 +42,8 @@ pub struct GatewayDto {
     pub enrolled_at: Option<Time>,
     pub revoked_at: Option<Time>,
     pub last_seen_at: Option<Time>,
+    /// Since when a gateway process holds its session (polls); none while none does.
+    pub connected_since: Option<Time>,
     /// The version the gateway reported when it enrolled.
     pub version: Option<String>,
     /// The enrolment token (`fzge_…`): only in the answer to a create.
@@ -61,6 +63,7 @@ impl From<Gateway> for GatewayDto {
             enrolled_at: g.enrolled_at.map(Time),
             revoked_at: g.revoked_at.map(Time),
             last_seen_at: g.last_seen_at.map(Time),
+            connected_since: g.connected_since.map(Time),
             version: g.version,
             enrolment_token: None,
             inserted_at: Time(g.inserted_at),

@@ -11,6 +11,7 @@ mod auth;
 mod configuration;
 mod dataplane;
 mod devices;
+mod gateway_protocol;
 mod gateways;
 mod imported_tokens;
 mod invitations;

@@ -66,6 +66,7 @@ impl Domain {
             enrolled_at: None,
             revoked_at: None,
             last_seen_at: None,
+            connected_since: None,
             version: None,
             inserted_at: now,
             updated_at: now,

@@ -10,11 +10,12 @@ use std::time::{Duration, SystemTime};
 use crate::nft::{IfName, Keeper, Nft, Table, Verdict};
 use crate::routing::{egress_interface, Sysctl};
 use anyhow::Context;
-use ferrozone_domain::Domain;
+use ipnet::IpNet;
 use tokio::sync::{watch, Notify};
 
 use super::egress::{egress, Skipped};
 use super::Options;
+use crate::PolicySource;
 
 /// The table's state, for `/healthz`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -32,7 +33,7 @@ pub struct RoutingStatus {
 /// The table as the settings and the database say, and the keeper holding it.
 pub struct Routing {
     keeper: Keeper,
-    domain: Arc<Domain>,
+    policy: Arc<dyn PolicySource>,
     /// The desired table; each pass reads its egress rules afresh.
     table: Table,
     status: watch::Sender<RoutingStatus>,
@@ -46,18 +47,18 @@ pub struct Routing {
 /// Turns forwarding on for the tunnel's families and applies the table once, rules
 /// included, so a gateway that cannot route stops `serve` with the reason instead of
 /// silently dropping traffic (or letting through what a rule drops).
-pub async fn start(options: &Options, domain: Arc<Domain>) -> anyhow::Result<Routing> {
-    let pools = &domain.settings().pools;
-    Sysctl::default().enable_forwarding(pools.v4.is_some(), pools.v6.is_some())?;
+pub async fn start(options: &Options, addresses: &[IpNet], policy: Arc<dyn PolicySource>) -> anyhow::Result<Routing> {
+    let (v4, v6) = (addresses.iter().any(|a| a.addr().is_ipv4()), addresses.iter().any(|a| a.addr().is_ipv6()));
+    Sysctl::default().enable_forwarding(v4, v6)?;
     let wireguard = IfName::parse(&options.interface).context("the WireGuard interface's name")?;
     let table = Table {
-        tunnel_networks: [&pools.v4, &pools.v6].into_iter().flatten().map(|pool| pool.network()).collect(),
+        tunnel_networks: addresses.iter().map(IpNet::trunc).collect(),
         masquerade_on: masquerade_on(options)?,
         egress: egress(&Default::default(), wireguard).0,
         filter_host: options.host_filter,
     };
     let masquerade = table.masquerade_on.as_ref().map_or("none".to_owned(), ToString::to_string);
-    let mut routing = Routing::open(Nft::program(&options.nft), domain, table).await?;
+    let mut routing = Routing::open(Nft::program(&options.nft), policy, table).await?;
     if options.masquerade && options.egress_interface.is_none() {
         routing.follow_default_route(PathBuf::from(PROC_NET_ROUTE));
     }
@@ -68,11 +69,11 @@ pub async fn start(options: &Options, domain: Arc<Domain>) -> anyhow::Result<Rou
 }
 
 impl Routing {
-    /// Applies `table` with the rules read from `domain` (its own rules are replaced).
-    pub async fn open(nft: Nft, domain: Arc<Domain>, table: Table) -> anyhow::Result<Self> {
+    /// Applies `table` with the rules read from `policy` (its own rules are replaced).
+    pub async fn open(nft: Nft, policy: Arc<dyn PolicySource>, table: Table) -> anyhow::Result<Self> {
         let keeper = Keeper::new(nft, table.clone());
         let (status, _) = watch::channel(RoutingStatus::default());
-        let mut routing = Routing { keeper, domain, table, status, skipped: Vec::new(), default_route: None };
+        let mut routing = Routing { keeper, policy, table, status, skipped: Vec::new(), default_route: None };
         routing.pass(true).await.context("applying the nftables table inet ferrozone")?;
         Ok(routing)
     }
@@ -109,7 +110,7 @@ impl Routing {
     }
 
     async fn apply_current(&mut self, repair: bool) -> anyhow::Result<()> {
-        let read = self.domain.egress_policy().await.context("reading the egress rules");
+        let read = self.policy.egress_policy().await.context("reading the egress rules");
         let mut changed = repair && self.egress_interface_moved();
         if let Ok(policy) = &read {
             let (egress, skipped) = egress(policy, self.table.egress.wireguard.clone());

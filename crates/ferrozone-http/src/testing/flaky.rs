@@ -296,7 +296,7 @@ mod link_calls {
 mod gateway_calls {
     use async_trait::async_trait;
     use ferrozone_domain::error::Result;
-    use ferrozone_domain::gateway::{Enrolment, Gateway, GatewayInsert};
+    use ferrozone_domain::gateway::{Enrolment, Gateway, GatewayInsert, Lease, LeaseOutcome};
     use ferrozone_domain::store::GatewayStore;
     use ferrozone_domain::Timestamp;
     use uuid::Uuid;
@@ -328,6 +328,22 @@ mod gateway_calls {
         async fn revoke_gateway(&self, id: Uuid, now: Timestamp) -> Result<Option<Gateway>> {
             self.check("revoke_gateway")?;
             self.inner.revoke_gateway(id, now).await
+        }
+        async fn hold_gateway_session(&self, lease: &Lease) -> Result<LeaseOutcome> {
+            self.check("hold_gateway_session")?;
+            self.inner.hold_gateway_session(lease).await
+        }
+        async fn release_gateway_session(&self, lease: &Lease) -> Result<bool> {
+            self.check("release_gateway_session")?;
+            self.inner.release_gateway_session(lease).await
+        }
+        async fn end_lapsed_gateway_sessions(&self, before: Timestamp) -> Result<Vec<Gateway>> {
+            self.check("end_lapsed_gateway_sessions")?;
+            self.inner.end_lapsed_gateway_sessions(before).await
+        }
+        async fn vpn_session_starts(&self, cutoff: Timestamp) -> Result<Vec<(Uuid, Timestamp)>> {
+            self.check("vpn_session_starts")?;
+            self.inner.vpn_session_starts(cutoff).await
         }
     }
 }

@@ -7,7 +7,8 @@ use uuid::Uuid;
 /// The columns [`GatewayColumns`] decodes, in its order.
 macro_rules! columns {
     () => {
-        "id, name, enrolment_expires_at, enrolled_at, revoked_at, last_seen_at, version, inserted_at, updated_at"
+        "id, name, enrolment_expires_at, enrolled_at, revoked_at, last_seen_at, version, inserted_at, updated_at, \
+         connected_since"
     };
 }
 
@@ -32,9 +33,56 @@ pub(crate) const ENROL: &str = concat!(
 /// `$1` the gateway, `$2` now.
 pub(crate) const REVOKE: &str = concat!(
     "UPDATE gateways SET enrolment_hash = NULL, enrolment_expires_at = NULL, credential_hash = NULL, \
-     revoked_at = $2, updated_at = $2 WHERE id = $1 AND revoked_at IS NULL RETURNING ",
+     session_id = NULL, connected_since = NULL, revoked_at = $2, updated_at = $2 \
+     WHERE id = $1 AND revoked_at IS NULL RETURNING ",
     columns!()
 );
+
+/// Renews the session this process holds: `$1` the credential's hash, `$2` the session,
+/// `$3` now. The one statement of most polls.
+pub(crate) const RENEW: &str = concat!(
+    "UPDATE gateways SET last_seen_at = $3 \
+     WHERE credential_hash = $1 AND revoked_at IS NULL AND session_id = $2 RETURNING ",
+    columns!()
+);
+
+/// Starts a session when no other process holds one that is alive: `$4` the moment before
+/// which a session has lapsed.
+pub(crate) const START: &str = concat!(
+    "UPDATE gateways SET session_id = $2, connected_since = $3, last_seen_at = $3, updated_at = $3 \
+     WHERE credential_hash = $1 AND revoked_at IS NULL \
+     AND (session_id IS NULL OR last_seen_at IS NULL OR last_seen_at < $4) RETURNING ",
+    columns!()
+);
+
+/// Whether a live gateway has the credential `$1` (when neither statement above took it).
+pub(crate) const CREDENTIAL_EXISTS: &str = "SELECT 1 FROM gateways WHERE credential_hash = $1 AND revoked_at IS NULL";
+
+/// When the session `$2` of credential `$1` started.
+pub(crate) const BY_SESSION: &str =
+    "SELECT connected_since FROM gateways WHERE credential_hash = $1 AND session_id = $2";
+
+/// Ends the session `$2` of credential `$1` (the process stops), at `$3`.
+pub(crate) const RELEASE: &str = concat!(
+    "UPDATE gateways SET session_id = NULL, connected_since = NULL, last_seen_at = $3 \
+     WHERE credential_hash = $1 AND session_id = $2 RETURNING ",
+    columns!()
+);
+
+/// Ends the sessions with no poll since `$1`; their `connected_since` is read first.
+pub(crate) const LAPSED: &str = "SELECT id, connected_since FROM gateways \
+     WHERE session_id IS NOT NULL AND last_seen_at < $1";
+/// Ends one lapsed session (`$1` the gateway, `$2` the same moment), unless it was renewed.
+pub(crate) const END_LAPSED: &str = concat!(
+    "UPDATE gateways SET session_id = NULL, connected_since = NULL \
+     WHERE id = $1 AND session_id IS NOT NULL AND last_seen_at < $2 RETURNING ",
+    columns!()
+);
+
+/// The users whose VPN sessions expire, with their last sign-in (`$1` the cutoff: those
+/// after it are active), for the expiry times gateways hold.
+pub(crate) const SESSION_STARTS: &str = "SELECT id, last_signed_in_at FROM users \
+     WHERE disabled_at IS NULL AND last_signed_in_at > $1";
 
 /// A gateway's columns as both backends read them.
 pub(crate) struct GatewayColumns {
@@ -47,6 +95,7 @@ pub(crate) struct GatewayColumns {
     pub version: Option<String>,
     pub inserted_at: i64,
     pub updated_at: i64,
+    pub connected_since: Option<i64>,
 }
 
 impl From<GatewayColumns> for Gateway {
@@ -62,6 +111,7 @@ impl From<GatewayColumns> for Gateway {
             version: c.version,
             inserted_at: Timestamp::from_micros(c.inserted_at),
             updated_at: Timestamp::from_micros(c.updated_at),
+            connected_since: at(c.connected_since),
         }
     }
 }

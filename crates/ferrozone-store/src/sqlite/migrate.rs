@@ -77,6 +77,11 @@ pub static MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0022_sign_in_links.sql"),
     },
     Migration { version: 23, name: "gateways", sql: include_str!("../../migrations/sqlite/0023_gateways.sql") },
+    Migration {
+        version: 24,
+        name: "gateway_sessions",
+        sql: include_str!("../../migrations/sqlite/0024_gateway_sessions.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -41,6 +41,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     }
     let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
     tasks.spawn("session janitor", as_system(janitor(domain.clone())));
+    tasks.spawn("gateway sessions", as_system(gateway_sessions(domain.clone())));
     if let Some(retention) = config.audit.audit_retention {
         tasks.spawn("audit retention", as_system(super::audit_retention::run(domain.clone(), retention)));
     }
@@ -248,6 +249,20 @@ async fn janitor(domain: Arc<Domain>) -> anyhow::Result<()> {
             Ok(0) => {}
             Ok(n) => tracing::debug!(deleted = n, "deleted expired sessions"),
             Err(e) => tracing::warn!(error = %e, "deleting expired sessions failed"),
+        }
+    }
+}
+
+/// How often lapsed gateway sessions are ended (a gateway that stopped polling).
+const GATEWAY_SESSIONS_PERIOD: Duration = Duration::from_secs(10);
+
+/// Ends the sessions of gateways that stopped polling, each with its audit event.
+async fn gateway_sessions(domain: Arc<Domain>) -> anyhow::Result<()> {
+    let mut ticks = tokio::time::interval(GATEWAY_SESSIONS_PERIOD);
+    loop {
+        ticks.tick().await;
+        if let Err(e) = domain.end_lapsed_gateway_sessions().await {
+            tracing::warn!(error = %e, "ending lapsed gateway sessions failed");
         }
     }
 }

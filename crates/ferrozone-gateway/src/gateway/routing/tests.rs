@@ -11,7 +11,7 @@ use crate::nft::{Scope, Verdict};
 use ferrozone_domain::crypto::Cipher;
 use ferrozone_domain::egress::RuleAction;
 use ferrozone_domain::input::{ConfigurationChanges, NewDevice, NewRule, NewUser, Patch};
-use ferrozone_domain::{Principal, Settings};
+use ferrozone_domain::{Domain, Principal, Settings};
 use ferrozone_store::testing::{fresh, test_options, TestDb};
 
 use super::*;

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
-use ferrozone_domain::gateway::{self, Enrolment, Gateway, GatewayInsert};
+use ferrozone_domain::gateway::{self, Enrolment, Gateway, GatewayInsert, Lease, LeaseOutcome};
 use ferrozone_domain::store::GatewayStore;
 use ferrozone_domain::Timestamp;
 use sqlx::postgres::PgRow;
@@ -99,6 +99,108 @@ impl GatewayStore for PgStore {
         })
         .await
     }
+
+    async fn hold_gateway_session(&self, lease: &Lease) -> Result<LeaseOutcome> {
+        let lease = lease.clone();
+        self.write(move |tx| {
+            Box::pin(async move {
+                const CONTEXT: &str = "hold a gateway's session";
+                let (hash, session, now) = (&lease.credential_hash, lease.session, lease.now.micros());
+                let renewed = sqlx::query(sql::RENEW)
+                    .bind(hash)
+                    .bind(session)
+                    .bind(now)
+                    .try_map(columns)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db(CONTEXT)?;
+                if let Some(row) = renewed {
+                    return Ok(LeaseOutcome::Held(row.into()));
+                }
+                let started = sqlx::query(sql::START)
+                    .bind(hash)
+                    .bind(session)
+                    .bind(now)
+                    .bind(lease.lapsed_before().micros())
+                    .try_map(columns)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db(CONTEXT)?;
+                if let Some(row) = started {
+                    let gateway = Gateway::from(row);
+                    tx.append(gateway::connected_entry(&gateway)).await?;
+                    return Ok(LeaseOutcome::Started(gateway));
+                }
+                let exists =
+                    sqlx::query(sql::CREDENTIAL_EXISTS).bind(hash).fetch_optional(tx.conn()).await.or_db(CONTEXT)?;
+                Ok(if exists.is_some() { LeaseOutcome::HeldElsewhere } else { LeaseOutcome::Unknown })
+            })
+        })
+        .await
+    }
+
+    async fn release_gateway_session(&self, lease: &Lease) -> Result<bool> {
+        let lease = lease.clone();
+        self.write(move |tx| {
+            Box::pin(async move {
+                const CONTEXT: &str = "release a gateway's session";
+                let connected: Option<Option<i64>> = sqlx::query_scalar(sql::BY_SESSION)
+                    .bind(&lease.credential_hash)
+                    .bind(lease.session)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db(CONTEXT)?;
+                let row = sqlx::query(sql::RELEASE)
+                    .bind(&lease.credential_hash)
+                    .bind(lease.session)
+                    .bind(lease.now.micros())
+                    .try_map(columns)
+                    .fetch_optional(tx.conn())
+                    .await
+                    .or_db(CONTEXT)?;
+                let Some(released) = row.map(Gateway::from) else { return Ok(false) };
+                let since = connected.flatten().map(Timestamp::from_micros);
+                tx.append(gateway::disconnected_entry(&released, since, "stopped")).await?;
+                Ok(true)
+            })
+        })
+        .await
+    }
+
+    async fn end_lapsed_gateway_sessions(&self, before: Timestamp) -> Result<Vec<Gateway>> {
+        self.write(move |tx| {
+            Box::pin(async move {
+                const CONTEXT: &str = "end lapsed gateway sessions";
+                let lapsed: Vec<(uuid::Uuid, Option<i64>)> =
+                    sqlx::query_as(sql::LAPSED).bind(before.micros()).fetch_all(tx.conn()).await.or_db(CONTEXT)?;
+                let mut ended = Vec::with_capacity(lapsed.len());
+                for (id, since) in lapsed {
+                    let row = sqlx::query(sql::END_LAPSED)
+                        .bind(id)
+                        .bind(before.micros())
+                        .try_map(columns)
+                        .fetch_optional(tx.conn())
+                        .await
+                        .or_db(CONTEXT)?;
+                    let Some(gateway) = row.map(Gateway::from) else { continue };
+                    let entry = gateway::disconnected_entry(&gateway, since.map(Timestamp::from_micros), "lost");
+                    tx.append(entry).await?;
+                    ended.push(gateway);
+                }
+                Ok(ended)
+            })
+        })
+        .await
+    }
+
+    async fn vpn_session_starts(&self, cutoff: Timestamp) -> Result<Vec<(Uuid, Timestamp)>> {
+        let rows: Vec<(Uuid, i64)> = sqlx::query_as(sql::SESSION_STARTS)
+            .bind(cutoff.micros())
+            .fetch_all(&self.pool)
+            .await
+            .or_db("read the VPN sessions")?;
+        Ok(rows.into_iter().map(|(id, at)| (id, Timestamp::from_micros(at))).collect())
+    }
 }
 
 fn columns(row: PgRow) -> sqlx::Result<sql::GatewayColumns> {
@@ -112,5 +214,6 @@ fn columns(row: PgRow) -> sqlx::Result<sql::GatewayColumns> {
         version: row.try_get(6)?,
         inserted_at: row.try_get(7)?,
         updated_at: row.try_get(8)?,
+        connected_since: row.try_get(9)?,
     })
 }

@@ -2,7 +2,7 @@
 
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
-use ferrozone_domain::gateway::{self, Enrolment, Gateway, GatewayInsert};
+use ferrozone_domain::gateway::{self, Enrolment, Gateway, GatewayInsert, Lease, LeaseOutcome};
 use ferrozone_domain::store::GatewayStore;
 use ferrozone_domain::Timestamp;
 use rusqlite::{params, OptionalExtension};
@@ -77,6 +77,81 @@ impl GatewayStore for SqliteStore {
         })
         .await
     }
+
+    async fn hold_gateway_session(&self, lease: &Lease) -> Result<LeaseOutcome> {
+        let lease = lease.clone();
+        self.write(move |tx| {
+            const CONTEXT: &str = "hold a gateway's session";
+            let (hash, session, now) = (&lease.credential_hash, lease.session, lease.now.micros());
+            let renewed = prepare(tx.conn(), sql::RENEW)
+                .and_then(|mut stmt| stmt.query_row(params![hash, session, now], columns).optional())
+                .or_db(CONTEXT)?;
+            if let Some(row) = renewed {
+                return Ok(LeaseOutcome::Held(row.into()));
+            }
+            let args = params![hash, session, now, lease.lapsed_before().micros()];
+            let started = prepare(tx.conn(), sql::START)
+                .and_then(|mut stmt| stmt.query_row(args, columns).optional())
+                .or_db(CONTEXT)?;
+            if let Some(row) = started {
+                let gateway = Gateway::from(row);
+                tx.append(gateway::connected_entry(&gateway))?;
+                return Ok(LeaseOutcome::Started(gateway));
+            }
+            let exists =
+                prepare(tx.conn(), sql::CREDENTIAL_EXISTS).and_then(|mut stmt| stmt.exists([hash])).or_db(CONTEXT)?;
+            Ok(if exists { LeaseOutcome::HeldElsewhere } else { LeaseOutcome::Unknown })
+        })
+        .await
+    }
+
+    async fn release_gateway_session(&self, lease: &Lease) -> Result<bool> {
+        let lease = lease.clone();
+        self.write(move |tx| {
+            let connected = prepare(tx.conn(), sql::BY_SESSION)
+                .and_then(|mut stmt| stmt.query_row(params![lease.credential_hash, lease.session], |row| row.get(0)))
+                .optional()
+                .or_db("release a gateway's session")?;
+            let args = params![lease.credential_hash, lease.session, lease.now.micros()];
+            let row = prepare(tx.conn(), sql::RELEASE)
+                .and_then(|mut stmt| stmt.query_row(args, columns).optional())
+                .or_db("release a gateway's session")?;
+            let Some(released) = row.map(Gateway::from) else { return Ok(false) };
+            let since = connected.flatten().map(Timestamp::from_micros);
+            tx.append(gateway::disconnected_entry(&released, since, "stopped"))?;
+            Ok(true)
+        })
+        .await
+    }
+
+    async fn end_lapsed_gateway_sessions(&self, before: Timestamp) -> Result<Vec<Gateway>> {
+        self.write(move |tx| {
+            const CONTEXT: &str = "end lapsed gateway sessions";
+            let lapsed: Vec<(Uuid, Option<i64>)> = prepare(tx.conn(), sql::LAPSED)
+                .and_then(|mut stmt| stmt.query_map([before.micros()], |row| Ok((row.get(0)?, row.get(1)?)))?.collect())
+                .or_db(CONTEXT)?;
+            let mut ended = Vec::with_capacity(lapsed.len());
+            for (id, since) in lapsed {
+                let row = prepare(tx.conn(), sql::END_LAPSED)
+                    .and_then(|mut stmt| stmt.query_row(params![id, before.micros()], columns).optional())
+                    .or_db(CONTEXT)?;
+                let Some(gateway) = row.map(Gateway::from) else { continue };
+                tx.append(gateway::disconnected_entry(&gateway, since.map(Timestamp::from_micros), "lost"))?;
+                ended.push(gateway);
+            }
+            Ok(ended)
+        })
+        .await
+    }
+
+    async fn vpn_session_starts(&self, cutoff: Timestamp) -> Result<Vec<(Uuid, Timestamp)>> {
+        let rows: Vec<(Uuid, i64)> = self.read("read the VPN sessions", |conn| {
+            prepare(conn, sql::SESSION_STARTS)?
+                .query_map([cutoff.micros()], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect()
+        })?;
+        Ok(rows.into_iter().map(|(id, at)| (id, Timestamp::from_micros(at))).collect())
+    }
 }
 
 fn columns(row: &rusqlite::Row<'_>) -> rusqlite::Result<sql::GatewayColumns> {
@@ -90,5 +165,6 @@ fn columns(row: &rusqlite::Row<'_>) -> rusqlite::Result<sql::GatewayColumns> {
         version: row.get(6)?,
         inserted_at: row.get(7)?,
         updated_at: row.get(8)?,
+        connected_since: row.get(9)?,
     })
 }
