@@ -24,6 +24,7 @@ pub mod metrics;
 pub mod nft;
 mod peer;
 pub mod reconciler;
+pub mod remote;
 pub mod routing;
 pub mod stats;
 pub mod uapi;

@@ -44,6 +44,9 @@ impl Cli {
 pub enum Command {
     /// Serve the API (migrates the database first).
     Serve,
+    /// Run a gateway on this host: the WireGuard interface and the nftables table of a
+    /// control plane elsewhere, which it polls over HTTPS (enrols once with its token).
+    Gateway,
     /// Apply database migrations and exit.
     Migrate,
     /// Manage users.

@@ -7,6 +7,7 @@ mod audit_retention;
 mod backup;
 mod device;
 mod explain;
+mod gateway;
 mod import;
 mod serve;
 mod status;
@@ -24,8 +25,10 @@ use crate::cli::{Cli, Command};
 /// line as the actor of what it writes (`actor=cli`), as a request's names its caller,
 /// and so does every audit event it records.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
-    if matches!(cli.command, Command::Serve) {
-        return serve::run(&cli.config).await;
+    match cli.command {
+        Command::Serve => return serve::run(&cli.config).await,
+        Command::Gateway => return gateway::run(&cli.config).await,
+        _ => {}
     }
     let cli_context = context::Context::new(Actor::cli(), Origin::default());
     context::scope(cli_context, run_command(cli)).instrument(tracing::info_span!("command", actor = "cli")).await
@@ -34,6 +37,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 async fn run_command(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve => serve::run(&cli.config).await,
+        Command::Gateway => gateway::run(&cli.config).await,
         Command::Migrate => {
             crate::startup::create_data_dir(&cli.config.data_dir)?;
             let url = cli.config.database_url();

@@ -11,6 +11,7 @@ mod audit;
 mod env;
 mod firezone;
 mod fixed;
+pub mod gateway;
 mod http;
 mod monitoring;
 mod report;

@@ -49,7 +49,7 @@ pub async fn start(
 }
 
 /// The gateway's options: the configuration's data-plane settings.
-fn options(config: &Config) -> Options {
+pub fn options(config: &Config) -> Options {
     Options {
         backend: match config.wireguard_backend {
             WireguardBackend::None => Backend::None,

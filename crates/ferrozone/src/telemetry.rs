@@ -9,7 +9,7 @@ use crate::config::LogFormat;
 
 pub fn init(cli: &Cli) {
     let default = match cli.command {
-        Command::Serve => "info",
+        Command::Serve | Command::Gateway => "info",
         _ => "warn",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));

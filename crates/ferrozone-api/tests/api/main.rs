@@ -16,6 +16,7 @@ mod gateways;
 mod imported_tokens;
 mod invitations;
 mod outage;
+mod remote_gateway;
 mod robustness;
 mod rules;
 mod rules_check;

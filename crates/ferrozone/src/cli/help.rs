@@ -42,10 +42,35 @@ const READS: &[(&str, &[&str])] = &[
     ("status", &["listen"]),
 ];
 
+/// `gateway` opens no database: it reads the data-plane settings alone.
+const GATEWAY: (&str, &[&str]) = (
+    "gateway",
+    &[
+        "config",
+        "log_format",
+        "wireguard_backend",
+        "wireguard_interface",
+        "wireguard_port",
+        "wireguard_go",
+        "stats_interval",
+        "repair_interval",
+        "egress_interface",
+        "masquerade",
+        "nft",
+        "nft_remove_on_shutdown",
+        "host_filter",
+        "gateway_control_plane",
+        "gateway_state_dir",
+        "gateway_enrolment_token",
+        "gateway_enrolment_token_file",
+        "gateway_ca_file",
+    ],
+);
+
 /// Commands that open no database and read no setting.
 const NO_SETTINGS: &[&str] = &["openapi", "env-file"];
 
-/// The command that uses every setting.
+/// The command that uses every setting but the gateway's own (`gateway_*`).
 const SERVER: &str = "serve";
 
 /// `root` with each subcommand showing only its own settings in its help.
@@ -90,10 +115,13 @@ fn with_settings(mut cmd: Command, settings: &[Arg], path: &[String]) -> Command
 fn shows(path: &[&str], id: &str) -> bool {
     let top = path.first().copied();
     if top == Some(SERVER) {
-        return true;
+        return !id.starts_with("gateway_");
     }
     if top.is_some_and(|name| NO_SETTINGS.contains(&name)) {
         return false;
+    }
+    if top == Some(GATEWAY.0) {
+        return GATEWAY.1.contains(&id);
     }
     let joined = path.join(" ");
     STORE.contains(&id) || READS.iter().any(|(command, ids)| *command == joined && ids.contains(&id))
@@ -125,6 +153,18 @@ mod tests {
     }
 
     #[test]
+    fn gateway_shows_the_data_plane_settings_and_no_database() {
+        let text = help(&["gateway"]);
+        for flag in ["--gateway-control-plane", "--gateway-state-dir", "--wireguard-backend", "--masquerade"] {
+            assert!(text.contains(flag), "{flag} in {text}");
+        }
+        for flag in ["--database-url", "--data-dir", "--listen", "--secret-key"] {
+            assert!(!text.contains(flag), "{flag} in {text}");
+        }
+        assert!(!help(&["serve"]).contains("--gateway-control-plane"), "the gateway's own settings are not serve's");
+    }
+
+    #[test]
     fn serve_shows_every_setting() {
         let text = help(&["serve"]);
         for flag in ["--wireguard-port", "--listen", "--http-header-timeout", "--database-url", "--session-hours"] {
@@ -136,7 +176,7 @@ mod tests {
     fn every_setting_a_command_is_said_to_read_exists() {
         let root = <crate::cli::Cli as clap::CommandFactory>::command();
         let ids: Vec<String> = root.get_arguments().map(|a| a.get_id().to_string()).collect();
-        for id in STORE.iter().chain(READS.iter().flat_map(|(_, ids)| ids.iter())) {
+        for id in STORE.iter().chain(READS.iter().flat_map(|(_, ids)| ids.iter())).chain(GATEWAY.1) {
             assert!(ids.iter().any(|known| known == id), "{id} is no setting");
         }
     }

@@ -286,7 +286,7 @@ fn announce_admin(config: &Config, token: &str, password_given: bool) {
 
 /// Listens for SIGTERM and SIGINT from now on (before the first request is served, so no
 /// signal meets the default action); the future resolves on the first.
-fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+pub(super) fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

@@ -339,6 +339,9 @@ pub struct Config {
     /// Email: the SMTP server.
     #[command(flatten)]
     pub smtp: super::smtp::SmtpArgs,
+    /// `ferrozone gateway`'s own: its control plane and state directory.
+    #[command(flatten)]
+    pub gateway: super::gateway::GatewaySettings,
 }
 
 impl Config {

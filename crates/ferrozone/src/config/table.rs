@@ -202,6 +202,11 @@ pub const SETTINGS: &[Setting] = &[
     setting("metrics_token", "FERROZONE_METRICS_TOKEN").secret(),
     setting("metrics_token_file", "FERROZONE_METRICS_TOKEN_FILE"),
     setting("audit_retention", "FERROZONE_AUDIT_RETENTION"),
+    setting("gateway_control_plane", "FERROZONE_GATEWAY_CONTROL_PLANE"),
+    setting("gateway_state_dir", "FERROZONE_GATEWAY_STATE_DIR"),
+    setting("gateway_enrolment_token", "FERROZONE_GATEWAY_ENROLMENT_TOKEN").secret(),
+    setting("gateway_enrolment_token_file", "FERROZONE_GATEWAY_ENROLMENT_TOKEN_FILE"),
+    setting("gateway_ca_file", "FERROZONE_GATEWAY_CA_FILE"),
 ];
 
 /// The setting whose key is `key`.
