@@ -63,6 +63,8 @@ pub struct Client {
     base: String,
     credential: Zeroizing<String>,
     session: Uuid,
+    /// Notified when statistics went through: a poll waiting out a failure may try again.
+    reachable: tokio::sync::Notify,
 }
 
 impl Client {
@@ -102,7 +104,13 @@ impl Client {
     }
 
     pub fn new(http: reqwest::Client, base: &str, credential: Zeroizing<String>) -> Self {
-        Self { http, base: base.trim_end_matches('/').to_owned(), credential, session: Uuid::new_v4() }
+        Self {
+            http,
+            base: base.trim_end_matches('/').to_owned(),
+            credential,
+            session: Uuid::new_v4(),
+            reachable: tokio::sync::Notify::new(),
+        }
     }
 
     /// This process's session id.
@@ -134,7 +142,13 @@ impl Client {
             let body = serde_json::json!({ "peers": batch });
             send(self.request(reqwest::Method::POST, "/gateway/v1/stats").json(&body).timeout(REQUEST_TIMEOUT)).await?;
         }
+        self.reachable.notify_one();
         Ok(())
+    }
+
+    /// Resolves after statistics went through (the control plane is reachable again).
+    pub async fn reached(&self) {
+        self.reachable.notified().await;
     }
 
     /// Ends this process's session, so another may take the credential at once.

@@ -17,8 +17,9 @@ use super::held::{Held, RemoteState};
 use super::state_dir::StateDir;
 use crate::gateway::Wakes;
 
-/// The first and the longest wait after a failed poll.
-const RETRY: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(30));
+/// The first and the longest wait after a failed poll: a control plane back from an outage
+/// has every gateway in sync within seconds.
+const RETRY: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(10));
 /// The wait after a 409: another process holds the session until it lapses.
 const HELD_ELSEWHERE_RETRY: Duration = Duration::from_secs(10);
 
@@ -136,7 +137,12 @@ async fn poll_forever(client: &Client, dir: &StateDir, held: &RemoteState, wakes
                 failures += 1;
                 let wait = retry_wait(&e, failures);
                 tracing::warn!(error = %e, retry_ms = wait.as_millis(), "polling the control plane failed; enforcing the state held");
-                tokio::time::sleep(wait).await;
+                // Statistics going through again end the wait early: back in sync within
+                // the statistics interval of the control plane's return.
+                tokio::select! {
+                    () = tokio::time::sleep(wait) => {}
+                    () = client.reached() => {}
+                }
             }
         }
     }
