@@ -126,6 +126,8 @@ async fn main() -> anyhow::Result<()> {
     println!("stats_write_first_cpu_ms {:.1}", ms(first_cpu));
     println!("stats_write_all_cpu_ms {:.1}", ms(write_cpu));
     println!("stats_cycle_cpu_ms {:.1}", ms(read_cpu + diff_cpu + write_cpu));
+    // wireguard-go outlives the process that started it unless the interface goes.
+    interface.remove().await?;
     Ok(())
 }
 

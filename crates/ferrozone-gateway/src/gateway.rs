@@ -56,6 +56,9 @@ pub struct Options {
     pub nft: String,
     /// Remove the table when the process stops.
     pub nft_remove_on_shutdown: bool,
+    /// Remove the interface when the process stops (else it stays, peers and all, for the
+    /// next start to adopt).
+    pub interface_remove_on_shutdown: bool,
     /// Masquerade tunnel traffic leaving the host.
     pub masquerade: bool,
     /// The interface tunnel traffic leaves by; `None`: the default route's.
@@ -171,6 +174,18 @@ pub async fn start(
     let routing_status = routing.status();
     let (remove, repair) = (options.nft_remove_on_shutdown, options.repair_interval);
     tasks.spawn_draining("nftables", Box::pin(routing::keep(routing, wakes.table, repair, tasks.stopping(), remove)));
+    if options.interface_remove_on_shutdown {
+        let (interface, stopping) = (interface.clone(), tasks.stopping());
+        tasks.spawn_draining(
+            "interface removal",
+            Box::pin(async move {
+                stopping.await;
+                interface.remove().await.context("removing the WireGuard interface")?;
+                tracing::info!("WireGuard interface removed");
+                Ok(())
+            }),
+        );
+    }
     let reconciler = Reconciler::new(sources.peers.clone(), interface.clone());
     let gateway = Gateway { backend: interface.kind(), reconcile: reconciler.status(), routing: routing_status };
     tasks.spawn("reconciler", Box::pin(forever(reconciler.run(wakes.peers, repair))));

@@ -100,6 +100,10 @@ impl WireGuard for Kernel {
         })
         .await
     }
+
+    async fn remove(&self) -> anyhow::Result<()> {
+        link::ip(&["link", "del", "dev", &self.name]).await
+    }
 }
 
 fn observed(peer: wireguard_uapi::get::Peer) -> ObservedPeer {

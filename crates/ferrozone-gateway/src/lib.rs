@@ -50,6 +50,11 @@ pub trait WireGuard: Send + Sync + 'static {
     fn generation(&self) -> u64 {
         0
     }
+    /// Removes the interface (a stop with `FERROZONE_WIREGUARD_REMOVE_ON_SHUTDOWN`); by
+    /// default an interface outlives Ferrozone, so that a restart drops no tunnel.
+    async fn remove(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// Where the nftables table learns the egress rules and their sources.

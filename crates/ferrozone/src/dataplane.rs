@@ -63,6 +63,7 @@ pub fn options(config: &Config) -> Options {
         stats_interval: Duration::from_secs(config.stats_interval),
         nft: config.nft.clone(),
         nft_remove_on_shutdown: config.nft_remove_on_shutdown,
+        interface_remove_on_shutdown: config.wireguard_remove_on_shutdown,
         masquerade: config.masquerade,
         egress_interface: config.egress_interface.clone(),
         host_filter: config.host_filter,

@@ -58,6 +58,7 @@ const GATEWAY: (&str, &[&str]) = (
         "masquerade",
         "nft",
         "nft_remove_on_shutdown",
+        "wireguard_remove_on_shutdown",
         "host_filter",
         "gateway_control_plane",
         "gateway_state_dir",

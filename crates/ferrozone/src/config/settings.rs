@@ -301,6 +301,12 @@ pub struct Config {
     #[arg(long, global = true, env = "FERROZONE_NFT_REMOVE_ON_SHUTDOWN", default_value_t = false,
           action = clap::ArgAction::Set)]
     pub nft_remove_on_shutdown: bool,
+    /// Delete the WireGuard interface (and stop its wireguard-go) when `serve` or `ferrozone
+    /// gateway` stops cleanly (by default it stays with its peers, so a restart drops no
+    /// tunnel and the next start adopts it).
+    #[arg(long, global = true, env = "FERROZONE_WIREGUARD_REMOVE_ON_SHUTDOWN", default_value_t = false,
+          action = clap::ArgAction::Set)]
+    pub wireguard_remove_on_shutdown: bool,
     /// What happens to tunnel traffic that no egress rule (`/v0/rules`) matches: `accept`
     /// (Firezone's behaviour) or `drop` (only what an accept rule allows leaves the tunnel or
     /// reaches the gateway itself, see FERROZONE_HOST_FILTER).

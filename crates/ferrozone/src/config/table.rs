@@ -191,6 +191,7 @@ pub const SETTINGS: &[Setting] = &[
     setting("wireguard_go", "FERROZONE_WIREGUARD_GO"),
     setting("nft", "FERROZONE_NFT").aliases(&["GATEWAY_NFT_PATH", "NFT_PATH"]),
     setting("nft_remove_on_shutdown", "FERROZONE_NFT_REMOVE_ON_SHUTDOWN"),
+    setting("wireguard_remove_on_shutdown", "FERROZONE_WIREGUARD_REMOVE_ON_SHUTDOWN"),
     setting("webhook_allow_private", "FERROZONE_WEBHOOK_ALLOW_PRIVATE"),
     setting("log_format", "FERROZONE_LOG_FORMAT"),
     setting("http_header_timeout", "FERROZONE_HTTP_HEADER_TIMEOUT"),
