@@ -252,11 +252,18 @@ pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore + GatewaySt
     /// disabled and, when `session` expires, never signed in or last signed in after
     /// `session.cutoff()` ([`VpnSession`]). One query.
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>>;
-    /// Writes `reports` to the devices with those public keys, in one transaction. A device
-    /// whose stored `latest_handshake` is newer keeps its figures (another gateway saw it
-    /// later), so gateways sharing a database never overwrite each other with older data.
-    /// `updated_at` does not move: statistics are not an edit.
-    async fn record_stats(&self, reports: Vec<StatsReport>) -> Result<()>;
+    /// Writes the statistics gateway `source` read (its id; the nil UUID for `serve`'s
+    /// embedded gateway) to the devices with those public keys, in one transaction. A
+    /// device's traffic grows by each counter's increase over the same source's previous
+    /// report, or by the whole counter when it went down (the interface was recreated):
+    /// summed across gateways, never backwards. The newest handshake and its address win.
+    /// Reports of keys no device has are skipped. `updated_at` does not move: statistics are
+    /// not an edit.
+    async fn record_stats_from(&self, source: Uuid, reports: Vec<StatsReport>) -> Result<()>;
+    /// [`Store::record_stats_from`] the embedded gateway.
+    async fn record_stats(&self, reports: Vec<StatsReport>) -> Result<()> {
+        self.record_stats_from(Uuid::nil(), reports).await
+    }
     /// Runs until the store is closed, notifying `changed` after changes to the peers that
     /// other processes commit (this process notifies its own through the domain). It may
     /// notify more often than needed, never less.

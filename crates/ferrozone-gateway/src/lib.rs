@@ -50,6 +50,10 @@ pub trait WireGuard: Send + Sync + 'static {
     fn generation(&self) -> u64 {
         0
     }
+    /// The most peers the interface can hold, if it has a limit (wireguard-go: 65,536).
+    fn max_peers(&self) -> Option<usize> {
+        None
+    }
     /// Removes the interface (a stop with `FERROZONE_WIREGUARD_REMOVE_ON_SHUTDOWN`); by
     /// default an interface outlives Ferrozone, so that a restart drops no tunnel.
     async fn remove(&self) -> anyhow::Result<()> {

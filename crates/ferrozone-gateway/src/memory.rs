@@ -21,12 +21,13 @@ pub struct MemoryInterface {
     generation: std::sync::atomic::AtomicU64,
     /// Counts every change to the peers, so that a test can wait for one.
     changes: watch::Sender<u64>,
+    max_peers: Option<usize>,
 }
 
 impl Default for MemoryInterface {
     fn default() -> Self {
         let (peers, applied, generation, changes) = Default::default();
-        Self { peers, applied, kind: "memory", generation, changes }
+        Self { peers, applied, kind: "memory", generation, changes, max_peers: None }
     }
 }
 
@@ -34,6 +35,11 @@ impl MemoryInterface {
     /// The `none` backend.
     pub fn none() -> Self {
         Self { kind: "none", ..Self::default() }
+    }
+
+    /// An interface that holds at most `max` peers, as wireguard-go's does.
+    pub fn with_max_peers(max: usize) -> Self {
+        Self { max_peers: Some(max), ..Self::default() }
     }
 
     /// Every batch applied so far.
@@ -94,6 +100,10 @@ impl MemoryInterface {
 
 #[async_trait]
 impl WireGuard for MemoryInterface {
+    fn max_peers(&self) -> Option<usize> {
+        self.max_peers
+    }
+
     fn kind(&self) -> &'static str {
         self.kind
     }

@@ -28,7 +28,8 @@ pub fn describe() {
         PEERS,
         Unit::Count,
         "WireGuard peers: desired (the database's, at the last pass), applied (on the interface after the \
-         last successful pass), online (a handshake within the last 3 minutes, at the last statistics cycle)."
+         last successful pass), refused (over the backend's limit: wireguard-go holds 65,536), online (a \
+         handshake within the last 3 minutes, at the last statistics cycle)."
     );
     describe_counter!(RECONCILE_PASSES, Unit::Count, "Reconciler passes by outcome (ok, error).");
     describe_histogram!(RECONCILE_DURATION, Unit::Seconds, "Time of one reconciler pass, failed ones included.");
@@ -63,6 +64,11 @@ pub(crate) fn reconcile_pass<T>(result: &anyhow::Result<T>, elapsed: Duration) {
 /// The peers the database wants, as a pass read them.
 pub(crate) fn desired_peers(count: usize) {
     gauge!(PEERS, "state" => "desired").set(count as f64);
+}
+
+/// The peers the interface cannot take (its backend's limit).
+pub(crate) fn refused_peers(count: usize) {
+    gauge!(PEERS, "state" => "refused").set(count as f64);
 }
 
 /// The peers on the interface after a successful pass.

@@ -33,6 +33,9 @@ pub struct ReconcileStatus {
     pub last_success: Option<SystemTime>,
     /// Whether the latest pass failed.
     pub last_failed: bool,
+    /// The peers the interface cannot take, over its backend's limit
+    /// ([`WireGuard::max_peers`]), at the latest pass that read them.
+    pub refused: usize,
 }
 
 pub struct Reconciler {
@@ -87,6 +90,7 @@ impl Reconciler {
             }
         };
         metrics::desired_peers(desired.len());
+        let desired = self.within_limit(desired);
         let changes = diff(&desired, &observed);
         if !changes.is_empty() {
             self.interface.apply(&changes).await?;
@@ -114,6 +118,34 @@ impl Reconciler {
         metrics::applied_peers(desired.len());
         self.applied = Some((generation, desired));
         Ok(changes)
+    }
+
+    /// `desired` cut to what the interface can hold, the peers in public-key order so that
+    /// the same ones stay from pass to pass; the excess is refused loudly: counted in the
+    /// status and the metrics, and logged when it changes.
+    fn within_limit(&mut self, mut desired: Vec<Peer>) -> Vec<Peer> {
+        let limit = self.interface.max_peers().unwrap_or(usize::MAX);
+        let refused = desired.len().saturating_sub(limit);
+        if refused > 0 {
+            desired.sort_unstable_by_key(|peer| peer.public_key);
+            desired.truncate(limit);
+        }
+        if refused != self.status.borrow().refused {
+            if refused > 0 {
+                tracing::error!(
+                    refused,
+                    limit,
+                    backend = self.interface.kind(),
+                    "more peers than the WireGuard backend holds: the excess is not on the interface; use the \
+                     kernel backend (FERROZONE_WIREGUARD_BACKEND=kernel) or spread the devices over gateways"
+                );
+            } else {
+                tracing::info!("every peer fits on the interface again");
+            }
+        }
+        metrics::refused_peers(refused);
+        self.status.send_modify(|status| status.refused = refused);
+        desired
     }
 
     /// Reconciles now, then whenever `trigger` is notified (after a committed change), and
@@ -268,7 +300,7 @@ mod tests {
         source.1.store(true, Ordering::Relaxed);
         reconciler.reconcile().await.unwrap_err();
         let failed = *status.borrow();
-        assert_eq!(failed, ReconcileStatus { last_success: first.last_success, last_failed: true });
+        assert_eq!(failed, ReconcileStatus { last_success: first.last_success, last_failed: true, refused: 0 });
 
         source.1.store(false, Ordering::Relaxed);
         reconciler.reconcile().await.unwrap();
@@ -292,6 +324,7 @@ mod tests {
             [
                 metric(PEERS, "applied", 2.0),
                 metric(PEERS, "desired", 2.0),
+                metric(PEERS, "refused", 0.0),
                 metric(RECONCILE_DURATION, "", 1.0),
                 metric(RECONCILE_PASSES, "ok", 1.0),
             ]
@@ -306,11 +339,30 @@ mod tests {
             [
                 metric(PEERS, "applied", 0.0),
                 metric(PEERS, "desired", 0.0),
+                metric(PEERS, "refused", 0.0),
                 metric(RECONCILE_DURATION, "", 1.0),
                 metric(RECONCILE_PASSES, "error", 1.0),
                 metric(RECONCILE_PASSES, "ok", 0.0),
             ]
         );
+    }
+
+    /// Past the backend's limit, the same peers (the lowest keys) stay on the interface and
+    /// the excess is refused, counted in the status until it fits again.
+    #[tokio::test]
+    async fn peers_over_the_backends_limit_are_refused_loudly() {
+        let source = Arc::new(Desired::default());
+        let interface = Arc::new(MemoryInterface::with_max_peers(2));
+        let mut reconciler = Reconciler::new(source.clone(), interface.clone());
+        let status = reconciler.status();
+        *source.0.lock().unwrap() = vec![peer(3), peer(1), peer(2)];
+        reconciler.reconcile().await.unwrap();
+        assert_eq!(keys(&interface).await, vec![Key([1; 32]), Key([2; 32])]);
+        assert_eq!(status.borrow().refused, 1);
+        source.0.lock().unwrap().retain(|p| p.public_key != Key([1; 32]));
+        reconciler.reconcile().await.unwrap();
+        assert_eq!(keys(&interface).await, vec![Key([2; 32]), Key([3; 32])]);
+        assert_eq!(status.borrow().refused, 0, "every peer fits again");
     }
 
     #[tokio::test]

@@ -28,6 +28,8 @@ const SOCKET_DIR: &str = "/var/run/wireguard";
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// The pause before restarting a `wireguard-go` that exited.
 const RESTART_DELAY: Duration = Duration::from_secs(1);
+/// The most peers one wireguard-go interface holds.
+pub const MAX_PEERS: usize = 1 << 16;
 /// How often an adopted `wireguard-go` (not this process's child) is checked.
 const ADOPTED_CHECK: Duration = Duration::from_secs(1);
 
@@ -208,6 +210,11 @@ impl WireGuard for Userspace {
 
     fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
+    }
+
+    /// wireguard-go's `MaxPeers` (device/peer.go: 1 << 16): it refuses every peer past it.
+    fn max_peers(&self) -> Option<usize> {
+        Some(MAX_PEERS)
     }
 
     /// Deleting the interface ends wireguard-go; the supervisor lets it go.

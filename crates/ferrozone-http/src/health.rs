@@ -12,6 +12,8 @@ pub struct DataPlaneHealth {
     pub last_reconcile: Option<SystemTime>,
     /// Whether the reconciler's latest pass failed.
     pub last_reconcile_failed: bool,
+    /// Peers the interface cannot take, over its backend's limit (wireguard-go: 65,536).
+    pub peers_refused: usize,
     /// The nftables table (forwarding, NAT, egress rules).
     pub routing: RoutingHealth,
 }
@@ -52,6 +54,7 @@ impl DataPlaneProbe for NoDataPlane {
             backend: "none",
             last_reconcile: None,
             last_reconcile_failed: false,
+            peers_refused: 0,
             routing: RoutingHealth::NotApplied { reason: NO_BACKEND },
         }
     }

@@ -8,6 +8,7 @@
 pub(crate) mod audit;
 pub(crate) mod gateways;
 pub(crate) mod links;
+pub(crate) mod stats;
 pub(crate) mod text;
 pub(crate) mod totp;
 pub(crate) mod webhooks;

@@ -99,6 +99,7 @@ impl DataPlaneProbe for Probe {
             backend: health.backend,
             last_reconcile: health.reconcile.last_success,
             last_reconcile_failed: health.reconcile.last_failed,
+            peers_refused: health.reconcile.refused,
             routing: RoutingHealth::Applied {
                 rules: health.routing.rules,
                 default_action,

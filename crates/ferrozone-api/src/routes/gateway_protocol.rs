@@ -145,7 +145,7 @@ pub struct StatsData {
         crate::responses::GatewayErrors,
     ))]
 async fn stats(State(app): State<AppState>, headers: HeaderMap, body: JsonObject) -> Result<Response, ApiError> {
-    hold_session(&app, &headers).await?;
+    let gateway = hold_session(&app, &headers).await?;
     let batch: StatsBatch = serde_json::from_value(Value::Object(body.object()?))
         .map_err(|e| ApiError::Invalid(Errors::one("peers", format!("is invalid: {e}"))))?;
     if batch.peers.len() > MAX_STATS_BATCH {
@@ -163,7 +163,7 @@ async fn stats(State(app): State<AppState>, headers: HeaderMap, body: JsonObject
         .filter_map(report)
         .collect();
     let recorded = reports.len();
-    app.domain.record_stats(reports).await?;
+    app.domain.record_gateway_stats(gateway.id, reports).await?;
     Ok(reply::json(StatusCode::OK, &StatsData { data: StatsOutcome { recorded, ignored: total - recorded } }))
 }
 

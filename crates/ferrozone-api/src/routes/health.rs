@@ -19,7 +19,8 @@ pub fn routes() -> Router<AppState> {
 }
 
 /// 200 when the database answers, with the data plane's state (`status` is `degraded`
-/// while the last reconcile or the last pass over the nftables table failed) and the
+/// while the last reconcile or the last pass over the nftables table failed, or peers are
+/// refused over the backend's limit) and the
 /// start-up warnings (which do not degrade it: the server works, for this machine at
 /// least); 503 when the database does not answer.
 async fn healthz(State(app): State<AppState>) -> Response {
@@ -31,7 +32,8 @@ async fn healthz(State(app): State<AppState>) -> Response {
 
 pub(crate) fn report(data_plane: &DataPlaneHealth, warnings: &[String]) -> Value {
     let routing_failed = matches!(data_plane.routing, RoutingHealth::Applied { last_pass_failed: true, .. });
-    let status = if data_plane.last_reconcile_failed || routing_failed { "degraded" } else { "ok" };
+    let refused = data_plane.peers_refused > 0;
+    let status = if data_plane.last_reconcile_failed || routing_failed || refused { "degraded" } else { "ok" };
     json!({
         "status": status,
         "database": "ok",
@@ -39,6 +41,7 @@ pub(crate) fn report(data_plane: &DataPlaneHealth, warnings: &[String]) -> Value
             "backend": data_plane.backend,
             "last_reconcile_at": data_plane.last_reconcile.map(timestamp),
             "last_reconcile_failed": data_plane.last_reconcile_failed,
+            "peers_refused": data_plane.peers_refused,
         },
         "routing": routing(&data_plane.routing),
         "warnings": warnings,
@@ -79,15 +82,24 @@ mod tests {
         let at = UNIX_EPOCH + Duration::from_micros(1_764_068_400_123_456);
         let routing =
             RoutingHealth::Applied { rules: 3, default_action: "drop", last_apply: Some(at), last_pass_failed: false };
-        let healthy =
-            DataPlaneHealth { backend: "kernel", last_reconcile: Some(at), last_reconcile_failed: false, routing };
+        let healthy = DataPlaneHealth {
+            backend: "kernel",
+            last_reconcile: Some(at),
+            last_reconcile_failed: false,
+            peers_refused: 0,
+            routing,
+        };
         assert_eq!(
             report(&healthy, &[]),
             json!({"status": "ok", "database": "ok", "data_plane": {
-                "backend": "kernel", "last_reconcile_at": "2025-11-25T11:00:00.123456Z", "last_reconcile_failed": false},
+                "backend": "kernel", "last_reconcile_at": "2025-11-25T11:00:00.123456Z", "last_reconcile_failed": false,
+                "peers_refused": 0},
                 "routing": {"nftables": "applied", "rules": 3, "default_action": "drop",
                 "last_apply_at": "2025-11-25T11:00:00.123456Z", "last_pass_failed": false}, "warnings": []})
         );
+        let full = DataPlaneHealth { peers_refused: 3, ..healthy.clone() };
+        assert_eq!(report(&full, &[])["status"], "degraded", "peers refused over the backend's limit");
+        assert_eq!(report(&full, &[])["data_plane"]["peers_refused"], 3);
         let failing = DataPlaneHealth { last_reconcile_failed: true, ..healthy.clone() };
         assert_eq!(report(&failing, &[])["status"], "degraded");
         assert_eq!(report(&failing, &[])["data_plane"]["last_reconcile_failed"], true);
@@ -98,8 +110,13 @@ mod tests {
     fn a_failed_pass_over_the_table_degrades_the_status() {
         let routing =
             RoutingHealth::Applied { rules: 0, default_action: "accept", last_apply: None, last_pass_failed: true };
-        let failing =
-            DataPlaneHealth { backend: "userspace", last_reconcile: None, last_reconcile_failed: false, routing };
+        let failing = DataPlaneHealth {
+            backend: "userspace",
+            last_reconcile: None,
+            last_reconcile_failed: false,
+            peers_refused: 0,
+            routing,
+        };
         assert_eq!(report(&failing, &[])["status"], "degraded");
         assert_eq!(report(&failing, &[])["routing"]["last_pass_failed"], true);
         assert_eq!(report(&failing, &[])["routing"]["last_apply_at"], Value::Null);

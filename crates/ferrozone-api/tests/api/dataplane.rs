@@ -255,7 +255,13 @@ async fn healthz_reports_the_table_its_rules_and_a_failed_pass() {
     let at = std::time::UNIX_EPOCH + Duration::from_secs(1_764_068_400);
     let routing =
         RoutingHealth::Applied { rules: 12, default_action: "drop", last_apply: Some(at), last_pass_failed: false };
-    let health = DataPlaneHealth { backend: "kernel", last_reconcile: Some(at), last_reconcile_failed: false, routing };
+    let health = DataPlaneHealth {
+        backend: "kernel",
+        last_reconcile: Some(at),
+        last_reconcile_failed: false,
+        peers_refused: 0,
+        routing,
+    };
     let body = healthz_with(&app, health.clone()).await;
     assert_eq!(body["status"], "ok");
     let expected = json!({"nftables": "applied", "rules": 12, "default_action": "drop",

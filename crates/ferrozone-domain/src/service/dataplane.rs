@@ -61,8 +61,13 @@ impl Domain {
         self.store().watch_peer_changes(self.peer_changes.clone()).await
     }
 
-    /// Stores statistics read from the interface.
+    /// Stores statistics read from the embedded gateway's interface.
     pub async fn record_stats(&self, reports: Vec<StatsReport>) -> Result<()> {
         self.store().record_stats(reports).await
+    }
+
+    /// Stores statistics a gateway on another host read from its interface.
+    pub async fn record_gateway_stats(&self, gateway: uuid::Uuid, reports: Vec<StatsReport>) -> Result<()> {
+        self.store().record_stats_from(gateway, reports).await
     }
 }

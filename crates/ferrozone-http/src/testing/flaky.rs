@@ -120,7 +120,7 @@ delegate! {
         delete_rule(id: Uuid) -> bool;
         egress_policy(session: VpnSession) -> EgressPolicy;
         active_peers(session: VpnSession) -> Vec<ActivePeer>;
-        record_stats(reports: Vec<StatsReport>) -> ();
+        record_stats_from(source: Uuid, reports: Vec<StatsReport>) -> ();
         watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
         watch_configuration_changes(changed: Arc<tokio::sync::Notify>) -> ();
         import(batch: &ImportBatch, mode: ImportMode) -> ImportOutcome;

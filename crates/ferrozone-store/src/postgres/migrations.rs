@@ -40,6 +40,7 @@ const FILES: &[(i64, &str, &str)] = &[
     (22, "sign_in_links", include_str!("../../migrations/postgres/0022_sign_in_links.sql")),
     (23, "gateways", include_str!("../../migrations/postgres/0023_gateways.sql")),
     (24, "gateway_sessions", include_str!("../../migrations/postgres/0024_gateway_sessions.sql")),
+    (25, "peer_counters", include_str!("../../migrations/postgres/0025_peer_counters.sql")),
 ];
 
 /// The history as sqlx's migrator runs it.

@@ -823,9 +823,8 @@ impl Store for PgStore {
         decode_all(rows)
     }
 
-    async fn record_stats(&self, reports: Vec<StatsReport>) -> Result<()> {
-        let mut sorted = reports;
-        sorted.sort_by(|a, b| a.public_key.cmp(&b.public_key));
+    async fn record_stats_from(&self, source: Uuid, reports: Vec<StatsReport>) -> Result<()> {
+        let sorted = crate::sql::stats::ordered(reports);
         let handshakes: Vec<i64> = sorted.iter().map(|r| r.latest_handshake.micros()).collect();
         let rx: Vec<i64> = sorted.iter().map(|r| r.rx_bytes).collect();
         let tx: Vec<i64> = sorted.iter().map(|r| r.tx_bytes).collect();
@@ -833,7 +832,13 @@ impl Store for PgStore {
             sorted.into_iter().map(|r| (r.public_key, r.remote_ip)).unzip();
         let pool = self.pool.clone();
         to_completion(async move {
-            let query = sqlx::query(RECORD_STATS).bind(keys).bind(handshakes).bind(ips).bind(rx).bind(tx);
+            let query = sqlx::query(crate::sql::stats::ADD_STATS_POSTGRES)
+                .bind(source)
+                .bind(keys)
+                .bind(handshakes)
+                .bind(ips)
+                .bind(rx)
+                .bind(tx);
             query.execute(&pool).await.map(|_| ()).or_db("record peer statistics")
         })
         .await
@@ -858,14 +863,3 @@ const SETTING_FOR_UPDATE: &str = "SELECT value FROM settings WHERE key = $1 FOR 
 
 /// Makes a transaction's statements read one snapshot (its first statement).
 const SNAPSHOT: &str = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";
-
-/// Every report in one statement, for the devices that exist, unless a device holds a newer
-/// handshake (another gateway's). The rows are written in public-key order, so two gateways
-/// writing overlapping sets wait for each other instead of deadlocking.
-const RECORD_STATS: &str = "INSERT INTO device_stats (public_key, latest_handshake, remote_ip, rx_bytes, tx_bytes) \
-     SELECT s.* FROM UNNEST($1::text[], $2::int8[], $3::text[], $4::int8[], $5::int8[]) \
-     AS s (public_key, latest_handshake, remote_ip, rx_bytes, tx_bytes) \
-     WHERE EXISTS (SELECT 1 FROM devices d WHERE d.public_key = s.public_key) ORDER BY s.public_key \
-     ON CONFLICT (public_key) DO UPDATE SET latest_handshake = excluded.latest_handshake, \
-     remote_ip = excluded.remote_ip, rx_bytes = excluded.rx_bytes, tx_bytes = excluded.tx_bytes \
-     WHERE device_stats.latest_handshake IS NULL OR device_stats.latest_handshake <= excluded.latest_handshake";

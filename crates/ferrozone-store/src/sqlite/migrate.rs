@@ -82,6 +82,11 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "gateway_sessions",
         sql: include_str!("../../migrations/sqlite/0024_gateway_sessions.sql"),
     },
+    Migration {
+        version: 25,
+        name: "peer_counters",
+        sql: include_str!("../../migrations/sqlite/0025_peer_counters.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

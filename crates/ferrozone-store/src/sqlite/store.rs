@@ -37,6 +37,7 @@ mod gateways;
 mod import;
 mod links;
 mod sample;
+mod stats;
 mod users_page;
 mod watch;
 mod webhooks;
@@ -819,33 +820,12 @@ impl Store for SqliteStore {
         self.watch_topic(watch::Topic::Configuration, changed, true).await
     }
 
-    async fn record_stats(&self, reports: Vec<StatsReport>) -> Result<()> {
-        self.write(move |tx| {
-            let mut update = prepare(tx.conn(), UPDATE_STATS).or_db("record peer statistics")?;
-            let mut insert = prepare(tx.conn(), INSERT_STATS).or_db("record peer statistics")?;
-            for r in &reports {
-                let args = params![r.public_key, r.latest_handshake.micros(), r.remote_ip, r.rx_bytes, r.tx_bytes];
-                if update.execute(args).or_db("record peer statistics")? == 0 {
-                    insert.execute(args).or_db("record peer statistics")?;
-                }
-            }
-            Ok(())
-        })
-        .await
+    async fn record_stats_from(&self, source: Uuid, reports: Vec<StatsReport>) -> Result<()> {
+        let reports = crate::sql::stats::ordered(reports);
+        self.write(move |tx| stats::record(tx, source, &reports)).await
     }
 
     async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
         self.import_batch(batch, mode).await
     }
 }
-
-/// One device's statistics, unless it holds a newer handshake (another gateway's): the
-/// statement of every cycle after a device's first report.
-const UPDATE_STATS: &str = "UPDATE device_stats SET latest_handshake = $2, remote_ip = $3, rx_bytes = $4, \
-     tx_bytes = $5 WHERE public_key = $1 AND (latest_handshake IS NULL OR latest_handshake <= $2)";
-/// A device's first statistics, when [`UPDATE_STATS`] changed nothing: for a device that
-/// exists (one deleted since the interface was read is skipped) and has no row yet (one
-/// with a newer handshake keeps it).
-const INSERT_STATS: &str = "INSERT INTO device_stats (public_key, latest_handshake, remote_ip, rx_bytes, tx_bytes) \
-     SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM devices WHERE public_key = $1) \
-     ON CONFLICT (public_key) DO NOTHING";

@@ -83,7 +83,7 @@ async fn an_expired_vpn_session_leaves_the_devices_of_its_user_inactive() {
 }
 
 #[tokio::test]
-async fn statistics_are_written_unless_a_newer_handshake_is_stored() {
+async fn statistics_are_written_and_the_newest_handshake_wins() {
     let db = db().await;
     let alice = add_user(&db, "alice@example.com", Role::Admin).await;
     let device = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
@@ -106,12 +106,55 @@ async fn statistics_are_written_unless_a_newer_handshake_is_stored() {
     assert_eq!(stored.updated_at, device.updated_at, "statistics are not an edit");
     assert_eq!(db.store.device_by_id(other.id).await.unwrap().unwrap().stats, Default::default());
 
-    // Another gateway's older handshake loses; a newer one wins.
-    db.store.record_stats(vec![report(t0, 5)]).await.unwrap();
-    assert_eq!(db.store.device_by_id(device.id).await.unwrap().unwrap().stats.rx_bytes, Some(100));
-    db.store.record_stats(vec![report(t0.plus_secs(20), 7)]).await.unwrap();
-    assert_eq!(db.store.device_by_id(device.id).await.unwrap().unwrap().stats.rx_bytes, Some(7));
+    // Another gateway's older handshake loses (its traffic counts: see below); a newer one wins.
+    let other_gateway = uuid::Uuid::from_u128(7);
+    let elsewhere = StatsReport { remote_ip: Some("198.51.100.1".into()), ..report(t0, 5) };
+    db.store.record_stats_from(other_gateway, vec![elsewhere.clone()]).await.unwrap();
+    let stats = db.store.device_by_id(device.id).await.unwrap().unwrap().stats;
+    assert_eq!((stats.latest_handshake, stats.remote_ip.as_deref()), (Some(t0.plus_secs(10)), Some("192.0.2.7")));
+    let newer = StatsReport { latest_handshake: t0.plus_secs(20), ..elsewhere };
+    db.store.record_stats_from(other_gateway, vec![newer]).await.unwrap();
+    let stats = db.store.device_by_id(device.id).await.unwrap().unwrap().stats;
+    assert_eq!((stats.latest_handshake, stats.remote_ip.as_deref()), (Some(t0.plus_secs(20)), Some("198.51.100.1")));
     db.store.record_stats(vec![]).await.unwrap();
+}
+
+/// Traffic is summed per gateway from its counters: each report adds its increase over the
+/// same gateway's previous one, or the whole counter when it went down (the interface was
+/// recreated), so the totals never go backwards, with one gateway or several.
+#[tokio::test]
+async fn traffic_is_summed_per_gateway_and_never_goes_backwards() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let device = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
+    let t0 = Timestamp::now();
+    let report = |rx: i64, tx: i64| StatsReport {
+        public_key: device.public_key.clone(),
+        latest_handshake: t0,
+        remote_ip: None,
+        rx_bytes: rx,
+        tx_bytes: tx,
+    };
+    let totals = || async {
+        let stats = db.store.device_by_id(device.id).await.unwrap().unwrap().stats;
+        (stats.rx_bytes.unwrap(), stats.tx_bytes.unwrap())
+    };
+    let (embedded, remote) = (uuid::Uuid::nil(), uuid::Uuid::from_u128(9));
+    db.store.record_stats_from(embedded, vec![report(100, 10)]).await.unwrap();
+    db.store.record_stats_from(embedded, vec![report(150, 15)]).await.unwrap();
+    assert_eq!(totals().await, (150, 15));
+    // A second gateway carries the same peer: its traffic adds up.
+    db.store.record_stats_from(remote, vec![report(40, 4)]).await.unwrap();
+    db.store.record_stats_from(remote, vec![report(60, 6)]).await.unwrap();
+    assert_eq!(totals().await, (210, 21));
+    // The first gateway's interface was recreated: its counters start again, totals do not.
+    db.store.record_stats_from(embedded, vec![report(20, 2)]).await.unwrap();
+    assert_eq!(totals().await, (230, 23));
+    db.store.record_stats_from(embedded, vec![report(25, 2)]).await.unwrap();
+    assert_eq!(totals().await, (235, 23));
+    // A batch naming a key twice counts it once, as its last report.
+    db.store.record_stats_from(remote, vec![report(61, 6), report(70, 7)]).await.unwrap();
+    assert_eq!(totals().await, (245, 24));
 }
 
 /// Statistics live in a table of their own (migration 0020), keyed by the public key.

@@ -45,6 +45,17 @@ pub fn hints(app: &AppState) -> Vec<Hint> {
             ),
         });
     }
+    if health.peers_refused > 0 {
+        hints.push(Hint {
+            title: "Too many devices for this WireGuard backend",
+            text: format!(
+                "{} devices are not on the {} WireGuard interface: wireguard-go holds at most 65,536 peers. Use the \
+                 kernel backend (FERROZONE_WIREGUARD_BACKEND=kernel, with the wireguard module), or spread the \
+                 devices over gateways on other hosts.",
+                health.peers_refused, health.backend
+            ),
+        });
+    }
     if matches!(health.routing, RoutingHealth::Applied { last_pass_failed: true, .. }) {
         hints.push(Hint {
             title: "Firewall rules are out of date",

@@ -216,6 +216,7 @@ impl DataPlaneProbe for Healthy {
             backend: "kernel",
             last_reconcile: Some(SystemTime::now()),
             last_reconcile_failed: false,
+            peers_refused: 0,
             routing: RoutingHealth::Applied {
                 rules: 2,
                 default_action: "accept",

@@ -16,7 +16,8 @@ async fn healthz_reports_the_database_and_the_data_plane() {
     let warnings = body.as_object_mut().unwrap().remove("warnings").unwrap();
     let warnings = warnings.as_array().unwrap();
     assert!(warnings.len() == 1 && warnings[0].as_str().unwrap().contains("FERROZONE_EXTERNAL_URL"), "{warnings:?}");
-    let data_plane = json!({"backend": "none", "last_reconcile_at": null, "last_reconcile_failed": false});
+    let data_plane =
+        json!({"backend": "none", "last_reconcile_at": null, "last_reconcile_failed": false, "peers_refused": 0});
     let routing = json!({"nftables": "not applied", "reason": "the WireGuard backend is none: nothing is enforced"});
     assert_eq!(body, json!({"status": "ok", "database": "ok", "data_plane": data_plane, "routing": routing}));
 }

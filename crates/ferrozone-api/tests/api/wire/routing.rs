@@ -88,7 +88,8 @@ async fn head_answers_like_get_without_a_body() {
 #[tokio::test]
 async fn health_and_openapi_need_no_token() {
     let app = TestApp::new().await;
-    let data_plane = json!({"backend": "none", "last_reconcile_at": null, "last_reconcile_failed": false});
+    let data_plane =
+        json!({"backend": "none", "last_reconcile_at": null, "last_reconcile_failed": false, "peers_refused": 0});
     let routing = json!({"nftables": "not applied", "reason": "the WireGuard backend is none: nothing is enforced"});
     let healthy =
         json!({"status": "ok", "database": "ok", "data_plane": data_plane, "routing": routing, "warnings": []});
