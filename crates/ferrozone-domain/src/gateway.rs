@@ -38,6 +38,24 @@ pub struct Gateway {
     pub version: Option<String>,
     pub inserted_at: Timestamp,
     pub updated_at: Timestamp,
+    /// What its process last said of its data plane.
+    pub report: GatewayReport,
+}
+
+/// What a gateway process says of its data plane with each poll; `None` where it has not
+/// said (an absent value keeps the one said before).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GatewayReport {
+    /// `kernel`, `userspace` or `none`.
+    pub backend: Option<String>,
+    /// The peers on its interface after its last successful reconcile.
+    pub peers_applied: Option<i64>,
+    /// The peers over its backend's limit (wireguard-go: 65,536).
+    pub peers_refused: Option<i64>,
+    /// Whether its last reconcile failed.
+    pub reconcile_failed: Option<bool>,
+    /// The version it runs.
+    pub version: Option<String>,
 }
 
 /// Where a gateway stands.
@@ -63,6 +81,11 @@ impl GatewayStatus {
 }
 
 impl Gateway {
+    /// Whether a process holds its session and polled within [`LEASE_SECS`].
+    pub fn connected(&self, now: Timestamp) -> bool {
+        self.connected_since.is_some() && self.last_seen_at.is_some_and(|at| at > now.plus_secs(-LEASE_SECS))
+    }
+
     pub fn status(&self, now: Timestamp) -> GatewayStatus {
         if self.revoked_at.is_some() {
             GatewayStatus::Revoked
@@ -104,6 +127,8 @@ pub struct Lease {
     /// The process's own random id, for as long as it runs.
     pub session: Uuid,
     pub now: Timestamp,
+    /// What the process says of its data plane (nothing with a statistics request).
+    pub report: GatewayReport,
 }
 
 impl Lease {
@@ -187,6 +212,7 @@ mod tests {
             version: None,
             inserted_at: now,
             updated_at: now,
+            report: GatewayReport::default(),
         };
         assert_eq!(gateway.status(now), GatewayStatus::AwaitingEnrolment);
         assert_eq!(gateway.status(now.plus_secs(60)), GatewayStatus::EnrolmentExpired);

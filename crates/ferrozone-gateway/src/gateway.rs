@@ -87,6 +87,7 @@ pub trait Tasks {
 }
 
 /// A running gateway, for its health.
+#[derive(Clone)]
 pub struct Gateway {
     backend: &'static str,
     reconcile: watch::Receiver<ReconcileStatus>,

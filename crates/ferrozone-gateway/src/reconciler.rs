@@ -36,6 +36,8 @@ pub struct ReconcileStatus {
     /// The peers the interface cannot take, over its backend's limit
     /// ([`WireGuard::max_peers`]), at the latest pass that read them.
     pub refused: usize,
+    /// The peers on the interface after the last successful pass.
+    pub applied: usize,
 }
 
 pub struct Reconciler {
@@ -116,6 +118,7 @@ impl Reconciler {
             );
         }
         metrics::applied_peers(desired.len());
+        self.status.send_modify(|status| status.applied = desired.len());
         self.applied = Some((generation, desired));
         Ok(changes)
     }
@@ -300,7 +303,10 @@ mod tests {
         source.1.store(true, Ordering::Relaxed);
         reconciler.reconcile().await.unwrap_err();
         let failed = *status.borrow();
-        assert_eq!(failed, ReconcileStatus { last_success: first.last_success, last_failed: true, refused: 0 });
+        assert_eq!(
+            failed,
+            ReconcileStatus { last_success: first.last_success, last_failed: true, refused: 0, applied: 1 }
+        );
 
         source.1.store(false, Ordering::Relaxed);
         reconciler.reconcile().await.unwrap();

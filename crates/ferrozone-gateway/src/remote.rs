@@ -83,6 +83,7 @@ pub async fn start(
     let wakes = Wakes::default();
     let started = gateway::start(options, sources_of(&held)?, wakes.clone(), tasks).await?;
     tasks.spawn("session expiries", Box::pin(sync::wake_at_expiries(held.subscribe(), wakes.clone())));
-    tasks.spawn_draining("control plane", Box::pin(sync::run(client, dir, held, wakes, tasks.stopping())));
+    let data_plane = (wakes, started.clone());
+    tasks.spawn_draining("control plane", Box::pin(sync::run(client, dir, held, data_plane, tasks.stopping())));
     Ok(started)
 }

@@ -8,6 +8,7 @@ mod backup;
 mod device;
 mod explain;
 mod gateway;
+mod gateway_sessions;
 mod import;
 mod serve;
 mod status;

@@ -15,8 +15,9 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use ferrozone_domain::gateway::state::Answer;
-use ferrozone_domain::gateway::{Gateway, LeaseOutcome};
+use ferrozone_domain::gateway::{Gateway, GatewayReport, LeaseOutcome};
 use ferrozone_domain::model::StatsReport;
+use ferrozone_domain::service::gateways::MAX_VERSION_LEN;
 use ferrozone_domain::{Errors, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -50,6 +51,38 @@ pub struct StateQuery {
     since: Option<String>,
     /// How long to wait for a change, 0 to 25 seconds (default 25).
     wait: Option<u64>,
+    /// The gateway's data plane: `kernel`, `userspace` or `none`.
+    backend: Option<String>,
+    /// The peers on its interface after its last successful reconcile.
+    applied: Option<u32>,
+    /// The peers over its backend's limit.
+    refused: Option<u32>,
+    /// Whether its last reconcile failed.
+    failing: Option<bool>,
+    /// The version it runs (at most 64 printable characters).
+    version: Option<String>,
+}
+
+impl StateQuery {
+    /// What the gateway says of itself; a value that cannot be one is a 422.
+    fn report(&self) -> Result<GatewayReport, ApiError> {
+        let backend = self.backend.as_deref().filter(|b| !b.is_empty());
+        if backend.is_some_and(|b| !matches!(b, "kernel" | "userspace" | "none")) {
+            return Err(ApiError::Invalid(Errors::one("backend", "must be kernel, userspace or none")));
+        }
+        let version = self.version.as_deref().map(str::trim).filter(|v| !v.is_empty());
+        if version.is_some_and(|v| v.chars().count() > MAX_VERSION_LEN || v.chars().any(char::is_control)) {
+            let message = format!("must be at most {MAX_VERSION_LEN} printable characters");
+            return Err(ApiError::Invalid(Errors::one("version", message)));
+        }
+        Ok(GatewayReport {
+            backend: backend.map(str::to_owned),
+            peers_applied: self.applied.map(i64::from),
+            peers_refused: self.refused.map(i64::from),
+            reconcile_failed: self.failing,
+            version: version.map(str::to_owned),
+        })
+    }
 }
 
 /// `{"data": answer}`: `kind` is `unchanged`, `snapshot` (with `state`) or `changes`
@@ -76,7 +109,7 @@ async fn state(
     headers: HeaderMap,
     Query(query): Query<StateQuery>,
 ) -> Result<Response, ApiError> {
-    let gateway = hold_session(&app, &headers).await?;
+    let gateway = hold_session(&app, &headers, query.report()?).await?;
     let wait = Duration::from_secs(query.wait.unwrap_or(MAX_WAIT_SECS).min(MAX_WAIT_SECS));
     let since = query.since.as_deref().filter(|v| !v.is_empty());
     let hub = app.domain.gateway_states();
@@ -145,7 +178,7 @@ pub struct StatsData {
         crate::responses::GatewayErrors,
     ))]
 async fn stats(State(app): State<AppState>, headers: HeaderMap, body: JsonObject) -> Result<Response, ApiError> {
-    let gateway = hold_session(&app, &headers).await?;
+    let gateway = hold_session(&app, &headers, GatewayReport::default()).await?;
     let batch: StatsBatch = serde_json::from_value(Value::Object(body.object()?))
         .map_err(|e| ApiError::Invalid(Errors::one("peers", format!("is invalid: {e}"))))?;
     if batch.peers.len() > MAX_STATS_BATCH {
@@ -210,10 +243,10 @@ fn credentials(headers: &HeaderMap) -> Result<(&str, Uuid), ApiError> {
     Ok((credential, session))
 }
 
-/// The gateway whose session this request renews or starts.
-async fn hold_session(app: &AppState, headers: &HeaderMap) -> Result<Gateway, ApiError> {
+/// The gateway whose session this request renews or starts, with what it says of itself.
+async fn hold_session(app: &AppState, headers: &HeaderMap, report: GatewayReport) -> Result<Gateway, ApiError> {
     let (credential, session) = credentials(headers)?;
-    match app.domain.hold_gateway_session(credential, session).await? {
+    match app.domain.hold_gateway_session(credential, session, report).await? {
         LeaseOutcome::Held(gateway) | LeaseOutcome::Started(gateway) => Ok(gateway),
         LeaseOutcome::Unknown => Err(ApiError::Unauthenticated),
         LeaseOutcome::HeldElsewhere => Err(ApiError::Conflict(

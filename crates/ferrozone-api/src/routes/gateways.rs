@@ -44,8 +44,12 @@ pub struct GatewayDto {
     pub last_seen_at: Option<Time>,
     /// Since when a gateway process holds its session (polls); none while none does.
     pub connected_since: Option<Time>,
-    /// The version the gateway reported when it enrolled.
+    /// The version the gateway runs (said when it enrolled, then with each poll).
     pub version: Option<String>,
+    /// Whether a gateway process polls it now (it did within the last 60 s).
+    pub connected: bool,
+    /// What its process last said of its data plane; null until it polled.
+    pub data_plane: Option<GatewayDataPlane>,
     /// The enrolment token (`fzge_…`): only in the answer to a create.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enrolment_token: Option<String>,
@@ -55,8 +59,19 @@ pub struct GatewayDto {
 
 impl From<Gateway> for GatewayDto {
     fn from(g: Gateway) -> Self {
+        let now = Timestamp::now();
+        let r = &g.report;
+        let said = r.backend.is_some() || r.peers_applied.is_some();
+        let data_plane = said.then(|| GatewayDataPlane {
+            backend: r.backend.clone(),
+            peers_applied: r.peers_applied,
+            peers_refused: r.peers_refused,
+            reconcile_failed: r.reconcile_failed,
+        });
         Self {
-            status: g.status(Timestamp::now()).as_str(),
+            status: g.status(now).as_str(),
+            connected: g.connected(now),
+            data_plane,
             id: g.id,
             name: g.name,
             enrolment_expires_at: g.enrolment_expires_at.map(Time),
@@ -70,6 +85,18 @@ impl From<Gateway> for GatewayDto {
             updated_at: Time(g.updated_at),
         }
     }
+}
+
+/// A gateway's data plane as its process last said.
+#[derive(Serialize, ToSchema)]
+pub struct GatewayDataPlane {
+    /// `kernel`, `userspace` or `none`.
+    pub backend: Option<String>,
+    /// Peers on its interface after its last successful reconcile.
+    pub peers_applied: Option<i64>,
+    /// Peers over its backend's limit (wireguard-go: 65,536), not on its interface.
+    pub peers_refused: Option<i64>,
+    pub reconcile_failed: Option<bool>,
 }
 
 /// `{"data": gateway}`

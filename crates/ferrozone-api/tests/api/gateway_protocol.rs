@@ -122,6 +122,19 @@ async fn one_process_holds_a_credential_until_it_stops_or_its_session_lapses() {
     assert_eq!(refused.body["error"], json!("conflict"));
     let shown = app.get(&format!("/v0/gateways/{id}"), &app.admin).await.data().clone();
     assert!(shown["connected_since"].is_string() && shown["last_seen_at"].is_string(), "{shown}");
+    assert_eq!((&shown["connected"], &shown["data_plane"]), (&json!(true), &Value::Null), "it said nothing yet");
+
+    // A poll says how its data plane is; a statistics request leaves that as it was.
+    let report = "wait=0&backend=userspace&applied=70000&refused=4464&failing=false&version=0.2.0";
+    answer(&poll(&app, &credential, first, report).await);
+    let said =
+        json!({"backend": "userspace", "peers_applied": 70000, "peers_refused": 4464, "reconcile_failed": false});
+    let shown = app.get(&format!("/v0/gateways/{id}"), &app.admin).await.data().clone();
+    assert_eq!((&shown["data_plane"], &shown["version"]), (&said, &json!("0.2.0")));
+    answer(&poll(&app, &credential, first, "wait=0").await);
+    assert_eq!(app.get(&format!("/v0/gateways/{id}"), &app.admin).await.data()["data_plane"], said);
+    let wrong = poll(&app, &credential, first, "wait=0&backend=quantum").await;
+    assert_eq!(wrong.body["errors"], json!({"backend": ["must be kernel, userspace or none"]}));
 
     let session = first.to_string();
     let headers = [("authorization", &*format!("Bearer {credential}")), ("ferrozone-gateway-session", &*session)];

@@ -93,8 +93,8 @@ async fn a_remote_gateway_follows_the_control_plane_and_enforces_expiry_without_
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let reconciling = tokio::spawn(reconciler.run(wakes.peers.clone(), Duration::from_secs(3600)));
     let expiries = tokio::spawn(sync::wake_at_expiries(held.subscribe(), wakes.clone()));
-    let syncing =
-        tokio::spawn(sync::run(client, state_dir, held.clone(), wakes, async { stopped.await.unwrap_or(()) }));
+    let stopping = async { stopped.await.unwrap_or(()) };
+    let syncing = tokio::spawn(sync::run(client, state_dir, held.clone(), (wakes, None), stopping));
     until(&interface, "the first device", holds(&first_key)).await;
 
     // Changes reach the gateway's interface through the poll.

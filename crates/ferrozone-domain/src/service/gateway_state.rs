@@ -20,7 +20,7 @@ use super::Domain;
 use crate::crypto::hash_token;
 use crate::error::Result;
 use crate::gateway::state::{Answer, DesiredState, EgressState, InterfaceState, SecretKey, StatePeer, StateRule};
-use crate::gateway::{Gateway, Lease, LeaseOutcome, CREDENTIAL_PREFIX};
+use crate::gateway::{Gateway, GatewayReport, Lease, LeaseOutcome, CREDENTIAL_PREFIX};
 use crate::time::Timestamp;
 
 /// How many published versions a process keeps to answer with changes.
@@ -227,12 +227,17 @@ impl Domain {
 
     /// Renews or starts the session of the gateway process `session` presenting
     /// `credential`; a credential that is not a gateway's is [`LeaseOutcome::Unknown`].
-    pub async fn hold_gateway_session(&self, credential: &str, session: Uuid) -> Result<LeaseOutcome> {
+    pub async fn hold_gateway_session(
+        &self,
+        credential: &str,
+        session: Uuid,
+        report: GatewayReport,
+    ) -> Result<LeaseOutcome> {
         // A read first: a wrong credential, however often sent, costs no write.
         if self.authenticate_gateway(credential).await?.is_none() {
             return Ok(LeaseOutcome::Unknown);
         }
-        let lease = Lease { credential_hash: hash_token(credential).to_vec(), session, now: Timestamp::now() };
+        let lease = Lease { credential_hash: hash_token(credential).to_vec(), session, now: Timestamp::now(), report };
         let outcome = self.store().hold_gateway_session(&lease).await?;
         if let LeaseOutcome::Started(gateway) = &outcome {
             tracing::info!(gateway.id = %gateway.id, gateway.name = %gateway.name, "gateway connected");
@@ -245,7 +250,9 @@ impl Domain {
         if !credential.starts_with(CREDENTIAL_PREFIX) {
             return Ok(false);
         }
-        let lease = Lease { credential_hash: hash_token(credential).to_vec(), session, now: Timestamp::now() };
+        let now = Timestamp::now();
+        let lease =
+            Lease { credential_hash: hash_token(credential).to_vec(), session, now, report: Default::default() };
         self.store().release_gateway_session(&lease).await
     }
 

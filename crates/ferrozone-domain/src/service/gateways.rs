@@ -70,6 +70,7 @@ impl Domain {
             version: None,
             inserted_at: now,
             updated_at: now,
+            report: Default::default(),
         };
         let insert = GatewayInsert { gateway, enrolment_hash: hash_token(&enrolment_token).to_vec() };
         self.store().insert_gateway(&insert).await?;

@@ -125,10 +125,17 @@ impl Client {
             .header(SESSION_HEADER, self.session.to_string())
     }
 
-    /// The state as of `since`, waiting at most `wait_secs` for a change.
-    pub async fn poll(&self, since: Option<&str>, wait_secs: u64) -> Result<Answer, PollError> {
-        let mut query = vec![("wait", wait_secs.to_string())];
+    /// The state as of `since`, waiting at most `wait_secs` for a change; `report` says how
+    /// the data plane is (`(name, value)` query parameters).
+    pub async fn poll(
+        &self,
+        since: Option<&str>,
+        wait_secs: u64,
+        report: &[(&'static str, String)],
+    ) -> Result<Answer, PollError> {
+        let mut query = vec![("wait", wait_secs.to_string()), ("version", env!("CARGO_PKG_VERSION").to_owned())];
         query.extend(since.map(|v| ("since", v.to_owned())));
+        query.extend(report.iter().cloned());
         let req = self.request(reqwest::Method::GET, "/gateway/v1/state").query(&query).timeout(POLL_TIMEOUT);
         let res = send(req).await?;
         let data: Data<Answer> =

@@ -15,7 +15,7 @@ use tokio::sync::watch;
 use super::client::{Client, PollError, POLL_WAIT_SECS};
 use super::held::{Held, RemoteState};
 use super::state_dir::StateDir;
-use crate::gateway::Wakes;
+use crate::gateway::{Gateway, Wakes};
 
 /// The first and the longest wait after a failed poll: a control plane back from an outage
 /// has every gateway in sync within seconds.
@@ -68,7 +68,7 @@ pub async fn first_state(client: &Client, dir: &StateDir) -> anyhow::Result<Held
     }
     let mut failures = 0;
     loop {
-        match client.poll(None, POLL_WAIT_SECS).await {
+        match client.poll(None, POLL_WAIT_SECS, &[]).await {
             Ok(Answer::Snapshot { version, state }) => {
                 dir.save_state(&version, &state)?;
                 return Ok(Held { version, state });
@@ -97,11 +97,11 @@ pub async fn run(
     client: Arc<Client>,
     dir: StateDir,
     held: Arc<RemoteState>,
-    wakes: Wakes,
+    (wakes, data_plane): (Wakes, Option<Gateway>),
     stopping: impl std::future::Future<Output = ()>,
 ) -> anyhow::Result<()> {
     tokio::select! {
-        result = poll_forever(&client, &dir, &held, &wakes) => result,
+        result = poll_forever(&client, &dir, &held, &wakes, data_plane.as_ref()) => result,
         () = stopping => {
             if let Err(e) = client.end_session().await {
                 tracing::info!(error = %e, "the session could not be ended: it lapses in a minute");
@@ -111,13 +111,19 @@ pub async fn run(
     }
 }
 
-async fn poll_forever(client: &Client, dir: &StateDir, held: &RemoteState, wakes: &Wakes) -> anyhow::Result<()> {
+async fn poll_forever(
+    client: &Client,
+    dir: &StateDir,
+    held: &RemoteState,
+    wakes: &Wakes,
+    data_plane: Option<&Gateway>,
+) -> anyhow::Result<()> {
     let (mut failures, mut snapshot) = (0, false);
     let mut connected = false;
     loop {
         let current = held.current();
         let since = (!snapshot).then_some(current.version.as_str());
-        match client.poll(since, POLL_WAIT_SECS).await {
+        match client.poll(since, POLL_WAIT_SECS, &report(data_plane)).await {
             Ok(answer) => {
                 if !connected || failures > 0 {
                     tracing::info!(version = answer.version(), "connected to the control plane");
@@ -146,6 +152,19 @@ async fn poll_forever(client: &Client, dir: &StateDir, held: &RemoteState, wakes
             }
         }
     }
+}
+
+/// What the poll says of the data plane: its backend, peers applied and refused, and
+/// whether its last reconcile failed (`none` without a backend).
+fn report(data_plane: Option<&Gateway>) -> Vec<(&'static str, String)> {
+    let Some(gateway) = data_plane else { return vec![("backend", "none".to_owned())] };
+    let health = gateway.health();
+    vec![
+        ("backend", health.backend.to_owned()),
+        ("applied", health.reconcile.applied.to_string()),
+        ("refused", health.reconcile.refused.to_string()),
+        ("failing", health.reconcile.last_failed.to_string()),
+    ]
 }
 
 /// Holds `next`: saved (a failure is logged: the state is still enforced), then the data

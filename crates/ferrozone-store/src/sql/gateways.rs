@@ -1,6 +1,6 @@
 //! The gateways' statements, shared by both backends ([`ferrozone_domain::gateway`]).
 
-use ferrozone_domain::gateway::Gateway;
+use ferrozone_domain::gateway::{Gateway, GatewayReport};
 use ferrozone_domain::Timestamp;
 use uuid::Uuid;
 
@@ -8,7 +8,29 @@ use uuid::Uuid;
 macro_rules! columns {
     () => {
         "id, name, enrolment_expires_at, enrolled_at, revoked_at, last_seen_at, version, inserted_at, updated_at, \
-         connected_since"
+         connected_since, backend, peers_applied, peers_refused, reconcile_failed"
+    };
+}
+
+/// What a poll's report sets, from the parameters numbered `$b` (backend), `$p` (peers
+/// applied), `$r` (refused), `$f` (reconcile failed), `$v` (version): each only when said.
+macro_rules! report_set {
+    ($b:literal, $p:literal, $r:literal, $f:literal, $v:literal) => {
+        concat!(
+            "backend = COALESCE($",
+            $b,
+            ", backend), peers_applied = COALESCE($",
+            $p,
+            ", peers_applied), ",
+            "peers_refused = COALESCE($",
+            $r,
+            ", peers_refused), ",
+            "reconcile_failed = COALESCE($",
+            $f,
+            ", reconcile_failed), version = COALESCE($",
+            $v,
+            ", version)"
+        )
     };
 }
 
@@ -39,17 +61,21 @@ pub(crate) const REVOKE: &str = concat!(
 );
 
 /// Renews the session this process holds: `$1` the credential's hash, `$2` the session,
-/// `$3` now. The one statement of most polls.
+/// `$3` now, `$4`… the report. The one statement of most polls.
 pub(crate) const RENEW: &str = concat!(
-    "UPDATE gateways SET last_seen_at = $3 \
+    "UPDATE gateways SET last_seen_at = $3, ",
+    report_set!("4", "5", "6", "7", "8"),
+    " \
      WHERE credential_hash = $1 AND revoked_at IS NULL AND session_id = $2 RETURNING ",
     columns!()
 );
 
 /// Starts a session when no other process holds one that is alive: `$4` the moment before
-/// which a session has lapsed.
+/// which a session has lapsed, `$5`… the report.
 pub(crate) const START: &str = concat!(
-    "UPDATE gateways SET session_id = $2, connected_since = $3, last_seen_at = $3, updated_at = $3 \
+    "UPDATE gateways SET session_id = $2, connected_since = $3, last_seen_at = $3, updated_at = $3, ",
+    report_set!("5", "6", "7", "8", "9"),
+    " \
      WHERE credential_hash = $1 AND revoked_at IS NULL \
      AND (session_id IS NULL OR last_seen_at IS NULL OR last_seen_at < $4) RETURNING ",
     columns!()
@@ -96,6 +122,10 @@ pub(crate) struct GatewayColumns {
     pub inserted_at: i64,
     pub updated_at: i64,
     pub connected_since: Option<i64>,
+    pub backend: Option<String>,
+    pub peers_applied: Option<i64>,
+    pub peers_refused: Option<i64>,
+    pub reconcile_failed: Option<bool>,
 }
 
 impl From<GatewayColumns> for Gateway {
@@ -112,6 +142,13 @@ impl From<GatewayColumns> for Gateway {
             inserted_at: Timestamp::from_micros(c.inserted_at),
             updated_at: Timestamp::from_micros(c.updated_at),
             connected_since: at(c.connected_since),
+            report: GatewayReport {
+                backend: c.backend,
+                peers_applied: c.peers_applied,
+                peers_refused: c.peers_refused,
+                reconcile_failed: c.reconcile_failed,
+                version: None,
+            },
         }
     }
 }

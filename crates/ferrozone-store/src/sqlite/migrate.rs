@@ -87,6 +87,11 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "peer_counters",
         sql: include_str!("../../migrations/sqlite/0025_peer_counters.sql"),
     },
+    Migration {
+        version: 26,
+        name: "gateway_reports",
+        sql: include_str!("../../migrations/sqlite/0026_gateway_reports.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -38,9 +38,17 @@ struct Row {
     id: String,
     name: String,
     status: GatewayStatus,
+    /// An enrolled gateway's connection: `connected`, `disconnected` (it polled before, not
+    /// within the last minute) or `never` (it has not polled yet).
+    connection: &'static str,
     version: String,
-    /// Enrolled, last seen, or until when its token works: whichever tells most.
+    /// Enrolled, connected since, last seen, or until when its token works: whichever tells most.
     when: Option<(&'static str, When)>,
+    /// Its data plane as it last said: backend and peers applied.
+    data_plane: String,
+    /// Peers over its backend's limit.
+    refused: i64,
+    reconcile_failed: bool,
 }
 
 #[derive(askama::Template)]
@@ -79,17 +87,41 @@ async fn render(
 
 fn row(gateway: Gateway, now: Timestamp) -> Row {
     let status = gateway.status(now);
+    let connection = match (gateway.connected(now), gateway.last_seen_at) {
+        (true, _) => "connected",
+        (false, Some(_)) => "disconnected",
+        (false, None) => "never",
+    };
     let when = match status {
         GatewayStatus::AwaitingEnrolment | GatewayStatus::EnrolmentExpired => {
             gateway.enrolment_expires_at.map(|at| ("Token expires", When::new(at, now)))
         }
-        GatewayStatus::Enrolled => gateway
-            .last_seen_at
-            .map(|at| ("Last seen", When::new(at, now)))
-            .or(gateway.enrolled_at.map(|at| ("Enrolled", When::new(at, now)))),
+        GatewayStatus::Enrolled => match (connection, gateway.connected_since) {
+            ("connected", Some(since)) => Some(("Connected since", When::new(since, now))),
+            _ => gateway
+                .last_seen_at
+                .map(|at| ("Last seen", When::new(at, now)))
+                .or(gateway.enrolled_at.map(|at| ("Enrolled", When::new(at, now)))),
+        },
         GatewayStatus::Revoked => gateway.revoked_at.map(|at| ("Revoked", When::new(at, now))),
     };
-    Row { id: gateway.id.to_string(), name: gateway.name, status, version: gateway.version.unwrap_or_default(), when }
+    let report = &gateway.report;
+    let data_plane = match (&report.backend, report.peers_applied) {
+        (Some(backend), Some(peers)) => format!("{peers} peers ({backend})"),
+        (Some(backend), None) => backend.clone(),
+        (None, _) => String::new(),
+    };
+    Row {
+        id: gateway.id.to_string(),
+        name: gateway.name,
+        status,
+        connection,
+        version: gateway.version.unwrap_or_default(),
+        when,
+        data_plane,
+        refused: report.peers_refused.unwrap_or(0),
+        reconcile_failed: report.reconcile_failed.unwrap_or(false),
+    }
 }
 
 async fn create(

@@ -36,6 +36,21 @@ async fn a_gateway_added_in_the_console_enrols_and_is_revoked() {
     let list = text(admin.get("/admin/gateways").await.expect_status(StatusCode::OK));
     assert!(list.contains("badge ok\">Enrolled"), "{list}");
 
+    // Its process polls, saying how its data plane is: the page shows it, and names the
+    // limit and the way out when peers are refused.
+    let auth = format!("Bearer {credential}");
+    let session = uuid::Uuid::new_v4().to_string();
+    let headers = [("authorization", auth.as_str()), ("ferrozone-gateway-session", session.as_str())];
+    let domain = app.domain.clone();
+    let publisher = tokio::spawn(async move { domain.publish_gateway_states(domain.peer_changes()).await });
+    let path = "/gateway/v1/state?wait=25&backend=userspace&applied=65536&refused=12&failing=false";
+    let polled = app.raw(Method::GET, path, &headers, axum::body::Body::empty()).await;
+    assert_eq!(polled.status, StatusCode::OK, "{:?}", polled.body);
+    publisher.abort();
+    let list = text(admin.get("/admin/gateways").await.expect_status(StatusCode::OK));
+    assert!(list.contains("badge ok\">Connected") && list.contains("65536 peers (userspace)"), "{list}");
+    assert!(list.contains("12 devices are not on its interface: wireguard-go holds at most 65,536 peers"), "{list}");
+
     let id = attribute_after(&list, "<form method=\"post\" action=\"/admin/gateways/").replace("/revoke", "");
     let revoked = admin.post_form(&format!("/admin/gateways/{id}/revoke"), &[("csrf_token", &csrf)]).await;
     assert_eq!(revoked.expect_status(StatusCode::SEE_OTHER).header("location"), Some("/admin/gateways?revoked=1"));

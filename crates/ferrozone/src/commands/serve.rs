@@ -41,7 +41,7 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     }
     let data_plane = crate::dataplane::start(config, domain.clone(), &mut tasks).await?;
     tasks.spawn("session janitor", as_system(janitor(domain.clone())));
-    tasks.spawn("gateway sessions", as_system(gateway_sessions(domain.clone())));
+    tasks.spawn("gateway sessions", as_system(super::gateway_sessions::run(domain.clone())));
     if let Some(retention) = config.audit.audit_retention {
         tasks.spawn("audit retention", as_system(super::audit_retention::run(domain.clone(), retention)));
     }
@@ -227,6 +227,7 @@ fn oidc_refresh(
 fn describe_store_and_data_plane_metrics() {
     ferrozone_store::metrics::describe();
     crate::dataplane::describe_metrics();
+    super::gateway_sessions::describe_metrics();
 }
 
 /// Samples the pool and counts the users and devices every
@@ -249,20 +250,6 @@ async fn janitor(domain: Arc<Domain>) -> anyhow::Result<()> {
             Ok(0) => {}
             Ok(n) => tracing::debug!(deleted = n, "deleted expired sessions"),
             Err(e) => tracing::warn!(error = %e, "deleting expired sessions failed"),
-        }
-    }
-}
-
-/// How often lapsed gateway sessions are ended (a gateway that stopped polling).
-const GATEWAY_SESSIONS_PERIOD: Duration = Duration::from_secs(10);
-
-/// Ends the sessions of gateways that stopped polling, each with its audit event.
-async fn gateway_sessions(domain: Arc<Domain>) -> anyhow::Result<()> {
-    let mut ticks = tokio::time::interval(GATEWAY_SESSIONS_PERIOD);
-    loop {
-        ticks.tick().await;
-        if let Err(e) = domain.end_lapsed_gateway_sessions().await {
-            tracing::warn!(error = %e, "ending lapsed gateway sessions failed");
         }
     }
 }

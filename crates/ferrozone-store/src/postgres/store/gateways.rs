@@ -106,10 +106,16 @@ impl GatewayStore for PgStore {
             Box::pin(async move {
                 const CONTEXT: &str = "hold a gateway's session";
                 let (hash, session, now) = (&lease.credential_hash, lease.session, lease.now.micros());
+                let r = &lease.report;
                 let renewed = sqlx::query(sql::RENEW)
                     .bind(hash)
                     .bind(session)
                     .bind(now)
+                    .bind(&r.backend)
+                    .bind(r.peers_applied)
+                    .bind(r.peers_refused)
+                    .bind(r.reconcile_failed)
+                    .bind(&r.version)
                     .try_map(columns)
                     .fetch_optional(tx.conn())
                     .await
@@ -122,6 +128,11 @@ impl GatewayStore for PgStore {
                     .bind(session)
                     .bind(now)
                     .bind(lease.lapsed_before().micros())
+                    .bind(&r.backend)
+                    .bind(r.peers_applied)
+                    .bind(r.peers_refused)
+                    .bind(r.reconcile_failed)
+                    .bind(&r.version)
                     .try_map(columns)
                     .fetch_optional(tx.conn())
                     .await
@@ -215,5 +226,9 @@ fn columns(row: PgRow) -> sqlx::Result<sql::GatewayColumns> {
         inserted_at: row.try_get(7)?,
         updated_at: row.try_get(8)?,
         connected_since: row.try_get(9)?,
+        backend: row.try_get(10)?,
+        peers_applied: row.try_get(11)?,
+        peers_refused: row.try_get(12)?,
+        reconcile_failed: row.try_get(13)?,
     })
 }

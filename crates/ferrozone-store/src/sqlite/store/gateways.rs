@@ -83,15 +83,21 @@ impl GatewayStore for SqliteStore {
         self.write(move |tx| {
             const CONTEXT: &str = "hold a gateway's session";
             let (hash, session, now) = (&lease.credential_hash, lease.session, lease.now.micros());
+            let r = &lease.report;
+            let said = params![r.backend, r.peers_applied, r.peers_refused, r.reconcile_failed, r.version];
             let renewed = prepare(tx.conn(), sql::RENEW)
-                .and_then(|mut stmt| stmt.query_row(params![hash, session, now], columns).optional())
+                .and_then(|mut stmt| {
+                    let args = [params![hash, session, now], said].concat();
+                    stmt.query_row(args.as_slice(), columns).optional()
+                })
                 .or_db(CONTEXT)?;
             if let Some(row) = renewed {
                 return Ok(LeaseOutcome::Held(row.into()));
             }
-            let args = params![hash, session, now, lease.lapsed_before().micros()];
+            let lapsed_before = lease.lapsed_before().micros();
+            let args = [params![hash, session, now, lapsed_before], said].concat();
             let started = prepare(tx.conn(), sql::START)
-                .and_then(|mut stmt| stmt.query_row(args, columns).optional())
+                .and_then(|mut stmt| stmt.query_row(args.as_slice(), columns).optional())
                 .or_db(CONTEXT)?;
             if let Some(row) = started {
                 let gateway = Gateway::from(row);
@@ -166,5 +172,9 @@ fn columns(row: &rusqlite::Row<'_>) -> rusqlite::Result<sql::GatewayColumns> {
         inserted_at: row.get(7)?,
         updated_at: row.get(8)?,
         connected_since: row.get(9)?,
+        backend: row.get(10)?,
+        peers_applied: row.get(11)?,
+        peers_refused: row.get(12)?,
+        reconcile_failed: row.get(13)?,
     })
 }
