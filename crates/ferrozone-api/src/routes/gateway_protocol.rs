@@ -7,7 +7,6 @@
 //! credential's session; another is refused with 409 until it stops or stops polling for
 //! [`ferrozone_domain::gateway::LEASE_SECS`].
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -184,17 +183,10 @@ async fn stats(State(app): State<AppState>, headers: HeaderMap, body: JsonObject
     if batch.peers.len() > MAX_STATS_BATCH {
         return Err(ApiError::Invalid(Errors::one("peers", format!("must be at most {MAX_STATS_BATCH} entries"))));
     }
-    let known: Option<HashSet<String>> = app.domain.gateway_states().answer(None).and_then(|answer| match answer {
-        Answer::Snapshot { state, .. } => Some(state.peers.into_iter().map(|p| p.public_key).collect()),
-        _ => None,
-    });
+    let hub = app.domain.gateway_states();
     let total = batch.peers.len();
-    let reports: Vec<StatsReport> = batch
-        .peers
-        .into_iter()
-        .filter(|p| known.as_ref().is_none_or(|known| known.contains(&p.public_key)))
-        .filter_map(report)
-        .collect();
+    let reports: Vec<StatsReport> =
+        batch.peers.into_iter().filter(|p| hub.has_peer(&p.public_key) != Some(false)).filter_map(report).collect();
     let recorded = reports.len();
     app.domain.record_gateway_stats(gateway.id, reports).await?;
     Ok(reply::json(StatusCode::OK, &StatsData { data: StatsOutcome { recorded, ignored: total - recorded } }))

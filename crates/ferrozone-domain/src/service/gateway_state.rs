@@ -38,6 +38,8 @@ const RETRY: Duration = Duration::from_secs(1);
 pub struct Published {
     pub version: String,
     pub state: DesiredState,
+    /// Its peers' public keys, for the statistics gateways send.
+    keys: std::collections::HashSet<String>,
 }
 
 /// This process's published state and the polls waiting on it.
@@ -97,6 +99,12 @@ impl StateHub {
         let _ = tokio::time::timeout_at(deadline.into(), current.wait_for(changed)).await;
     }
 
+    /// Whether the published state has a peer with `public_key`; `None` before a first
+    /// build (then nothing is known to refuse).
+    pub fn has_peer(&self, public_key: &str) -> Option<bool> {
+        self.current.borrow().as_ref().map(|p| p.keys.contains(public_key))
+    }
+
     /// How many polls wait for a change now.
     pub fn waiting(&self) -> usize {
         self.waiting.load(Ordering::SeqCst)
@@ -116,7 +124,8 @@ impl StateHub {
         if self.current.borrow().as_ref().is_some_and(|p| p.version == version) {
             return;
         }
-        let published = Arc::new(Published { version, state });
+        let keys = state.peers.iter().map(|peer| peer.public_key.clone()).collect();
+        let published = Arc::new(Published { version, state, keys });
         let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         history.push_back(published.clone());
         while history.len() > HISTORY {

@@ -1,10 +1,10 @@
-//! Statistics from gateways on SQLite ([`crate::sql::stats`]): a few statements per report
-//! in the writer's transaction, plain updates of existing rows in the common case (a report
-//! after the first), which cost far less than an insert that conflicts.
+//! Statistics from gateways on SQLite ([`crate::sql::stats`]): two statements a batch in the
+//! writer's transaction, the reports passed as one JSON array.
 
 use ferrozone_domain::error::Result;
 use ferrozone_domain::model::StatsReport;
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
+use serde_json::json;
 use uuid::Uuid;
 
 use super::super::errors::OrDb;
@@ -14,32 +14,25 @@ use crate::sql::stats;
 
 const CONTEXT: &str = "record peer statistics";
 
-/// Records `reports` (one per key) of gateway `source` in `tx`.
+/// Records `reports` (one per key) of gateway `source` in `tx`: the increases first (they
+/// read the previous counters), then the counters.
 pub(super) fn record(tx: &mut SqliteTx<'_>, source: Uuid, reports: &[StatsReport]) -> Result<()> {
-    let mut last = prepare(tx.conn(), stats::LAST_COUNTERS).or_db(CONTEXT)?;
-    let mut update_counters = prepare(tx.conn(), stats::UPDATE_COUNTERS).or_db(CONTEXT)?;
-    let mut first_counters = prepare(tx.conn(), stats::KEEP_COUNTERS).or_db(CONTEXT)?;
-    let mut update_stats = prepare(tx.conn(), stats::UPDATE_STATS).or_db(CONTEXT)?;
-    let mut first_stats = prepare(tx.conn(), stats::ADD_STATS_SQLITE).or_db(CONTEXT)?;
-    for r in reports {
-        let previous: Option<(i64, i64)> = last
-            .query_row(params![source, r.public_key], |row| Ok((row.get(0)?, row.get(1)?)))
-            .optional()
-            .or_db(CONTEXT)?;
-        let counters = params![source, r.public_key, r.rx_bytes, r.tx_bytes];
-        let kept = match previous {
-            Some(_) => update_counters.execute(counters),
-            None => first_counters.execute(counters),
-        };
-        if kept.or_db(CONTEXT)? == 0 {
-            continue; // no device has this key (deleted since the interface was read)
-        }
-        let rx = stats::increase(previous.map(|p| p.0), r.rx_bytes);
-        let tx_bytes = stats::increase(previous.map(|p| p.1), r.tx_bytes);
-        let row = params![r.public_key, r.latest_handshake.micros(), r.remote_ip, rx, tx_bytes];
-        if update_stats.execute(row).or_db(CONTEXT)? == 0 {
-            first_stats.execute(row).or_db(CONTEXT)?;
-        }
+    if reports.is_empty() {
+        return Ok(());
     }
+    let batch: Vec<serde_json::Value> = reports
+        .iter()
+        .map(|r| {
+            json!({"k": r.public_key, "h": r.latest_handshake.micros(), "ip": r.remote_ip,
+                   "rx": r.rx_bytes, "tx": r.tx_bytes})
+        })
+        .collect();
+    let batch = serde_json::Value::Array(batch).to_string();
+    prepare(tx.conn(), stats::ADD_STATS_SQLITE)
+        .and_then(|mut stmt| stmt.execute(params![source, batch]))
+        .or_db(CONTEXT)?;
+    prepare(tx.conn(), stats::KEEP_COUNTERS_SQLITE)
+        .and_then(|mut stmt| stmt.execute(params![source, batch]))
+        .or_db(CONTEXT)?;
     Ok(())
 }
