@@ -16,7 +16,7 @@ use axum::response::Response;
 use ferrozone_domain::gateway::state::Answer;
 use ferrozone_domain::gateway::{Gateway, GatewayReport, LeaseOutcome};
 use ferrozone_domain::model::StatsReport;
-use ferrozone_domain::service::gateways::MAX_VERSION_LEN;
+use ferrozone_domain::service::gateways::checked_version;
 use ferrozone_domain::{Errors, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -69,11 +69,7 @@ impl StateQuery {
         if backend.is_some_and(|b| !matches!(b, "kernel" | "userspace" | "none")) {
             return Err(ApiError::Invalid(Errors::one("backend", "must be kernel, userspace or none")));
         }
-        let version = self.version.as_deref().map(str::trim).filter(|v| !v.is_empty());
-        if version.is_some_and(|v| v.chars().count() > MAX_VERSION_LEN || v.chars().any(char::is_control)) {
-            let message = format!("must be at most {MAX_VERSION_LEN} printable characters");
-            return Err(ApiError::Invalid(Errors::one("version", message)));
-        }
+        let version = checked_version(self.version.as_deref())?;
         Ok(GatewayReport {
             backend: backend.map(str::to_owned),
             peers_applied: self.applied.map(i64::from),

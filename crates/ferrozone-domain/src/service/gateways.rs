@@ -92,13 +92,7 @@ impl Domain {
         if !token.starts_with(ENROLMENT_PREFIX) {
             return Ok(None);
         }
-        let version = version.map(str::trim).filter(|v| !v.is_empty());
-        if version.is_some_and(|v| v.chars().count() > MAX_VERSION_LEN || v.chars().any(char::is_control)) {
-            return Err(DomainError::invalid(
-                "version",
-                format!("must be at most {MAX_VERSION_LEN} printable characters"),
-            ));
-        }
+        let version = checked_version(version)?;
         let credential = prefixed_secret(CREDENTIAL_PREFIX);
         let enrolment = Enrolment {
             enrolment_hash: hash_token(token).to_vec(),
@@ -118,6 +112,16 @@ impl Domain {
         }
         self.store().gateway_by_credential(&hash_token(credential)).await
     }
+}
+
+/// The version a gateway says it runs, trimmed (`None` when blank): at most
+/// [`MAX_VERSION_LEN`] printable characters, else `Invalid` on `version`.
+pub fn checked_version(version: Option<&str>) -> Result<Option<&str>> {
+    let version = version.map(str::trim).filter(|v| !v.is_empty());
+    if version.is_some_and(|v| v.chars().count() > MAX_VERSION_LEN || v.chars().any(char::is_control)) {
+        return Err(DomainError::invalid("version", format!("must be at most {MAX_VERSION_LEN} printable characters")));
+    }
+    Ok(version)
 }
 
 /// The checked name and lifetime of a new gateway.

@@ -3,7 +3,7 @@
 
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
-use ferrozone_domain::gateway::{self, Enrolment, Gateway, GatewayInsert, Lease, LeaseOutcome};
+use ferrozone_domain::gateway::{self, Enrolment, Gateway, GatewayInsert, GatewayReport, Lease, LeaseOutcome};
 use ferrozone_domain::store::GatewayStore;
 use ferrozone_domain::Timestamp;
 use sqlx::postgres::PgRow;
@@ -107,36 +107,14 @@ impl GatewayStore for PgStore {
                 const CONTEXT: &str = "hold a gateway's session";
                 let (hash, session, now) = (&lease.credential_hash, lease.session, lease.now.micros());
                 let r = &lease.report;
-                let renewed = sqlx::query(sql::RENEW)
-                    .bind(hash)
-                    .bind(session)
-                    .bind(now)
-                    .bind(&r.backend)
-                    .bind(r.peers_applied)
-                    .bind(r.peers_refused)
-                    .bind(r.reconcile_failed)
-                    .bind(&r.version)
-                    .try_map(columns)
-                    .fetch_optional(tx.conn())
-                    .await
-                    .or_db(CONTEXT)?;
+                let renew = sqlx::query(sql::RENEW).bind(hash).bind(session).bind(now);
+                let renewed = with_report(renew, r).try_map(columns).fetch_optional(tx.conn()).await.or_db(CONTEXT)?;
                 if let Some(row) = renewed {
                     return Ok(LeaseOutcome::Held(row.into()));
                 }
-                let started = sqlx::query(sql::START)
-                    .bind(hash)
-                    .bind(session)
-                    .bind(now)
-                    .bind(lease.lapsed_before().micros())
-                    .bind(&r.backend)
-                    .bind(r.peers_applied)
-                    .bind(r.peers_refused)
-                    .bind(r.reconcile_failed)
-                    .bind(&r.version)
-                    .try_map(columns)
-                    .fetch_optional(tx.conn())
-                    .await
-                    .or_db(CONTEXT)?;
+                let start =
+                    sqlx::query(sql::START).bind(hash).bind(session).bind(now).bind(lease.lapsed_before().micros());
+                let started = with_report(start, r).try_map(columns).fetch_optional(tx.conn()).await.or_db(CONTEXT)?;
                 if let Some(row) = started {
                     let gateway = Gateway::from(row);
                     tx.append(gateway::connected_entry(&gateway)).await?;
@@ -212,6 +190,15 @@ impl GatewayStore for PgStore {
             .or_db("read the VPN sessions")?;
         Ok(rows.into_iter().map(|(id, at)| (id, Timestamp::from_micros(at))).collect())
     }
+}
+
+/// `query` with the report's parameters bound next (the order of `sql::gateways`'s
+/// `report_set!`).
+fn with_report<'q>(
+    query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    r: &'q GatewayReport,
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    query.bind(&r.backend).bind(r.peers_applied).bind(r.peers_refused).bind(r.reconcile_failed).bind(&r.version)
 }
 
 fn columns(row: PgRow) -> sqlx::Result<sql::GatewayColumns> {
