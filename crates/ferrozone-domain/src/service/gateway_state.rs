@@ -110,9 +110,18 @@ impl StateHub {
         self.waiting.load(Ordering::SeqCst)
     }
 
+    /// Says a gateway polls; wakes the builder only when nothing is published (the first
+    /// poll, or the first after [`IDLE`]). A published state is kept current by the
+    /// committed changes and [`REBUILD`]: a build per poll cost every connected gateway's
+    /// poll a build of the whole state.
     fn demand(&self) {
-        *self.last_demand.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
-        self.demanded.notify_one();
+        let mut last = self.last_demand.lock().unwrap_or_else(PoisonError::into_inner);
+        let idle = last.is_none_or(|at| at.elapsed() >= IDLE);
+        *last = Some(Instant::now());
+        drop(last);
+        if idle || self.current.borrow().is_none() {
+            self.demanded.notify_one();
+        }
     }
 
     fn demanded_recently(&self) -> bool {
@@ -279,5 +288,42 @@ impl Domain {
     /// Whether the gateway `id` is still enrolled (not revoked): a waiting poll checks.
     pub async fn gateway_is_live(&self, id: Uuid) -> Result<bool> {
         Ok(self.store().gateway_by_id(id).await?.is_some_and(|g| g.revoked_at.is_none()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egress::RuleAction;
+
+    /// Whether the builder has been woken (a permit is stored), taking the permit.
+    fn woken(hub: &StateHub) -> bool {
+        let notified = hub.demanded.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable()
+    }
+
+    fn empty() -> DesiredState {
+        let interface = InterfaceState { private_key: SecretKey("key".into()), addresses: vec![] };
+        DesiredState {
+            interface,
+            peers: vec![],
+            egress: EgressState { default_action: RuleAction::Accept, rules: vec![] },
+        }
+    }
+
+    #[test]
+    fn polls_wake_the_builder_only_while_nothing_is_published() {
+        let hub = StateHub::default();
+        hub.demand();
+        assert!(woken(&hub), "the first poll asks for a build");
+        hub.demand();
+        assert!(woken(&hub), "polls before the first build ask again");
+        hub.publish(empty());
+        hub.demand();
+        assert!(!woken(&hub), "a published state is kept current by changes, not by polls");
+        hub.forget();
+        hub.demand();
+        assert!(woken(&hub), "a forgotten state is built again");
     }
 }
