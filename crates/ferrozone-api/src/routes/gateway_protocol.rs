@@ -19,14 +19,13 @@ use ferrozone_domain::model::StatsReport;
 use ferrozone_domain::service::gateways::checked_version;
 use ferrozone_domain::{Errors, Timestamp};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
 use ferrozone_http::error::ApiError;
-use ferrozone_http::extract::{bearer_token, JsonObject};
+use ferrozone_http::extract::{bearer_token, JsonBody};
 use ferrozone_http::{reply, AppState};
 
 /// The header naming a gateway process's session.
@@ -172,10 +171,9 @@ pub struct StatsData {
         (status = 200, body = StatsData),
         crate::responses::GatewayErrors,
     ))]
-async fn stats(State(app): State<AppState>, headers: HeaderMap, body: JsonObject) -> Result<Response, ApiError> {
+async fn stats(State(app): State<AppState>, headers: HeaderMap, body: JsonBody) -> Result<Response, ApiError> {
     let gateway = hold_session(&app, &headers, GatewayReport::default()).await?;
-    let batch: StatsBatch = serde_json::from_value(Value::Object(body.object()?))
-        .map_err(|e| ApiError::Invalid(Errors::one("peers", format!("is invalid: {e}"))))?;
+    let batch: StatsBatch = body.decode(|e| ApiError::Invalid(Errors::one("peers", format!("is invalid: {e}"))))?;
     if batch.peers.len() > MAX_STATS_BATCH {
         return Err(ApiError::Invalid(Errors::one("peers", format!("must be at most {MAX_STATS_BATCH} entries"))));
     }

@@ -239,6 +239,9 @@ async fn statistics_are_recorded_for_known_peers_and_bad_batches_are_4xx() {
     assert_eq!(too_many.body["errors"], json!({"peers": ["must be at most 4096 entries"]}));
     let malformed = send(json!({"peers": [{"public_key": 5}]})).await;
     assert_eq!(malformed.status, StatusCode::UNPROCESSABLE_ENTITY, "{:?}", malformed.body);
+    let headers = [("authorization", auth.as_str()), ("ferrozone-gateway-session", session.as_str())];
+    let not_json = app.raw(Method::POST, "/gateway/v1/stats", &headers, r#"{"peers": ["#).await;
+    assert_eq!(not_json.status, StatusCode::BAD_REQUEST, "{:?}", not_json.body);
     let no_session = app.raw(Method::POST, "/gateway/v1/stats", &[("authorization", auth.as_str())], "{}").await;
     assert_eq!(no_session.status, StatusCode::BAD_REQUEST);
     let wrong = [("authorization", "Bearer fzgw_wrong"), ("ferrozone-gateway-session", session.as_str())];

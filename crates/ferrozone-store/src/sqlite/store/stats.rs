@@ -1,10 +1,9 @@
-//! Statistics from gateways on SQLite ([`crate::sql::stats`]): two statements a batch in the
-//! writer's transaction, the reports passed as one JSON array.
+//! Statistics from gateways on SQLite ([`crate::sql::stats`]): a batch loaded into the writer
+//! connection's scratch table, then two set-based statements, in the writer's transaction.
 
 use ferrozone_domain::error::Result;
 use ferrozone_domain::model::StatsReport;
 use rusqlite::params;
-use serde_json::json;
 use uuid::Uuid;
 
 use super::super::errors::OrDb;
@@ -20,19 +19,17 @@ pub(super) fn record(tx: &mut SqliteTx<'_>, source: Uuid, reports: &[StatsReport
     if reports.is_empty() {
         return Ok(());
     }
-    let batch: Vec<serde_json::Value> = reports
-        .iter()
-        .map(|r| {
-            json!({"k": r.public_key, "h": r.latest_handshake.micros(), "ip": r.remote_ip,
-                   "rx": r.rx_bytes, "tx": r.tx_bytes})
-        })
-        .collect();
-    let batch = serde_json::Value::Array(batch).to_string();
-    prepare(tx.conn(), stats::ADD_STATS_SQLITE)
-        .and_then(|mut stmt| stmt.execute(params![source, batch]))
-        .or_db(CONTEXT)?;
-    prepare(tx.conn(), stats::KEEP_COUNTERS_SQLITE)
-        .and_then(|mut stmt| stmt.execute(params![source, batch]))
-        .or_db(CONTEXT)?;
+    let conn = tx.conn();
+    conn.execute_batch(stats::CREATE_STATS_INPUT_SQLITE).or_db(CONTEXT)?;
+    let mut insert = prepare(conn, stats::INSERT_STATS_INPUT_SQLITE).or_db(CONTEXT)?;
+    for r in reports {
+        insert
+            .execute(params![r.public_key, r.latest_handshake.micros(), r.remote_ip, r.rx_bytes, r.tx_bytes])
+            .or_db(CONTEXT)?;
+    }
+    for statement in [stats::ADD_STATS_SQLITE, stats::KEEP_COUNTERS_SQLITE] {
+        prepare(conn, statement).and_then(|mut stmt| stmt.execute(params![source])).or_db(CONTEXT)?;
+    }
+    prepare(conn, stats::CLEAR_STATS_INPUT_SQLITE).and_then(|mut stmt| stmt.execute([])).or_db(CONTEXT)?;
     Ok(())
 }
