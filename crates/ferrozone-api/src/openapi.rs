@@ -29,6 +29,7 @@ use ferrozone_http::{reply, AppState};
         (name = "webhooks", description = "Endpoints that receive the audit events, signed (Ferrozone's own)"),
         (name = "invitations", description = "Single-use sign-in links for new people, by email (Ferrozone's own)"),
         (name = "gateways", description = "Gateways on other hosts: the registry and enrolment (Ferrozone's own)"),
+        (name = "groups", description = "Groups of users and their members (Ferrozone's own)"),
         (name = "audit", description = "The audit log: who changed what, from where and when (Ferrozone's own)"))
 )]
 pub struct ApiDoc;
@@ -59,6 +60,7 @@ pub fn api() -> (axum::Router<AppState>, Value) {
         .merge(crate::routes::webhooks::routes())
         .merge(crate::routes::invitations::routes())
         .merge(crate::routes::gateways::routes())
+        .merge(crate::routes::groups::routes())
         .merge(crate::routes::gateway_protocol::routes())
         .merge(crate::routes::audit::routes())
         .split_for_parts();
@@ -77,8 +79,14 @@ fn link_created(doc: &mut Value) {
     let user_ops: &[&str] = &["get_user", "update_user", "replace_user", "delete_user"];
     let rule_ops: &[&str] = &["get_rule", "update_rule", "replace_rule", "delete_rule"];
     let gateway_ops: &[&str] = &["get_gateway", "revoke_gateway"];
-    let collections =
-        [("/v0/devices", device_ops), ("/v0/users", user_ops), ("/v0/rules", rule_ops), ("/v0/gateways", gateway_ops)];
+    let group_ops: &[&str] = &["get_group", "update_group", "replace_group", "delete_group", "list_members"];
+    let collections = [
+        ("/v0/devices", device_ops),
+        ("/v0/users", user_ops),
+        ("/v0/rules", rule_ops),
+        ("/v0/gateways", gateway_ops),
+        ("/v0/groups", group_ops),
+    ];
     for (collection, ops) in collections {
         let pointer = format!("/paths/{}/post/responses/201", collection.replace('/', "~1"));
         let Some(Value::Object(response)) = doc.pointer_mut(&pointer) else { continue };

@@ -7,6 +7,7 @@ pub mod configuration;
 pub mod devices;
 pub mod gateway_protocol;
 pub mod gateways;
+pub mod groups;
 pub mod health;
 pub mod invitations;
 pub mod me;
@@ -17,9 +18,17 @@ pub mod totp;
 pub mod users;
 pub mod webhooks;
 
+use axum::extract::Path;
+use uuid::Uuid;
+
 use crate::wire::Attributes;
 use ferrozone_http::error::ApiError;
-use ferrozone_http::extract::JsonObject;
+use ferrozone_http::extract::{JsonObject, PathId};
+
+/// The UUID a path names: one that is not a UUID names nothing, a 404 as an unknown one.
+pub(crate) fn uuid_path(id: PathId) -> Result<Uuid, ApiError> {
+    id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)
+}
 
 /// A request body read as a resource's attributes.
 pub trait ReadAttributes {

@@ -9,6 +9,7 @@
 mod configuration;
 mod devices;
 mod gateways;
+mod groups;
 mod invitations;
 mod reader;
 mod rules;
@@ -56,6 +57,8 @@ pub struct Envelope<T>(PhantomData<T>);
 pub type ConfigurationEnvelope = Envelope<ConfigurationChanges>;
 pub type DeviceEnvelope = Envelope<NewDevice>;
 pub type GatewayEnvelope = Envelope<ferrozone_domain::service::gateways::NewGateway>;
+pub type GroupEnvelope = Envelope<ferrozone_domain::service::groups::GroupInput>;
+pub type MemberEnvelope = Envelope<ferrozone_domain::service::groups::MemberInput>;
 pub type InvitationEnvelope = Envelope<ferrozone_domain::service::sign_in_links::NewInvitation>;
 pub type RuleEnvelope = Envelope<NewRule>;
 pub type TokenEnvelope = Envelope<NewToken>;

@@ -16,6 +16,7 @@ pub mod egress;
 pub mod email;
 pub mod error;
 pub mod gateway;
+pub mod group;
 pub mod import;
 pub mod input;
 pub mod ipam;

@@ -60,6 +60,8 @@ pub enum Unique {
     Ipv6,
     /// A gateway's name.
     GatewayName,
+    /// A group's name, whatever its case.
+    GroupName,
 }
 
 impl Unique {
@@ -71,7 +73,7 @@ impl Unique {
             Unique::DeviceName => "name",
             Unique::Ipv4 => "ipv4",
             Unique::Ipv6 => "ipv6",
-            Unique::GatewayName => "name",
+            Unique::GatewayName | Unique::GroupName => "name",
         }
     }
 

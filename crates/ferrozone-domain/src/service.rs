@@ -12,6 +12,7 @@ pub mod device_rights;
 pub mod devices;
 pub mod gateway_state;
 pub mod gateways;
+pub mod groups;
 mod imported_tokens;
 pub mod mail;
 pub mod oidc;

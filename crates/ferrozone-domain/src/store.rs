@@ -13,6 +13,7 @@ use crate::egress::{EgressPolicy, Rule};
 use crate::email::{EmailLease, EmailOutcome};
 use crate::error::Result;
 use crate::gateway::{Enrolment, Gateway, GatewayInsert, Lease, LeaseOutcome};
+use crate::group::{Group, GroupUpdate, Member};
 use crate::import::{ImportBatch, ImportMode, ImportOutcome};
 use crate::input::RuleChanges;
 use crate::ipam::Pools;
@@ -89,7 +90,7 @@ pub const STREAM_DEPTH: usize = 2;
 /// comes back as [`crate::DomainError::Invalid`] with the field and message the API shows;
 /// a database that cannot be reached as [`crate::DomainError::Unavailable`].
 #[async_trait]
-pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore + GatewayStore {
+pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore + GatewayStore + GroupStore {
     /// Checks that the database answers.
     async fn ping(&self) -> Result<()>;
 
@@ -465,4 +466,36 @@ pub trait GatewayStore: Send + Sync + 'static {
     /// The users who are not disabled and signed in after `cutoff`, with that sign-in:
     /// the starts of the VPN sessions that have not expired.
     async fn vpn_session_starts(&self, cutoff: Timestamp) -> Result<Vec<(Uuid, Timestamp)>>;
+}
+
+/// What adding a member did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberAdded {
+    Added,
+    /// The user was a member already: nothing changed.
+    AlreadyMember,
+    NoSuchGroup,
+    NoSuchUser,
+}
+
+/// Groups of users ([`crate::group`]), a part of every [`Store`]. Each write appends its
+/// audit event in its transaction.
+#[async_trait]
+pub trait GroupStore: Send + Sync + 'static {
+    /// Inserts a group; a name taken whatever its case is `Invalid` on `name`.
+    async fn insert_group(&self, group: &Group) -> Result<()>;
+    /// Every group, by name.
+    async fn list_groups(&self) -> Result<Vec<Group>>;
+    async fn group_by_id(&self, id: Uuid) -> Result<Option<Group>>;
+    /// Writes a group's name and description; the group as it is now, or `None` when there
+    /// is no such group. A taken name is `Invalid` on `name`.
+    async fn update_group(&self, update: &GroupUpdate) -> Result<Option<Group>>;
+    /// Deletes a group and its memberships; the group as it was, or `None`.
+    async fn delete_group(&self, id: Uuid) -> Result<Option<Group>>;
+    /// A group's members, by email; `None` when there is no such group.
+    async fn group_members(&self, id: Uuid) -> Result<Option<Vec<Member>>>;
+    /// Makes `user` a member of `group` (a membership from `source`).
+    async fn add_group_member(&self, group: Uuid, user: Uuid, source: &str, now: Timestamp) -> Result<MemberAdded>;
+    /// Ends `user`'s membership of `group`; whether there was one.
+    async fn remove_group_member(&self, group: Uuid, user: Uuid) -> Result<bool>;
 }

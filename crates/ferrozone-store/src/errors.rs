@@ -13,6 +13,7 @@ const UNIQUE_FIELDS: &[(&str, &str, &str)] = &[
     ("devices_ipv4_unique", "devices.ipv4", Unique::Ipv4.field()),
     ("devices_ipv6_unique", "devices.ipv6", Unique::Ipv6.field()),
     ("gateways_name_unique", "gateways.name", Unique::GatewayName.field()),
+    ("groups_name_key_unique", "groups.name_key", Unique::GroupName.field()),
 ];
 
 /// The attribute of a unique violation PostgreSQL reports on `constraint`.

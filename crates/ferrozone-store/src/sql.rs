@@ -7,6 +7,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod gateways;
+pub(crate) mod groups;
 pub(crate) mod links;
 pub(crate) mod stats;
 pub(crate) mod text;

@@ -1,6 +1,6 @@
 //! `/v0/devices`
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::input::{DeviceChanges, NewDevice};
@@ -11,7 +11,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::dto::{DeviceData, DeviceDto, DeviceList, PageMetadata};
-use crate::routes::ReadAttributes;
+use crate::routes::{uuid_path, ReadAttributes};
 use crate::stream;
 use ferrozone_http::cursor;
 use ferrozone_http::error::ApiError;
@@ -94,9 +94,9 @@ async fn create_device(State(app): State<AppState>, Auth(actor): Auth, body: Jso
 async fn get_device(State(app): State<AppState>, reader: DeviceReader, id: PathId) -> Result<Response, ApiError> {
     let token = match reader {
         DeviceReader::Bearer(token) => token,
-        DeviceReader::Actor(actor) => return one(&app, app.domain.get_device(&actor, device_id(id)?).await?),
+        DeviceReader::Actor(actor) => return one(&app, app.domain.get_device(&actor, uuid_path(id)?).await?),
     };
-    let Ok(id) = device_id(id) else {
+    let Ok(id) = uuid_path(id) else {
         // A malformed id is an unknown one, once the token has been checked as always.
         Auth::check(&app, &token).await?;
         return Err(ApiError::NotFound);
@@ -130,7 +130,7 @@ async fn update_device(
     id: PathId,
     body: JsonObject,
 ) -> Result<Response, ApiError> {
-    let id = device_id(id)?;
+    let id = uuid_path(id)?;
     let changes: DeviceChanges = match body.read() {
         Ok(changes) => changes,
         Err(malformed) => {
@@ -171,7 +171,7 @@ async fn replace_device(
         crate::responses::ItemErrors,
     ))]
 async fn delete_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
-    app.domain.delete_device(&actor, device_id(id)?).await?;
+    app.domain.delete_device(&actor, uuid_path(id)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -187,7 +187,7 @@ async fn delete_device(State(app): State<AppState>, Auth(actor): Auth, id: PathI
         crate::responses::ItemErrors,
     ))]
 async fn pause_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
-    let device = app.domain.set_device_paused(&actor, device_id(id)?, true).await?;
+    let device = app.domain.set_device_paused(&actor, uuid_path(id)?, true).await?;
     one(&app, device)
 }
 
@@ -202,17 +202,12 @@ async fn pause_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId
         crate::responses::ItemErrors,
     ))]
 async fn resume_device(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
-    let device = app.domain.set_device_paused(&actor, device_id(id)?, false).await?;
+    let device = app.domain.set_device_paused(&actor, uuid_path(id)?, false).await?;
     one(&app, device)
 }
 
 fn one(app: &AppState, device: Device) -> Result<Response, ApiError> {
     Ok(reply::json(StatusCode::OK, &DeviceData { data: DeviceDto::new(&app.domain, device)? }))
-}
-
-/// A malformed id names no device: 404, like an unknown one.
-fn device_id(id: PathId) -> Result<Uuid, ApiError> {
-    id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)
 }
 
 fn parse_list_query(raw: &str) -> Result<DeviceQuery, ApiError> {

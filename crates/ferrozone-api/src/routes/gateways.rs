@@ -2,7 +2,7 @@
 //! a gateway exchanges its enrolment token for its credential (docs/api.md section 5h,
 //! docs/design/gateways.md).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::gateway::Gateway;
@@ -16,7 +16,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::dto::Time;
-use crate::routes::ReadAttributes;
+use crate::routes::{uuid_path, ReadAttributes};
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, JsonObject, PathId};
 use ferrozone_http::{reply, AppState};
@@ -170,7 +170,7 @@ async fn create_gateway(
     ))]
 async fn get_gateway(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
     actor.require_admin()?;
-    let gateway = app.domain.get_gateway(&actor, gateway_id(id)?).await?;
+    let gateway = app.domain.get_gateway(&actor, uuid_path(id)?).await?;
     Ok(reply::json(StatusCode::OK, &GatewayData { data: gateway.into() }))
 }
 
@@ -186,7 +186,7 @@ async fn get_gateway(State(app): State<AppState>, Auth(actor): Auth, id: PathId)
     ))]
 async fn revoke_gateway(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
     actor.require_admin()?;
-    app.domain.revoke_gateway(&actor, gateway_id(id)?).await?;
+    app.domain.revoke_gateway(&actor, uuid_path(id)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -215,9 +215,4 @@ async fn enrol(State(app): State<AppState>, body: JsonObject) -> Result<Response
     };
     let data = Enrolled { gateway_id: gateway.id, name: gateway.name, credential: credential.as_str().to_owned() };
     Ok(reply::json(StatusCode::CREATED, &EnrolledData { data }))
-}
-
-/// A gateway id that is not a UUID is a gateway that does not exist.
-fn gateway_id(id: PathId) -> Result<Uuid, ApiError> {
-    id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)
 }

@@ -1,7 +1,7 @@
 //! `/v0/invitations`: single-use sign-in links for new people, admin only
 //! (docs/api.md section 5f, docs/design/invitations.md).
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::service::sign_in_links::{Invitation, NewInvitation};
@@ -14,7 +14,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::dto::Time;
-use crate::routes::ReadAttributes;
+use crate::routes::{uuid_path, ReadAttributes};
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, JsonObject, PathId};
 use ferrozone_http::{reply, AppState};
@@ -177,7 +177,7 @@ async fn create_invitation(
     ))]
 async fn revoke_invitation(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
     actor.require_admin()?;
-    let id = id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)?;
+    let id = uuid_path(id)?;
     app.domain.revoke_invitation(&actor, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,16 +1,15 @@
 //! `/v0/rules`: Firezone's egress rules, admin only (docs/design/egress-rules.md, "Egress rules").
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::input::{NewRule, RuleChanges};
 use ferrozone_domain::service::access::AccessQuestion;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use uuid::Uuid;
 
 use crate::dto::{AccessCheckData, RuleData, RuleDto, RuleList};
-use crate::routes::ReadAttributes;
+use crate::routes::{uuid_path, ReadAttributes};
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, JsonObject, PathId};
 use ferrozone_http::{reply, AppState};
@@ -106,7 +105,7 @@ pub fn access_question(raw: &str) -> AccessQuestion {
     ))]
 async fn get_rule(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
     actor.require_admin()?;
-    let rule = app.domain.get_rule(&actor, rule_id(id)?).await?;
+    let rule = app.domain.get_rule(&actor, uuid_path(id)?).await?;
     Ok(reply::json(StatusCode::OK, &RuleData { data: rule.into() }))
 }
 
@@ -127,7 +126,7 @@ async fn update_rule(
     body: JsonObject,
 ) -> Result<Response, ApiError> {
     actor.require_admin()?;
-    let id = rule_id(id)?;
+    let id = uuid_path(id)?;
     let changes: RuleChanges = body.read()?;
     let rule = app.domain.update_rule(&actor, id, &changes).await?;
     Ok(reply::json(StatusCode::OK, &RuleData { data: rule.into() }))
@@ -156,11 +155,6 @@ async fn replace_rule(state: State<AppState>, auth: Auth, id: PathId, body: Json
     ))]
 async fn delete_rule(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
     actor.require_admin()?;
-    app.domain.delete_rule(&actor, rule_id(id)?).await?;
+    app.domain.delete_rule(&actor, uuid_path(id)?).await?;
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// A rule id that is not a UUID is a rule that does not exist.
-fn rule_id(id: PathId) -> Result<Uuid, ApiError> {
-    id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)
 }

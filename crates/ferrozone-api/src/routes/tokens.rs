@@ -1,7 +1,7 @@
 //! `/v0/tokens`: personal API tokens, the caller's own (an admin may see and revoke any
 //! user's). docs/api.md, "API tokens", and docs/design/tokens.md.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::input::NewToken;
@@ -15,7 +15,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::dto::{PageMetadata, Time};
-use crate::routes::ReadAttributes;
+use crate::routes::{uuid_path, ReadAttributes};
 use ferrozone_http::cursor;
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, JsonObject, PathId};
@@ -176,7 +176,7 @@ async fn create_token(State(app): State<AppState>, Auth(actor): Auth, body: Json
         crate::responses::ItemErrors,
     ))]
 async fn revoke_token(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
-    let id = id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)?;
+    let id = uuid_path(id)?;
     app.domain.revoke_token_as(&actor, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

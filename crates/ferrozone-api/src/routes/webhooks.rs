@@ -1,7 +1,7 @@
 //! `/v0/webhooks`: endpoints that receive the audit events, admin only (docs/api.md
 //! section 5e, docs/operations.md "Webhooks").
 
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::service::webhooks::WithSecret;
@@ -14,7 +14,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::dto::Time;
-use crate::routes::ReadAttributes;
+use crate::routes::{uuid_path, ReadAttributes};
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, JsonObject, PathId};
 use ferrozone_http::{reply, AppState};
@@ -135,7 +135,7 @@ async fn create_webhook(
     ))]
 async fn get_webhook(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<Response, ApiError> {
     actor.require_admin()?;
-    let webhook = app.domain.get_webhook(&actor, webhook_id(id)?).await?;
+    let webhook = app.domain.get_webhook(&actor, uuid_path(id)?).await?;
     Ok(reply::json(StatusCode::OK, &WebhookData { data: webhook.into() }))
 }
 
@@ -157,7 +157,7 @@ async fn update_webhook(
     body: JsonObject,
 ) -> Result<Response, ApiError> {
     actor.require_admin()?;
-    let id = webhook_id(id)?;
+    let id = uuid_path(id)?;
     let changes: WebhookChanges = body.read()?;
     let updated = app.domain.update_webhook(&actor, id, &changes).await?;
     Ok(reply::json(StatusCode::OK, &WebhookData { data: updated.into() }))
@@ -172,7 +172,7 @@ async fn update_webhook(
     ))]
 async fn delete_webhook(State(app): State<AppState>, Auth(actor): Auth, id: PathId) -> Result<StatusCode, ApiError> {
     actor.require_admin()?;
-    app.domain.delete_webhook(&actor, webhook_id(id)?).await?;
+    app.domain.delete_webhook(&actor, uuid_path(id)?).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -192,11 +192,6 @@ async fn list_webhook_attempts(
     id: PathId,
 ) -> Result<Response, ApiError> {
     actor.require_admin()?;
-    let attempts = app.domain.webhook_attempts(&actor, webhook_id(id)?).await?;
+    let attempts = app.domain.webhook_attempts(&actor, uuid_path(id)?).await?;
     Ok(reply::json(StatusCode::OK, &AttemptList { data: attempts }))
-}
-
-/// A webhook id that is not a UUID is a webhook that does not exist.
-fn webhook_id(id: PathId) -> Result<Uuid, ApiError> {
-    id.ok().and_then(|Path(id)| Uuid::parse_str(&id).ok()).ok_or(ApiError::NotFound)
 }

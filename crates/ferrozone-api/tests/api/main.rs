@@ -13,6 +13,7 @@ mod dataplane;
 mod devices;
 mod gateway_protocol;
 mod gateways;
+mod groups;
 mod imported_tokens;
 mod invitations;
 mod outage;

@@ -292,6 +292,54 @@ mod link_calls {
     }
 }
 
+/// The groups' calls, each `self.inner.$name(args)` after `self.check("$name")`.
+mod group_calls {
+    use async_trait::async_trait;
+    use ferrozone_domain::error::Result;
+    use ferrozone_domain::group::{Group, GroupUpdate, Member};
+    use ferrozone_domain::store::{GroupStore, MemberAdded};
+    use ferrozone_domain::Timestamp;
+    use uuid::Uuid;
+
+    use super::Flaky;
+
+    #[async_trait]
+    impl GroupStore for Flaky {
+        async fn insert_group(&self, group: &Group) -> Result<()> {
+            self.check("insert_group")?;
+            self.inner.insert_group(group).await
+        }
+        async fn list_groups(&self) -> Result<Vec<Group>> {
+            self.check("list_groups")?;
+            self.inner.list_groups().await
+        }
+        async fn group_by_id(&self, id: Uuid) -> Result<Option<Group>> {
+            self.check("group_by_id")?;
+            self.inner.group_by_id(id).await
+        }
+        async fn update_group(&self, update: &GroupUpdate) -> Result<Option<Group>> {
+            self.check("update_group")?;
+            self.inner.update_group(update).await
+        }
+        async fn delete_group(&self, id: Uuid) -> Result<Option<Group>> {
+            self.check("delete_group")?;
+            self.inner.delete_group(id).await
+        }
+        async fn group_members(&self, id: Uuid) -> Result<Option<Vec<Member>>> {
+            self.check("group_members")?;
+            self.inner.group_members(id).await
+        }
+        async fn add_group_member(&self, group: Uuid, user: Uuid, source: &str, now: Timestamp) -> Result<MemberAdded> {
+            self.check("add_group_member")?;
+            self.inner.add_group_member(group, user, source, now).await
+        }
+        async fn remove_group_member(&self, group: Uuid, user: Uuid) -> Result<bool> {
+            self.check("remove_group_member")?;
+            self.inner.remove_group_member(group, user).await
+        }
+    }
+}
+
 /// The gateway registry's calls, each `self.inner.$name(args)` after `self.check("$name")`.
 mod gateway_calls {
     use async_trait::async_trait;

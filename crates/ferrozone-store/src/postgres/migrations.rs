@@ -42,6 +42,7 @@ const FILES: &[(i64, &str, &str)] = &[
     (24, "gateway_sessions", include_str!("../../migrations/postgres/0024_gateway_sessions.sql")),
     (25, "peer_counters", include_str!("../../migrations/postgres/0025_peer_counters.sql")),
     (26, "gateway_reports", include_str!("../../migrations/postgres/0026_gateway_reports.sql")),
+    (27, "groups", include_str!("../../migrations/postgres/0027_groups.sql")),
 ];
 
 /// The history as sqlx's migrator runs it.

@@ -43,6 +43,7 @@ use crate::sql;
 
 mod audit_log;
 mod gateways;
+mod groups;
 mod import;
 mod links;
 mod sample;

@@ -92,6 +92,7 @@ pub static MIGRATIONS: &[Migration] = &[
         name: "gateway_reports",
         sql: include_str!("../../migrations/sqlite/0026_gateway_reports.sql"),
     },
+    Migration { version: 27, name: "groups", sql: include_str!("../../migrations/sqlite/0027_groups.sql") },
 ];
 
 /// Applies every migration newer than the database.

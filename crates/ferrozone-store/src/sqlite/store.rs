@@ -34,6 +34,7 @@ use super::{migrate, point_reads, prepare, prepare_built, rows};
 
 mod audit_log;
 mod gateways;
+mod groups;
 mod import;
 mod links;
 mod sample;

@@ -12,6 +12,7 @@ mod cancellation;
 mod configuration;
 mod dataplane;
 mod devices;
+mod groups;
 mod import;
 mod metrics;
 mod migrations;

@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use ferrozone_domain::Errors;
 use utoipa::ToSchema;
 
-use super::device_id;
+use crate::routes::uuid_path;
 use ferrozone_http::error::ApiError;
 use ferrozone_http::extract::{Auth, PathId};
 use ferrozone_http::qr::{self, QrFailure};
@@ -67,7 +67,7 @@ pub(super) async fn get_device_config(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, ApiError> {
     let format = parse_format(raw.as_deref().unwrap_or_default())?;
-    let id = device_id(id)?;
+    let id = uuid_path(id)?;
     // The name, for the file's: as the web's download does.
     let name = app.domain.get_device(&actor, id).await?.name;
     let text = app.domain.device_config(&actor, id).await?;

@@ -1,0 +1,208 @@
+//! Groups and their members (docs/design/groups.md), admin only: groups made by hand, and
+//! memberships added and removed one at a time.
+
+use uuid::Uuid;
+
+use super::{Domain, Principal};
+use crate::error::{DomainError, Result};
+use crate::group::{Group, GroupUpdate, Member, MANUAL, MAX_DESCRIPTION_LEN, MAX_NAME_LEN};
+use crate::input::{Patch, WrongTypes};
+use crate::rules::DOES_NOT_EXIST;
+use crate::store::MemberAdded;
+use crate::time::Timestamp;
+use crate::validate::input::Check;
+use crate::validate::{at_most, CANT_BE_BLANK, IS_INVALID};
+
+/// A group's attributes as sent: on a create, an absent name is blank; on an update, an
+/// absent attribute keeps its value and `null` clears it (a name cannot be cleared).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GroupInput {
+    pub name: Patch<String>,
+    pub description: Patch<String>,
+    pub wrong_types: WrongTypes,
+}
+
+/// `{"member": {"user_id": …}}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MemberInput {
+    pub user_id: Option<String>,
+    pub wrong_types: WrongTypes,
+}
+
+impl Domain {
+    pub async fn list_groups(&self, actor: &Principal) -> Result<Vec<Group>> {
+        actor.require_admin()?;
+        self.store().list_groups().await
+    }
+
+    pub async fn get_group(&self, actor: &Principal, id: Uuid) -> Result<Group> {
+        actor.require_admin()?;
+        self.store().group_by_id(id).await?.ok_or(DomainError::NotFound)
+    }
+
+    pub async fn create_group(&self, actor: &Principal, input: &GroupInput) -> Result<Group> {
+        actor.require_admin()?;
+        let (name, description) = checked(input, None)?;
+        let now = Timestamp::now();
+        let group = Group {
+            id: Uuid::now_v7(),
+            name,
+            description,
+            source: MANUAL.to_owned(),
+            member_count: 0,
+            inserted_at: now,
+            updated_at: now,
+        };
+        self.store().insert_group(&group).await?;
+        tracing::info!(group.id = %group.id, "group created");
+        Ok(group)
+    }
+
+    /// Applies `input` onto the stored group: absent attributes keep their values.
+    pub async fn update_group(&self, actor: &Principal, id: Uuid, input: &GroupInput) -> Result<Group> {
+        actor.require_admin()?;
+        let stored = self.store().group_by_id(id).await?.ok_or(DomainError::NotFound)?;
+        let (name, description) = checked(input, Some(&stored))?;
+        let update = GroupUpdate { id, name, description, now: Timestamp::now() };
+        self.store().update_group(&update).await?.ok_or(DomainError::NotFound)
+    }
+
+    pub async fn delete_group(&self, actor: &Principal, id: Uuid) -> Result<Group> {
+        actor.require_admin()?;
+        let deleted = self.store().delete_group(id).await?.ok_or(DomainError::NotFound)?;
+        tracing::info!(group.id = %id, "group deleted");
+        Ok(deleted)
+    }
+
+    pub async fn group_members(&self, actor: &Principal, id: Uuid) -> Result<Vec<Member>> {
+        actor.require_admin()?;
+        self.store().group_members(id).await?.ok_or(DomainError::NotFound)
+    }
+
+    /// Makes a user a member by hand; `false` when the user was one already (nothing
+    /// changed). An unknown group is `NotFound`; an unknown user `Invalid` on `user_id`.
+    pub async fn add_group_member(&self, actor: &Principal, id: Uuid, input: &MemberInput) -> Result<bool> {
+        actor.require_admin()?;
+        let user = checked_user_id(input)?;
+        match self.store().add_group_member(id, user, MANUAL, Timestamp::now()).await? {
+            MemberAdded::Added => Ok(true),
+            MemberAdded::AlreadyMember => Ok(false),
+            MemberAdded::NoSuchGroup => Err(DomainError::NotFound),
+            MemberAdded::NoSuchUser => Err(DomainError::invalid("user_id", DOES_NOT_EXIST)),
+        }
+    }
+
+    /// Ends a membership; `NotFound` when the user is not a member (or there is no such group).
+    pub async fn remove_group_member(&self, actor: &Principal, id: Uuid, user: Uuid) -> Result<()> {
+        actor.require_admin()?;
+        if self.store().remove_group_member(id, user).await? {
+            Ok(())
+        } else {
+            Err(DomainError::NotFound)
+        }
+    }
+}
+
+/// The name and description `input` gives, onto `stored` for an update.
+fn checked(input: &GroupInput, stored: Option<&Group>) -> Result<(String, String)> {
+    let mut c = Check::new(&input.wrong_types);
+    let name = match (&input.name, stored) {
+        (Patch::Absent, Some(stored)) => stored.name.clone(),
+        (name, _) => match c.trimmed("name", name.value().map(String::as_str)) {
+            Some(Some(name)) if name.chars().count() > MAX_NAME_LEN => {
+                c.add("name", at_most(MAX_NAME_LEN));
+                String::new()
+            }
+            Some(Some(name)) => name.to_owned(),
+            Some(None) => {
+                c.add("name", CANT_BE_BLANK);
+                String::new()
+            }
+            None => String::new(),
+        },
+    };
+    let description = match (&input.description, stored) {
+        (Patch::Absent, Some(stored)) => stored.description.clone(),
+        (description, _) => match c.trimmed("description", description.value().map(String::as_str)) {
+            Some(Some(text)) if text.chars().count() > MAX_DESCRIPTION_LEN => {
+                c.add("description", at_most(MAX_DESCRIPTION_LEN));
+                String::new()
+            }
+            Some(text) => text.unwrap_or_default().to_owned(),
+            None => String::new(),
+        },
+    };
+    c.finish((name, description))
+}
+
+fn checked_user_id(input: &MemberInput) -> Result<Uuid> {
+    let mut c = Check::new(&input.wrong_types);
+    let id = match c.trimmed("user_id", input.user_id.as_deref()) {
+        Some(Some(text)) => Uuid::parse_str(text).ok().or_else(|| {
+            c.add("user_id", IS_INVALID);
+            None
+        }),
+        Some(None) => {
+            c.add("user_id", CANT_BE_BLANK);
+            None
+        }
+        None => None,
+    };
+    c.finish(id.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(name: Patch<String>, description: Patch<String>) -> GroupInput {
+        GroupInput { name, description, wrong_types: WrongTypes::default() }
+    }
+
+    fn stored() -> Group {
+        Group {
+            id: Uuid::nil(),
+            name: "Engineering".into(),
+            description: "builds".into(),
+            source: MANUAL.into(),
+            member_count: 0,
+            inserted_at: Timestamp::from_secs(1),
+            updated_at: Timestamp::from_secs(1),
+        }
+    }
+
+    fn messages(result: Result<(String, String)>) -> String {
+        match result {
+            Err(DomainError::Invalid(errors)) => format!("{errors:?}"),
+            other => panic!("not invalid: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_create_needs_a_name_and_trims_it() {
+        let made = checked(&input(Patch::Value(" Ops ".into()), Patch::Absent), None).unwrap();
+        assert_eq!(made, ("Ops".to_owned(), String::new()));
+        assert!(messages(checked(&input(Patch::Absent, Patch::Absent), None)).contains(CANT_BE_BLANK));
+        assert!(messages(checked(&input(Patch::Value("x".repeat(256)), Patch::Absent), None)).contains("at most 255"));
+    }
+
+    #[test]
+    fn an_update_keeps_what_is_absent_and_clears_a_null_description() {
+        let group = stored();
+        let kept = checked(&input(Patch::Absent, Patch::Absent), Some(&group)).unwrap();
+        assert_eq!(kept, ("Engineering".to_owned(), "builds".to_owned()));
+        let cleared = checked(&input(Patch::Absent, Patch::Null), Some(&group)).unwrap();
+        assert_eq!(cleared, ("Engineering".to_owned(), String::new()));
+        assert!(messages(checked(&input(Patch::Null, Patch::Absent), Some(&group))).contains(CANT_BE_BLANK));
+    }
+
+    #[test]
+    fn a_member_is_named_by_a_user_id() {
+        let member =
+            |id: Option<&str>| MemberInput { user_id: id.map(str::to_owned), wrong_types: WrongTypes::default() };
+        let id = Uuid::now_v7();
+        assert_eq!(checked_user_id(&member(Some(&id.to_string()))).unwrap(), id);
+        assert!(checked_user_id(&member(Some("nope"))).is_err());
+        assert!(checked_user_id(&member(None)).is_err());
+    }
+}
