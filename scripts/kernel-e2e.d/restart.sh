@@ -2,7 +2,7 @@
 # Restarts on the kernel WireGuard backend, inside the guest of scripts/kernel-e2e (a kernel
 # with the wireguard module), as root:
 #
-#   server ns: `ferrozone serve`, FERROZONE_WIREGUARD_BACKEND=kernel, SQLite in /tmp; later
+#   server ns: `ferrozone serve`, FERROZONE_WIREGUARD_BACKEND=kernel, SQLite in $TMPDIR; later
 #              serve without a data plane and `ferrozone gateway` (kernel) on the interface;
 #   client ns: a kernel WireGuard client configured from GET /v0/devices/{id}/config.
 #
@@ -51,7 +51,7 @@ in_cli ip link set veth-c up
 api=http://127.0.0.1:13000
 # start_server [VAR=VALUE…]: with these settings added (the kernel backend unless said).
 start_server() {
-  ip netns exec "$srv" env -i PATH="$PATH" HOME=/tmp RUST_LOG=info FERROZONE_DATA_DIR="$tmp/data" \
+  ip netns exec "$srv" env -i PATH="$PATH" HOME="$HOME" RUST_LOG=info FERROZONE_DATA_DIR="$tmp/data" \
     FERROZONE_LISTEN=127.0.0.1:13000 FERROZONE_WIREGUARD_BACKEND=kernel FERROZONE_WIREGUARD_INTERFACE=fzk0 \
     FERROZONE_DEFAULT_CLIENT_ENDPOINT=192.168.233.1:51820 FERROZONE_STATS_INTERVAL=1 \
     FERROZONE_EGRESS_INTERFACE=veth-s "$@" "$bin" serve >>"$tmp/server.log" 2>&1 &
@@ -148,7 +148,7 @@ connected_again() { (($(connections) > $1)); }
 start_gateway() {
   local before
   before=$(connections)
-  ip netns exec "$srv" env -i PATH="$PATH" HOME=/tmp RUST_LOG=info FERROZONE_GATEWAY_CONTROL_PLANE="$api" \
+  ip netns exec "$srv" env -i PATH="$PATH" HOME="$HOME" RUST_LOG=info FERROZONE_GATEWAY_CONTROL_PLANE="$api" \
     FERROZONE_GATEWAY_STATE_DIR="$tmp/gateway" FERROZONE_GATEWAY_ENROLMENT_TOKEN="$enrolment" \
     FERROZONE_WIREGUARD_BACKEND=kernel FERROZONE_WIREGUARD_INTERFACE=fzk0 FERROZONE_STATS_INTERVAL=1 \
     FERROZONE_EGRESS_INTERFACE=veth-s "$bin" gateway >>"$tmp/gateway.log" 2>&1 &
