@@ -494,6 +494,8 @@ pub trait GroupStore: Send + Sync + 'static {
     async fn delete_group(&self, id: Uuid) -> Result<Option<Group>>;
     /// A group's members, by email; `None` when there is no such group.
     async fn group_members(&self, id: Uuid) -> Result<Option<Vec<Member>>>;
+    /// `user`'s membership of `group`, if there is one.
+    async fn group_member(&self, group: Uuid, user: Uuid) -> Result<Option<Member>>;
     /// Makes `user` a member of `group` (a membership from `source`).
     async fn add_group_member(&self, group: Uuid, user: Uuid, source: &str, now: Timestamp) -> Result<MemberAdded>;
     /// Ends `user`'s membership of `group`; whether there was one.

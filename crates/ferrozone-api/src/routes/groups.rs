@@ -86,6 +86,12 @@ pub struct GroupList {
     pub data: Vec<GroupDto>,
 }
 
+/// `{"data": member}`
+#[derive(Serialize, ToSchema)]
+pub struct MemberData {
+    pub data: MemberDto,
+}
+
 /// `{"data": [members…]}`, by email.
 #[derive(Serialize, ToSchema)]
 pub struct MemberList {
@@ -201,13 +207,13 @@ async fn list_members(State(app): State<AppState>, Auth(actor): Auth, id: PathId
 /// Add a member
 ///
 /// `{"member": {"user_id": …}}`: 201 when the user became a member, 200 when it was one
-/// already (nothing changes); an unknown user is 422 at `user_id`. Answers the members.
+/// already (nothing changes); an unknown user is 422 at `user_id`. Answers the membership.
 #[utoipa::path(post, path = "/v0/groups/{id}/members", tag = "groups",
     params(("id" = String, Path, description = "Group UUID")),
     request_body = crate::wire::MemberEnvelope,
     responses(
-        (status = 201, body = MemberList, description = "Added"),
-        (status = 200, body = MemberList, description = "A member already"),
+        (status = 201, body = MemberData, description = "Added"),
+        (status = 200, body = MemberData, description = "A member already"),
         crate::responses::ItemBodyErrors,
     ))]
 async fn add_member(
@@ -219,10 +225,9 @@ async fn add_member(
     actor.require_admin()?;
     let id = uuid_path(id)?;
     let input: MemberInput = body.read()?;
-    let added = app.domain.add_group_member(&actor, id, &input).await?;
-    let members = app.domain.group_members(&actor, id).await?;
+    let (member, added) = app.domain.add_group_member(&actor, id, &input).await?;
     let status = if added { StatusCode::CREATED } else { StatusCode::OK };
-    Ok(reply::json(status, &MemberList { data: members.into_iter().map(MemberDto::from).collect() }))
+    Ok(reply::json(status, &MemberData { data: member.into() }))
 }
 
 /// Remove a member

@@ -33,15 +33,15 @@ async fn an_admin_keeps_groups_and_their_members() {
     let (alice, _) = app.user("alice@example.com", "unprivileged").await;
     let members = format!("{location}/members");
     let added = app.post(&members, &app.admin, json!({"member": {"user_id": bob}})).await;
-    assert_eq!(emails(added.expect_status(StatusCode::CREATED)), ["bob@example.com"]);
-    let added = app.post(&members, &app.admin, json!({"member": {"user_id": alice}})).await;
-    assert_eq!(emails(added.expect_status(StatusCode::CREATED)), ["alice@example.com", "bob@example.com"]);
-    let again = app.post(&members, &app.admin, json!({"member": {"user_id": bob}})).await;
+    let member = added.expect_status(StatusCode::CREATED).data().clone();
     assert_eq!(
-        emails(again.expect_status(StatusCode::OK)),
-        ["alice@example.com", "bob@example.com"],
-        "nothing changes"
+        (&member["user_id"], &member["email"], &member["source"]),
+        (&json!(bob), &json!("bob@example.com"), &json!("manual"))
     );
+    app.post(&members, &app.admin, json!({"member": {"user_id": alice}})).await.expect_status(StatusCode::CREATED);
+    let again = app.post(&members, &app.admin, json!({"member": {"user_id": bob}})).await;
+    assert_eq!(again.expect_status(StatusCode::OK).data(), &member, "nothing changes");
+    assert_eq!(emails(&app.get(&members, &app.admin).await), ["alice@example.com", "bob@example.com"]);
     assert_eq!(app.get(&location, &app.admin).await.data()["member_count"], json!(2));
 
     let user = app.show_user(&bob).await;

@@ -79,17 +79,21 @@ impl Domain {
         self.store().group_members(id).await?.ok_or(DomainError::NotFound)
     }
 
-    /// Makes a user a member by hand; `false` when the user was one already (nothing
-    /// changed). An unknown group is `NotFound`; an unknown user `Invalid` on `user_id`.
-    pub async fn add_group_member(&self, actor: &Principal, id: Uuid, input: &MemberInput) -> Result<bool> {
+    /// Makes a user a member by hand: the membership, and whether it is new (`false`: the
+    /// user was a member already, nothing changed). An unknown group is `NotFound`; an
+    /// unknown user `Invalid` on `user_id`.
+    pub async fn add_group_member(&self, actor: &Principal, id: Uuid, input: &MemberInput) -> Result<(Member, bool)> {
         actor.require_admin()?;
         let user = checked_user_id(input)?;
-        match self.store().add_group_member(id, user, MANUAL, Timestamp::now()).await? {
-            MemberAdded::Added => Ok(true),
-            MemberAdded::AlreadyMember => Ok(false),
-            MemberAdded::NoSuchGroup => Err(DomainError::NotFound),
-            MemberAdded::NoSuchUser => Err(DomainError::invalid("user_id", DOES_NOT_EXIST)),
-        }
+        let added = match self.store().add_group_member(id, user, MANUAL, Timestamp::now()).await? {
+            MemberAdded::Added => true,
+            MemberAdded::AlreadyMember => false,
+            MemberAdded::NoSuchGroup => return Err(DomainError::NotFound),
+            MemberAdded::NoSuchUser => return Err(DomainError::invalid("user_id", DOES_NOT_EXIST)),
+        };
+        // Removed meanwhile by another request: as if never added.
+        let member = self.store().group_member(id, user).await?.ok_or(DomainError::NotFound)?;
+        Ok((member, added))
     }
 
     /// Ends a membership; `NotFound` when the user is not a member (or there is no such group).

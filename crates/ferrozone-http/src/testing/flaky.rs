@@ -329,6 +329,10 @@ mod group_calls {
             self.check("group_members")?;
             self.inner.group_members(id).await
         }
+        async fn group_member(&self, group: Uuid, user: Uuid) -> Result<Option<Member>> {
+            self.check("group_member")?;
+            self.inner.group_member(group, user).await
+        }
         async fn add_group_member(&self, group: Uuid, user: Uuid, source: &str, now: Timestamp) -> Result<MemberAdded> {
             self.check("add_group_member")?;
             self.inner.add_group_member(group, user, source, now).await

@@ -29,6 +29,8 @@ pub(crate) const USER_EXISTS: &str = "SELECT 1 FROM users WHERE id = $1";
 pub(crate) const USER_EXISTS_LOCKED_POSTGRES: &str = "SELECT 1 FROM users WHERE id = $1 FOR KEY SHARE";
 pub(crate) const MEMBERS: &str = "SELECT m.user_id, u.email, m.source, m.inserted_at FROM group_members m \
      JOIN users u ON u.id = m.user_id WHERE m.group_id = $1 ORDER BY u.email_key, u.id";
+pub(crate) const MEMBER: &str = "SELECT m.user_id, u.email, m.source, m.inserted_at FROM group_members m \
+     JOIN users u ON u.id = m.user_id WHERE m.group_id = $1 AND m.user_id = $2";
 /// Inserts a membership unless there is one: one row affected when added.
 pub(crate) const ADD_MEMBER: &str = "INSERT INTO group_members (group_id, user_id, source, inserted_at) \
      VALUES ($1, $2, $3, $4) ON CONFLICT (group_id, user_id) DO NOTHING";

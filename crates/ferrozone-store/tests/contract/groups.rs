@@ -74,6 +74,9 @@ async fn members_are_listed_by_email_counted_and_go_with_their_group_or_user() {
     assert!(members.iter().all(|m| m.source == MANUAL));
     assert_eq!(db.store.group_by_id(team.id).await.unwrap().unwrap().member_count, 2);
     assert!(db.store.group_members(Uuid::now_v7()).await.unwrap().is_none());
+    let bobs = db.store.group_member(team.id, bob.id).await.unwrap().expect("bob is a member");
+    assert_eq!((bobs.email.as_str(), bobs.source.as_str()), ("bob@example.com", MANUAL));
+    assert!(db.store.group_member(team.id, Uuid::now_v7()).await.unwrap().is_none());
 
     assert!(db.store.remove_group_member(team.id, bob.id).await.unwrap());
     assert!(!db.store.remove_group_member(team.id, bob.id).await.unwrap(), "a second removal changes nothing");

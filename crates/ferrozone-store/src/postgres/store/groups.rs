@@ -102,6 +102,16 @@ impl GroupStore for PgStore {
         Ok(Some(members))
     }
 
+    async fn group_member(&self, group: Uuid, user: Uuid) -> Result<Option<Member>> {
+        sqlx::query(sql::MEMBER)
+            .bind(group)
+            .bind(user)
+            .try_map(|row: PgRow| Ok(sql::member(row.try_get(0)?, row.try_get(1)?, row.try_get(2)?, row.try_get(3)?)))
+            .fetch_optional(&self.pool)
+            .await
+            .or_db("read a group member")
+    }
+
     async fn add_group_member(&self, group: Uuid, user: Uuid, source: &str, now: Timestamp) -> Result<MemberAdded> {
         let source = source.to_owned();
         self.write(move |tx| {

@@ -80,6 +80,16 @@ impl GroupStore for SqliteStore {
         })
     }
 
+    async fn group_member(&self, group: Uuid, user: Uuid) -> Result<Option<Member>> {
+        self.read("read a group member", |conn| {
+            prepare(conn, sql::MEMBER)?
+                .query_row(params![group, user], |row| {
+                    Ok(sql::member(row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                })
+                .optional()
+        })
+    }
+
     async fn add_group_member(&self, group: Uuid, user: Uuid, source: &str, now: Timestamp) -> Result<MemberAdded> {
         let source = source.to_owned();
         self.write(move |tx| {
