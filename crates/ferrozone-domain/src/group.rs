@@ -54,6 +54,13 @@ pub struct GroupUpdate {
     pub now: Timestamp,
 }
 
+impl GroupUpdate {
+    /// `group` as this update leaves it (its row is locked or written alone meanwhile).
+    pub fn applied_to(&self, group: &Group) -> Group {
+        Group { name: self.name.clone(), description: self.description.clone(), updated_at: self.now, ..group.clone() }
+    }
+}
+
 /// `group.created`: its name and description.
 pub fn created_entry(group: &Group) -> Entry {
     let changes = vec![

@@ -15,7 +15,6 @@ use crate::gateway::{
 use crate::input::WrongTypes;
 use crate::time::Timestamp;
 use crate::validate::input::Check;
-use crate::validate::{at_most, CANT_BE_BLANK};
 
 /// The longest version a gateway may report.
 pub const MAX_VERSION_LEN: usize = 64;
@@ -127,18 +126,7 @@ pub fn checked_version(version: Option<&str>) -> Result<Option<&str>> {
 /// The checked name and lifetime of a new gateway.
 fn check(input: &NewGateway) -> Result<(String, i64)> {
     let mut c = Check::new(&input.wrong_types);
-    let name = match c.trimmed("name", input.name.as_deref()) {
-        Some(Some(name)) if name.chars().count() > MAX_NAME_LEN => {
-            c.add("name", at_most(MAX_NAME_LEN));
-            String::new()
-        }
-        Some(Some(name)) => name.to_owned(),
-        Some(None) => {
-            c.add("name", CANT_BE_BLANK);
-            String::new()
-        }
-        None => String::new(),
-    };
+    let name = c.bounded_text("name", input.name.as_deref(), MAX_NAME_LEN, true);
     let hours = if c.wrong_type("enrolment_hours") {
         0
     } else {

@@ -11,7 +11,7 @@ use crate::rules::DOES_NOT_EXIST;
 use crate::store::MemberAdded;
 use crate::time::Timestamp;
 use crate::validate::input::Check;
-use crate::validate::{at_most, CANT_BE_BLANK, IS_INVALID};
+use crate::validate::{CANT_BE_BLANK, IS_INVALID};
 
 /// A group's attributes as sent: on a create, an absent name is blank; on an update, an
 /// absent attribute keeps its value and `null` clears it (a name cannot be cleared).
@@ -112,29 +112,11 @@ fn checked(input: &GroupInput, stored: Option<&Group>) -> Result<(String, String
     let mut c = Check::new(&input.wrong_types);
     let name = match (&input.name, stored) {
         (Patch::Absent, Some(stored)) => stored.name.clone(),
-        (name, _) => match c.trimmed("name", name.value().map(String::as_str)) {
-            Some(Some(name)) if name.chars().count() > MAX_NAME_LEN => {
-                c.add("name", at_most(MAX_NAME_LEN));
-                String::new()
-            }
-            Some(Some(name)) => name.to_owned(),
-            Some(None) => {
-                c.add("name", CANT_BE_BLANK);
-                String::new()
-            }
-            None => String::new(),
-        },
+        (name, _) => c.bounded_text("name", name.value().map(String::as_str), MAX_NAME_LEN, true),
     };
     let description = match (&input.description, stored) {
         (Patch::Absent, Some(stored)) => stored.description.clone(),
-        (description, _) => match c.trimmed("description", description.value().map(String::as_str)) {
-            Some(Some(text)) if text.chars().count() > MAX_DESCRIPTION_LEN => {
-                c.add("description", at_most(MAX_DESCRIPTION_LEN));
-                String::new()
-            }
-            Some(text) => text.unwrap_or_default().to_owned(),
-            None => String::new(),
-        },
+        (text, _) => c.bounded_text("description", text.value().map(String::as_str), MAX_DESCRIPTION_LEN, false),
     };
     c.finish((name, description))
 }

@@ -72,6 +72,23 @@ impl<'a> Check<'a> {
         }
     }
 
+    /// A trimmed text of at most `max` characters (`should be at most …` otherwise); blank
+    /// is `can't be blank` when `required`, else `""`. An invalid value (recorded) is `""`.
+    pub fn bounded_text(&mut self, attribute: &str, value: Option<&str>, max: usize, required: bool) -> String {
+        match self.trimmed(attribute, value) {
+            Some(Some(text)) if text.chars().count() > max => {
+                self.add(attribute, super::at_most(max));
+                String::new()
+            }
+            Some(Some(text)) => text.to_owned(),
+            Some(None) if required => {
+                self.add(attribute, super::CANT_BE_BLANK);
+                String::new()
+            }
+            Some(None) | None => String::new(),
+        }
+    }
+
     /// A switch: `None` when absent or of a wrong type (`null` included; recorded).
     pub fn flag(&mut self, attribute: &str, value: Option<bool>) -> Option<bool> {
         if self.wrong_type(attribute) {

@@ -65,7 +65,7 @@ impl GroupStore for PgStore {
                     .execute(tx.conn())
                     .await
                     .or_db(CONTEXT)?;
-                let after = locked(tx.conn(), u.id).await.or_db(CONTEXT)?.unwrap_or_else(|| before.clone());
+                let after = u.applied_to(&before);
                 if before.name != after.name || before.description != after.description {
                     tx.append(group::updated_entry(&before, &after)).await?;
                 }

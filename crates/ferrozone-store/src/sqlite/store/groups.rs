@@ -49,7 +49,7 @@ impl GroupStore for SqliteStore {
                     stmt.execute(params![u.id, u.name, group::name_key(&u.name), u.description, u.now.micros()])
                 })
                 .or_db("update a group")?;
-            let after = by_id(tx.conn(), u.id).or_db("update a group")?.unwrap_or_else(|| before.clone());
+            let after = u.applied_to(&before);
             if before.name != after.name || before.description != after.description {
                 tx.append(group::updated_entry(&before, &after))?;
             }
