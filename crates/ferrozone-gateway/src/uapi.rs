@@ -40,6 +40,35 @@ pub fn set_interface(config: &InterfaceConfig) -> String {
     format!("set=1\nprivate_key={}\nlisten_port={}\n\n", config.private_key.to_hex(), config.listen_port)
 }
 
+/// The `set` request that gives a running interface, which answered `get=1` with `running`,
+/// the key and port of `config`: only what differs, or `None` when nothing does. A
+/// `listen_port` line makes wireguard-go close and reopen its UDP sockets even for the port
+/// it has, which drops packets in flight and forgets the address each peer's packets were
+/// sent from (a gateway behind a floating address would then answer from its own address,
+/// and clients would follow it there, out of the failover's reach:
+/// docs/design/gateways.md, "Restarts drop no tunnel").
+pub fn set_interface_changes(config: &InterfaceConfig, running: &str) -> Option<String> {
+    let mut key = None;
+    let mut port = None;
+    // The interface's lines come before the first peer's.
+    for line in running.lines().take_while(|line| !line.starts_with("public_key=")) {
+        match line.split_once('=') {
+            Some(("private_key", value)) => key = Some(value),
+            Some(("listen_port", value)) => port = value.parse::<u16>().ok(),
+            _ => {}
+        }
+    }
+    let mut out = String::from("set=1\n");
+    let wanted_key = config.private_key.to_hex();
+    if key != Some(wanted_key.as_str()) {
+        let _ = writeln!(out, "private_key={wanted_key}");
+    }
+    if port != Some(config.listen_port) {
+        let _ = writeln!(out, "listen_port={}", config.listen_port);
+    }
+    (out.len() > "set=1\n".len()).then(|| out + "\n")
+}
+
 /// The `set` request applying `changes` in one batch: removals first, then each upsert
 /// with its preshared key and its allowed IPs replaced whole.
 pub fn set_peers(changes: &Changes) -> String {
@@ -133,6 +162,7 @@ impl Building {
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
 
     const GET: &str = "private_key=e84b5a6d2717c1003a13b431570353dbaca9146cf150c5f8575680feba52027a
@@ -215,5 +245,24 @@ allowed_ip=10.3.2.3/32
         assert_eq!(text, expected);
         let parsed = parse_peers(text.trim_start_matches("set=1\n")).unwrap();
         assert_eq!(parsed.len(), 2, "the request is itself in the get format");
+    }
+
+    #[test]
+    fn an_adopted_interface_is_set_only_where_it_differs() {
+        let config =
+            InterfaceConfig { name: "wg0".into(), private_key: Key([7; 32]), listen_port: 51820, addresses: vec![] };
+        let key = Key([7; 32]).to_hex();
+        let running = format!(
+            "private_key={key}\nlisten_port=51820\npublic_key={}\nrx_bytes=1\nerrno=0\n",
+            Key([1; 32]).to_hex()
+        );
+        assert_eq!(set_interface_changes(&config, &running), None, "the same key and port: no rebind");
+        let moved = running.replace("listen_port=51820", "listen_port=51821");
+        assert_eq!(set_interface_changes(&config, &moved).as_deref(), Some("set=1\nlisten_port=51820\n\n"));
+        let fresh = "listen_port=40000\nerrno=0\n";
+        assert_eq!(set_interface_changes(&config, fresh), Some(set_interface(&config)), "a fresh process gets both");
+        // A peer's line of the same name is not the interface's.
+        let other = format!("private_key={key}\npublic_key={}\nlisten_port=51820\n", Key([1; 32]).to_hex());
+        assert_eq!(set_interface_changes(&config, &other).as_deref(), Some("set=1\nlisten_port=51820\n\n"));
     }
 }

@@ -50,7 +50,7 @@ impl Userspace {
     pub async fn start(program: &str, config: InterfaceConfig, restarted: Arc<Notify>) -> anyhow::Result<Self> {
         let socket = PathBuf::from(SOCKET_DIR).join(format!("{}.sock", config.name));
         let child = if answers(&socket).await {
-            set_up(&config, &socket).await?;
+            adopt(&config, &socket).await?;
             tracing::info!(interface = %config.name, "adopted the running wireguard-go: its peers and sessions are kept");
             None
         } else {
@@ -75,7 +75,18 @@ async fn answers(socket: &Path) -> bool {
     uapi::request(socket, "get=1\n\n").await.is_ok()
 }
 
-/// The interface's key, port and addresses, and up: on a fresh process or an adopted one.
+/// Takes over a running `wireguard-go`: its key and port set only where they differ (the
+/// same port set again would rebind its sockets, [`uapi::set_interface_changes`]), its
+/// addresses and link as on a fresh start.
+async fn adopt(config: &InterfaceConfig, socket: &Path) -> anyhow::Result<()> {
+    let running = uapi::request(socket, "get=1\n\n").await.context("reading the running interface")?;
+    if let Some(set) = uapi::set_interface_changes(config, &running) {
+        uapi::request(socket, &set).await.context("setting the interface key and port")?;
+    }
+    link::configure(&config.name, &config.addresses).await
+}
+
+/// The interface's key, port and addresses, and up: on a fresh process.
 async fn set_up(config: &InterfaceConfig, socket: &Path) -> anyhow::Result<()> {
     uapi::request(socket, &uapi::set_interface(config)).await.context("setting the interface key and port")?;
     link::configure(&config.name, &config.addresses).await
