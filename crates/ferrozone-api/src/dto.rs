@@ -231,8 +231,12 @@ pub struct RuleDto {
     pub port_type: Option<&'static str>,
     #[schema(example = "80 - 90")]
     pub port_range: Option<String>,
-    /// `null`: every user.
+    /// `null` (and no `group_id`): every user.
     pub user_id: Option<Uuid>,
+    /// Ferrozone's own: the group whose members the rule applies to. Present only on a
+    /// group's rule, so a Firezone client never sees it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<Uuid>,
     pub inserted_at: Time,
     pub updated_at: Time,
 }
@@ -250,6 +254,7 @@ impl From<Rule> for RuleDto {
             port_type,
             port_range,
             user_id: r.user_id,
+            group_id: r.group_id,
             inserted_at: Time(r.inserted_at),
             updated_at: Time(r.updated_at),
         }

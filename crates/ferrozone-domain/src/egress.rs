@@ -83,11 +83,13 @@ pub struct Ports {
     pub range: String,
 }
 
-/// An egress rule. `user_id: None` applies to every user.
+/// An egress rule: a user's (`user_id`), a group's (`group_id`, Ferrozone's own), or,
+/// with neither, every user's. Never both (docs/design/groups.md, "Group rules").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
     pub id: Uuid,
     pub user_id: Option<Uuid>,
+    pub group_id: Option<Uuid>,
     /// An address or CIDR, as sent (host bits kept).
     pub destination: String,
     pub action: RuleAction,
@@ -96,12 +98,46 @@ pub struct Rule {
     pub updated_at: Timestamp,
 }
 
+/// Whose traffic a rule decides, in the order the scopes are looked up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RuleScope {
+    /// One user's devices.
+    User(Uuid),
+    /// The devices of a group's members.
+    Group(Uuid),
+    /// Every device.
+    Everyone,
+}
+
+impl RuleScope {
+    /// 0 for a user's rules, 1 for a group's, 2 for the global ones: the lookup order.
+    pub const fn rank(self) -> u8 {
+        match self {
+            RuleScope::User(_) => 0,
+            RuleScope::Group(_) => 1,
+            RuleScope::Everyone => 2,
+        }
+    }
+}
+
 impl Rule {
-    /// Whether `self` and `other` may not both exist: same action and scope (user, with or
-    /// without ports, same protocol), overlapping destinations and, for port rules,
-    /// overlapping ranges. Text that does not parse overlaps nothing.
+    /// The rule's scope. A row naming both a user and a group (the database refuses it)
+    /// counts as the user's.
+    pub fn scope(&self) -> RuleScope {
+        match (self.user_id, self.group_id) {
+            (Some(user), _) => RuleScope::User(user),
+            (None, Some(group)) => RuleScope::Group(group),
+            (None, None) => RuleScope::Everyone,
+        }
+    }
+
+    /// Whether `self` and `other` may not both exist: same action and scope (the same user,
+    /// the same group, or both global; with or without ports, same protocol), overlapping
+    /// destinations and, for port rules, overlapping ranges. Text that does not parse
+    /// overlaps nothing. Rules of two groups may overlap: a member of both gets the first
+    /// match in lookup order, as with a user's rule and a global one.
     pub fn overlaps(&self, other: &Rule) -> bool {
-        if self.id == other.id || self.action != other.action || self.user_id != other.user_id {
+        if self.id == other.id || self.action != other.action || self.scope() != other.scope() {
             return false;
         }
         let ports_overlap = match (&self.ports, &other.ports) {
@@ -113,15 +149,26 @@ impl Rule {
     }
 }
 
-/// What the data plane enforces, read from one snapshot: every rule and the tunnel
-/// addresses of the active devices (owner not disabled) of every user a rule names; and
-/// what happens to traffic no rule matches.
+/// What the data plane enforces, read from one snapshot: every rule, the members of every
+/// group a rule names, and the tunnel addresses of the active devices (owner not disabled)
+/// of every user a rule names or who is a member of such a group; and what happens to
+/// traffic no rule matches.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EgressPolicy {
     pub rules: Vec<Rule>,
     pub default_action: RuleAction,
-    /// One entry per active device of a user with a rule, in no order.
+    /// One entry per active device of a user with a rule or in a group with one, in no
+    /// order.
     pub sources: Vec<RuleSource>,
+    /// The memberships of the groups that rules name, in no order.
+    pub memberships: Vec<Membership>,
+}
+
+/// A user's membership of a group that a rule names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Membership {
+    pub group_id: Uuid,
+    pub user_id: Uuid,
 }
 
 /// The tunnel addresses of one active device, and whose it is.

@@ -160,6 +160,8 @@ pub struct NewRule {
     pub port_range: Option<String>,
     /// The user's id, as sent.
     pub user_id: Option<String>,
+    /// The group's id, as sent (Ferrozone's own).
+    pub group_id: Option<String>,
     pub wrong_types: WrongTypes,
 }
 
@@ -181,6 +183,7 @@ pub struct RuleChanges {
     pub port_type: Patch<String>,
     pub port_range: Patch<String>,
     pub user_id: Patch<String>,
+    pub group_id: Patch<String>,
     pub wrong_types: WrongTypes,
 }
 

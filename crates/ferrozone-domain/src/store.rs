@@ -500,4 +500,6 @@ pub trait GroupStore: Send + Sync + 'static {
     async fn add_group_member(&self, group: Uuid, user: Uuid, source: &str, now: Timestamp) -> Result<MemberAdded>;
     /// Ends `user`'s membership of `group`; whether there was one.
     async fn remove_group_member(&self, group: Uuid, user: Uuid) -> Result<bool>;
+    /// The groups `user` is a member of, by name (none for an unknown user).
+    async fn user_groups(&self, user: Uuid) -> Result<Vec<Group>>;
 }

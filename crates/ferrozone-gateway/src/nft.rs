@@ -7,15 +7,16 @@
 //! atomically and nothing outside it is touched. [`Nft::read`] lists the table back as JSON
 //! (without handles, set elements sorted) so a reconciler can see it changed behind its back.
 //!
-//! The egress rules are the elements of sixteen named interval sets, eight per family:
+//! The egress rules are the elements of twenty-four named interval sets, twelve per family:
 //! user rules keyed by `source . destination` (one element per tunnel address of the user),
-//! global ones by destination, each with and without `. protocol . port`, for accept and
-//! for drop. The `forward` chain jumps to a regular chain `egress` for traffic entering from
-//! the WireGuard interface, which looks the sets up in Firezone's precedence order (user
-//! before global, port before plain, accept before drop), then ends with `drop` when the
+//! group rules likewise (one per tunnel address of each member), global ones by
+//! destination, each with and without `. protocol . port`, for accept and for drop. The
+//! `forward` chain jumps to a regular chain `egress` for traffic entering from the WireGuard
+//! interface, which looks the sets up in precedence order (user, then group, then global;
+//! port before plain; accept before drop), then ends with `drop` when the
 //! default is deny. Unless host filtering is off, the `input` chain sends traffic from the
 //! WireGuard interface to the gateway itself through the same `egress` chain, after what the
-//! tunnel needs (see [`render()`]). A packet costs at most sixteen set lookups however many rules there are,
+//! tunnel needs (see [`render()`]). A packet costs at most twelve set lookups however many rules, groups and members there are,
 //! and a change of the rules alone is a handful of `add element` / `delete element` lines
 //! ([`Keeper`]), applied in milliseconds.
 //!

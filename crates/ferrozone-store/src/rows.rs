@@ -20,7 +20,7 @@ use crate::columns::columns;
 
 mod rule;
 
-pub(crate) use rule::{RuleRow, RuleSourceRow};
+pub(crate) use rule::{RuleMembershipRow, RuleRow, RuleSourceRow};
 
 columns! {
     /// A `users` row. Signing in is not an edit: the `UPDATE` leaves its columns alone.

@@ -17,7 +17,8 @@ pub(crate) mod webhooks;
 use ferrozone_domain::store::{DeviceQuery, Presence};
 
 use crate::rows::{
-    ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, RuleSourceRow, SessionRow, SignInFlowRow, TokenRow, UserRow,
+    ActivePeerRow, DeviceRow, OidcConnectionRow, RuleMembershipRow, RuleRow, RuleSourceRow, SessionRow, SignInFlowRow,
+    TokenRow, UserRow,
 };
 pub(crate) use text::sql;
 
@@ -149,23 +150,45 @@ pub(crate) const UPDATE_DEVICE: &str = sql![(update DeviceRow)];
 pub(crate) const DELETE_DEVICE: &str = sql!["DELETE FROM devices WHERE id = $1 RETURNING ", (columns DeviceRow)];
 
 pub(crate) const LIST_RULES: &str = sql![(select RuleRow)];
-/// The rules of one action (`$1`) and scope (`$2`, a user id, or NULL for the global ones).
-pub(crate) const SCOPED_RULES: &str =
-    sql![(select RuleRow), " WHERE action = $1 AND (user_id = $2 OR (user_id IS NULL AND $2 IS NULL))"];
+/// The rules of one action (`$1`) and scope: a user's (`$2`), a group's (`$3`), or, both
+/// NULL, the global ones.
+pub(crate) const SCOPED_RULES: &str = sql![
+    (select RuleRow),
+    " WHERE action = $1 AND (user_id = $2 OR (user_id IS NULL AND $2 IS NULL)) \
+     AND (group_id = $3 OR (group_id IS NULL AND $3 IS NULL))"
+];
 pub(crate) const RULE_BY_ID: &str = sql![(select RuleRow), " WHERE id = $1"];
 pub(crate) const INSERT_RULE: &str = sql![(insert RuleRow)];
 pub(crate) const UPDATE_RULE: &str = sql![(update RuleRow)];
 /// Returns the rule as it was, for the audit event.
 pub(crate) const DELETE_RULE: &str = sql!["DELETE FROM rules WHERE id = $1 RETURNING ", (columns RuleRow)];
 /// The addresses of the active devices (as [`ACTIVE_PEERS`], `$1` the same cutoff) of every
-/// user a rule names:
-/// with [`LIST_RULES`], in one read transaction, what the data plane enforces.
+/// user a rule names or who is a member of a group a rule names:
+/// with [`LIST_RULES`] and [`RULE_MEMBERSHIPS`], in one read transaction, what the data
+/// plane enforces.
 pub(crate) const RULE_SOURCES: &str = sql![
     "SELECT ",
     (aliased RuleSourceRow),
     " FROM devices d JOIN users u ON u.id = d.user_id WHERE u.disabled_at IS NULL AND d.paused_at IS NULL \
      AND ($1 IS NULL OR u.last_signed_in_at IS NULL OR u.last_signed_in_at > $1) \
-     AND d.user_id IN (SELECT user_id FROM rules WHERE user_id IS NOT NULL)"
+     AND (d.user_id IN (SELECT user_id FROM rules WHERE user_id IS NOT NULL) \
+     OR d.user_id IN (SELECT m.user_id FROM group_members m JOIN rules r ON r.group_id = m.group_id))"
+];
+/// The `user_id` and `group_id` of [`SCOPED_RULES`] for `scope`.
+pub(crate) fn scope_ids(scope: ferrozone_domain::egress::RuleScope) -> (Option<uuid::Uuid>, Option<uuid::Uuid>) {
+    use ferrozone_domain::egress::RuleScope;
+    match scope {
+        RuleScope::User(id) => (Some(id), None),
+        RuleScope::Group(id) => (None, Some(id)),
+        RuleScope::Everyone => (None, None),
+    }
+}
+
+/// The memberships of the groups that rules name.
+pub(crate) const RULE_MEMBERSHIPS: &str = sql![
+    "SELECT ",
+    (aliased RuleMembershipRow),
+    " FROM group_members m WHERE m.group_id IN (SELECT group_id FROM rules WHERE group_id IS NOT NULL)"
 ];
 
 pub(crate) const ENSURE_POOL: &str =

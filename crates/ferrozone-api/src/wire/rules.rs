@@ -11,7 +11,12 @@ const ACTION: Attr = Attr::new("action").doc("`accept` or `drop` (default on cre
 const PORT_TYPE: Attr = Attr::new("port_type").doc("`tcp` or `udp`; required with `port_range`.");
 const PORT_RANGE: Attr = Attr::new("port_range")
     .doc("`\"lo-hi\"`, `\"lo - hi\"` or `\"n\"`, ports 1–65535; required with `port_type`. Echoed exactly as sent.");
-const USER_ID: Attr = Attr::new("user_id").doc("The user the rule applies to; `null` (default): every user.");
+const USER_ID: Attr =
+    Attr::new("user_id").doc("The user the rule applies to; `null` (default, and no `group_id`): every user.");
+const GROUP_ID: Attr = Attr::new("group_id").doc(
+    "Ferrozone's own: the group whose members the rule applies to (`/v0/groups`); never with `user_id`. \
+     Looked up after the user's rules and before the global ones.",
+);
 
 impl Attributes for NewRule {
     const KEY: &'static str = "rule";
@@ -23,6 +28,7 @@ impl Attributes for NewRule {
             port_type: r.text(&PORT_TYPE).into_value(),
             port_range: r.text(&PORT_RANGE).into_value(),
             user_id: r.uuid_text(&USER_ID).into_value(),
+            group_id: r.uuid_text(&GROUP_ID).into_value(),
             wrong_types: r.wrong_types(),
         }
     }
@@ -38,6 +44,7 @@ impl Attributes for RuleChanges {
             port_type: r.text(&PORT_TYPE),
             port_range: r.text(&PORT_RANGE),
             user_id: r.uuid_text(&USER_ID),
+            group_id: r.uuid_text(&GROUP_ID),
             wrong_types: r.wrong_types(),
         }
     }

@@ -13,6 +13,7 @@ mod dataplane;
 mod devices;
 mod gateway_protocol;
 mod gateways;
+mod group_rules;
 mod groups;
 mod imported_tokens;
 mod invitations;

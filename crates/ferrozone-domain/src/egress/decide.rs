@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use uuid::Uuid;
 
-use super::{parse_destination, parse_port_range, PortType, Rule, RuleAction};
+use super::{parse_destination, parse_port_range, PortType, Rule, RuleAction, RuleScope};
 
 /// The transport of a packet, as far as the rules can tell: port rules match TCP and UDP
 /// only; anything else (ICMP among them) meets the rules without ports alone.
@@ -27,10 +27,11 @@ impl Transport {
 }
 
 /// A packet leaving the tunnel: whose device sent it (`None`: a source no user rule
-/// names), where it goes and how.
+/// names), the groups its owner is a member of, where it goes and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Packet {
+pub struct Packet<'g> {
     pub user_id: Option<Uuid>,
+    pub groups: &'g [Uuid],
     pub destination: IpAddr,
     pub transport: Transport,
 }
@@ -48,19 +49,21 @@ pub struct Decision<'a> {
 const STEPS: [(bool, RuleAction); 4] =
     [(true, RuleAction::Accept), (true, RuleAction::Drop), (false, RuleAction::Accept), (false, RuleAction::Drop)];
 
-/// The decision for `packet` under `rules`: the packet's user's rules first, then the
-/// global ones, each scope in [`STEPS`]; the first step with a matching rule decides, and
-/// within a step the rule with the smallest id is named (rules of one step that match
-/// one packet give the same answer). A rule whose text does not parse matches nothing,
-/// as the gateway leaves it out.
-pub fn decide<'a>(rules: &'a [Rule], packet: &Packet, default: RuleAction) -> Decision<'a> {
-    let scopes = packet.user_id.map(Some).into_iter().chain([None]);
-    for scope in scopes {
+/// The decision for `packet` under `rules`: the packet's user's rules first, then the rules
+/// of the groups the user is a member of (all of them as one scope), then the global ones,
+/// each scope in [`STEPS`]; the first step with a matching rule decides, and within a step
+/// the rule with the smallest id is named (rules of one step that match one packet give the
+/// same answer). A rule whose text does not parse matches nothing, as the gateway leaves it
+/// out. The gateway's `egress` chain looks its sets up in the same order
+/// (docs/design/groups.md, "Group rules").
+pub fn decide<'a>(rules: &'a [Rule], packet: &Packet<'_>, default: RuleAction) -> Decision<'a> {
+    for rank in 0..3 {
         for (with_ports, action) in STEPS {
             let decider = rules
                 .iter()
                 .filter(|rule| {
-                    rule.user_id == scope
+                    rule.scope().rank() == rank
+                        && applies(rule, packet.user_id, packet.groups)
                         && rule.action == action
                         && rule.ports.is_some() == with_ports
                         && matches(rule, packet)
@@ -74,6 +77,15 @@ pub fn decide<'a>(rules: &'a [Rule], packet: &Packet, default: RuleAction) -> De
     Decision { action: default, rule: None }
 }
 
+/// Whether `rule` decides traffic of `user`, a member of `groups`.
+fn applies(rule: &Rule, user: Option<Uuid>, groups: &[Uuid]) -> bool {
+    match rule.scope() {
+        RuleScope::User(id) => user == Some(id),
+        RuleScope::Group(id) => groups.contains(&id),
+        RuleScope::Everyone => true,
+    }
+}
+
 /// Where `rule` is tried inside its scope: 0 (with ports, accept) to 3 (without, drop).
 pub fn lookup_step(rule: &Rule) -> usize {
     let step =
@@ -81,16 +93,17 @@ pub fn lookup_step(rule: &Rule) -> usize {
     STEPS.iter().position(step).unwrap_or(STEPS.len())
 }
 
-/// The rules that apply to `user`'s traffic in the order [`decide`] tries them: the user's
-/// own, then the global ones; inside each scope by step, then by id.
-pub fn applying_to(rules: &[Rule], user: Uuid) -> Vec<&Rule> {
-    let mut applying: Vec<&Rule> = rules.iter().filter(|rule| rule.user_id.is_none_or(|id| id == user)).collect();
-    applying.sort_by_key(|rule| (rule.user_id.is_none(), lookup_step(rule), rule.id));
+/// The rules that apply to `user`'s traffic (a member of `groups`) in the order [`decide`]
+/// tries them: the user's own, then its groups', then the global ones; inside each scope by
+/// step, then by id.
+pub fn applying_to<'a>(rules: &'a [Rule], user: Uuid, groups: &[Uuid]) -> Vec<&'a Rule> {
+    let mut applying: Vec<&Rule> = rules.iter().filter(|rule| applies(rule, Some(user), groups)).collect();
+    applying.sort_by_key(|rule| (rule.scope().rank(), lookup_step(rule), rule.id));
     applying
 }
 
 /// Whether `rule`'s destination holds the packet's, and its ports (if any) its port.
-fn matches(rule: &Rule, packet: &Packet) -> bool {
+fn matches(rule: &Rule, packet: &Packet<'_>) -> bool {
     let Some(network) = parse_destination(&rule.destination) else { return false };
     let width = if packet.destination.is_ipv4() { 32 } else { 128 };
     let host = super::Network { addr: packet.destination, prefix: width };
@@ -123,6 +136,7 @@ mod tests {
         Rule {
             id: Uuid::from_u128(n),
             user_id,
+            group_id: None,
             destination: destination.to_owned(),
             action,
             ports: ports.map(|(port_type, range)| Ports { port_type, range: range.to_owned() }),
@@ -131,12 +145,12 @@ mod tests {
         }
     }
 
-    fn packet(user_id: Option<Uuid>, destination: &str, transport: Transport) -> Packet {
-        Packet { user_id, destination: destination.parse().unwrap(), transport }
+    fn packet(user_id: Option<Uuid>, destination: &str, transport: Transport) -> Packet<'static> {
+        Packet { user_id, groups: &[], destination: destination.parse().unwrap(), transport }
     }
 
     /// The id of the deciding rule (0 for the default action) and the action.
-    fn decided(rules: &[Rule], packet: &Packet, default: RuleAction) -> (u128, RuleAction) {
+    fn decided(rules: &[Rule], packet: &Packet<'_>, default: RuleAction) -> (u128, RuleAction) {
         let decision = decide(rules, packet, default);
         (decision.rule.map_or(0, |rule| rule.id.as_u128()), decision.action)
     }
@@ -197,9 +211,57 @@ mod tests {
             rule(5, alice, "10.4.0.0/16", Accept, None),
             rule(6, alice, "10.5.0.0/16", Drop, Some((Tcp, "22"))),
         ];
-        let order: Vec<u128> = applying_to(&rules, alice.unwrap()).iter().map(|r| r.id.as_u128()).collect();
+        let order: Vec<u128> = applying_to(&rules, alice.unwrap(), &[]).iter().map(|r| r.id.as_u128()).collect();
         assert_eq!(order, [6, 5, 2, 4, 1], "the user's port drop, accept, drop; then the global port accept, drop");
         assert_eq!(rules.iter().map(lookup_step).collect::<Vec<_>>(), [3, 3, 2, 0, 2, 1]);
+    }
+
+    /// A rule of group `g`.
+    fn group_rule(n: u128, g: u128, destination: &str, action: RuleAction, ports: Option<(PortType, &str)>) -> Rule {
+        Rule { group_id: Some(Uuid::from_u128(g)), ..rule(n, None, destination, action, ports) }
+    }
+
+    #[test]
+    fn group_rules_come_after_the_users_and_before_the_global_ones() {
+        let alice_id = Uuid::from_u128(0xa);
+        let alice = Some(alice_id);
+        let (staff, ops) = (Uuid::from_u128(0x5), Uuid::from_u128(0x6));
+        let rules = [
+            rule(1, None, "10.0.0.0/8", Drop, None),
+            group_rule(2, 0x5, "10.1.0.0/16", Accept, None),
+            group_rule(3, 0x6, "10.1.2.0/24", Drop, None),
+            rule(4, alice, "10.1.2.3", Accept, None),
+            group_rule(5, 0x6, "10.1.0.0/16", Drop, Some((Tcp, "22"))),
+            group_rule(6, 0x5, "10.9.0.0/16", Accept, Some((Tcp, "1-1024"))),
+        ];
+        let member = |groups: &'static [Uuid], destination, transport| Packet {
+            user_id: alice,
+            groups,
+            destination: destination_of(destination),
+            transport,
+        };
+        let both: &'static [Uuid] = Box::leak(Box::new([staff, ops]));
+        let only_staff: &'static [Uuid] = Box::leak(Box::new([staff]));
+        let cases = [
+            (member(both, "10.1.2.3", Transport::Other), (4, Accept), "the user's rule before any group's"),
+            (member(both, "10.1.2.4", Transport::Other), (2, Accept), "one scope for all groups: accept before drop"),
+            (member(both, "10.1.2.4", Transport::Tcp(22)), (5, Drop), "a group's port rule before plain ones"),
+            (member(only_staff, "10.1.2.4", Transport::Tcp(22)), (2, Accept), "not a member of ops"),
+            (member(&[], "10.1.2.4", Transport::Other), (1, Drop), "no group: the global rule"),
+            (member(both, "10.9.1.1", Transport::Tcp(443)), (6, Accept), "before the global drop"),
+            (member(both, "10.9.1.1", Transport::Tcp(8080)), (1, Drop), "outside the ports: global"),
+        ];
+        for (packet, expected, why) in cases {
+            assert_eq!(decided(&rules, &packet, Accept), expected, "{why}");
+        }
+        let order: Vec<u128> = applying_to(&rules, alice_id, both).iter().map(|r| r.id.as_u128()).collect();
+        assert_eq!(order, [4, 6, 5, 2, 3, 1], "user; groups' port accept, port drop, accept, drop; global");
+        let order: Vec<u128> = applying_to(&rules, alice_id, &[]).iter().map(|r| r.id.as_u128()).collect();
+        assert_eq!(order, [4, 1], "a group's rules apply to its members only");
+    }
+
+    fn destination_of(text: &str) -> IpAddr {
+        text.parse().unwrap()
     }
 
     #[test]

@@ -4,6 +4,7 @@ fn rule(destination: &str, action: RuleAction, user_id: Option<Uuid>, ports: Opt
     Rule {
         id: Uuid::now_v7(),
         user_id,
+        group_id: None,
         destination: destination.to_owned(),
         action,
         ports: ports.map(|(port_type, range)| Ports { port_type, range: range.to_owned() }),
@@ -54,4 +55,16 @@ fn rules_overlap_only_with_the_same_action_scope_and_ports() {
     assert!(tcp.overlaps(&rule("10.0.0.1", RuleAction::Drop, None, Some((PortType::Tcp, "90")))));
     assert!(!tcp.overlaps(&rule("10.0.0.1", RuleAction::Drop, None, Some((PortType::Tcp, "91-100")))));
     assert!(!tcp.overlaps(&rule("10.0.0.1", RuleAction::Drop, None, Some((PortType::Udp, "80")))));
+}
+
+#[test]
+fn group_rules_overlap_only_with_the_same_groups() {
+    let (staff, ops) = (Some(Uuid::now_v7()), Some(Uuid::now_v7()));
+    let of = |group_id| Rule { group_id, ..rule("10.0.0.0/8", RuleAction::Drop, None, None) };
+    let a = of(staff);
+    assert!(a.overlaps(&of(staff)), "the same group");
+    assert!(!a.overlaps(&of(ops)), "another group");
+    assert!(!a.overlaps(&of(None)), "a global rule");
+    assert!(!a.overlaps(&rule("10.0.0.0/8", RuleAction::Drop, staff, None)), "a user whose id is the group's");
+    assert_eq!(a.scope(), RuleScope::Group(staff.unwrap()));
 }

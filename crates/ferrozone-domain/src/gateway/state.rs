@@ -9,7 +9,7 @@
 //! computes the same version for the same state, and the gateway checks what it assembled
 //! from changes against the version it was told ([`DesiredState::version`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
 
@@ -18,7 +18,7 @@ use sha2::{Digest, Sha256};
 use uuid::Uuid;
 use zeroize::Zeroize;
 
-use crate::egress::{EgressPolicy, PortType, Ports, Rule, RuleAction, RuleSource};
+use crate::egress::{EgressPolicy, Membership, PortType, Ports, Rule, RuleAction, RuleSource};
 use crate::time::Timestamp;
 
 /// A key (the interface's private key, a peer's preshared key) in base64: never in a log.
@@ -67,6 +67,11 @@ pub struct StatePeer {
     /// When its owner's VPN session ends (microseconds since the Unix epoch); `None` when
     /// it never does. The gateway removes the peer then by itself.
     pub session_expires_at_us: Option<i64>,
+    /// The groups its owner is a member of that egress rules name, sorted. A membership
+    /// change therefore travels as the changed peers alone; absent when empty, so a state
+    /// without group rules keeps the form (and the version) it had before them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<Uuid>,
 }
 
 impl StatePeer {
@@ -87,8 +92,11 @@ pub struct EgressState {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StateRule {
     pub id: Uuid,
-    /// `None`: everyone's traffic.
+    /// `None` (and no `group_id`): everyone's traffic.
     pub user_id: Option<Uuid>,
+    /// A group's rule: its members' traffic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<Uuid>,
     pub destination: String,
     pub action: RuleAction,
     /// `tcp` or `udp`, with `port_range`.
@@ -101,6 +109,7 @@ impl From<&Rule> for StateRule {
         Self {
             id: rule.id,
             user_id: rule.user_id,
+            group_id: rule.group_id,
             destination: rule.destination.clone(),
             action: rule.action,
             port_type: rule.ports.as_ref().map(|p| p.port_type.as_str().to_owned()),
@@ -120,6 +129,7 @@ impl StateRule {
         Rule {
             id: self.id,
             user_id: self.user_id,
+            group_id: self.group_id,
             destination: self.destination.clone(),
             action: self.action,
             ports,
@@ -144,18 +154,32 @@ impl DesiredState {
         hex::encode(&Sha256::digest(&json)[..16])
     }
 
-    /// The egress policy as the table renders it at `now`: the rules, and the addresses of
-    /// the active peers of each user a rule names.
+    /// The egress policy as the table renders it at `now`: the rules, the memberships of
+    /// the groups they name (as the active peers carry them), and the addresses of the
+    /// active peers of each user a rule names or who is in such a group.
     pub fn egress_policy(&self, now: Timestamp) -> EgressPolicy {
-        let named: std::collections::HashSet<Uuid> = self.egress.rules.iter().filter_map(|r| r.user_id).collect();
-        let sources = self
-            .peers
-            .iter()
-            .filter(|peer| named.contains(&peer.user_id) && peer.active_at(now))
-            .map(|peer| RuleSource { user_id: peer.user_id, ipv4: peer.ipv4, ipv6: peer.ipv6 })
-            .collect();
+        let users: HashSet<Uuid> = self.egress.rules.iter().filter_map(|r| r.user_id).collect();
+        let groups: HashSet<Uuid> = self.egress.rules.iter().filter_map(|r| r.group_id).collect();
+        let active = self.peers.iter().filter(|peer| peer.active_at(now));
+        let mut memberships = BTreeSet::new();
+        let mut sources = Vec::new();
+        for peer in active {
+            let mut named = users.contains(&peer.user_id);
+            for group_id in peer.groups.iter().filter(|group| groups.contains(group)) {
+                memberships.insert(Membership { group_id: *group_id, user_id: peer.user_id });
+                named = true;
+            }
+            if named {
+                sources.push(RuleSource { user_id: peer.user_id, ipv4: peer.ipv4, ipv6: peer.ipv6 });
+            }
+        }
         let rules = self.egress.rules.iter().map(StateRule::to_rule).collect();
-        EgressPolicy { rules, default_action: self.egress.default_action, sources }
+        EgressPolicy {
+            rules,
+            default_action: self.egress.default_action,
+            sources,
+            memberships: memberships.into_iter().collect(),
+        }
     }
 
     /// The earliest session expiry after `now`, when the gateway must look again.

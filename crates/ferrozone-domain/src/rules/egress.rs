@@ -6,7 +6,7 @@
 use uuid::Uuid;
 
 use crate::audit::changes;
-use crate::egress::{Rule, OVERLAPS};
+use crate::egress::{Rule, RuleScope, OVERLAPS};
 use crate::error::Result;
 use crate::input::RuleChanges;
 use crate::time::Timestamp;
@@ -18,6 +18,11 @@ use super::tx::{finish, Begin, WriteTx};
 /// `user`: the rule's user does not exist (Firezone reports it on `user`, not `user_id`).
 pub fn missing_user() -> DomainError {
     DomainError::invalid("user", super::DOES_NOT_EXIST)
+}
+
+/// `group`: the rule's group does not exist.
+pub fn missing_group() -> DomainError {
+    DomainError::invalid("group", super::DOES_NOT_EXIST)
 }
 
 /// Inserts `rule` in its own transaction.
@@ -60,14 +65,15 @@ pub async fn update_rule_in(
     Ok(Some(rule))
 }
 
-/// The user exists; then, with the rules locked, none overlaps `rule` (itself excepted).
+/// The user or group exists; then, with the rules locked, none overlaps `rule` (itself
+/// excepted).
 async fn check(tx: &mut dyn WriteTx, rule: &Rule) -> Result<()> {
-    if let Some(user_id) = rule.user_id {
-        if tx.lock_user(user_id).await?.is_none() {
-            return Err(missing_user());
-        }
+    match rule.scope() {
+        RuleScope::User(user_id) if tx.lock_user(user_id).await?.is_none() => return Err(missing_user()),
+        RuleScope::Group(group_id) if !tx.lock_group(group_id).await? => return Err(missing_group()),
+        _ => {}
     }
-    let existing = tx.lock_rules(rule.action, rule.user_id).await?;
+    let existing = tx.lock_rules(rule.action, rule.scope()).await?;
     if existing.iter().any(|other| rule.overlaps(other)) {
         return Err(DomainError::invalid("destination", OVERLAPS));
     }
@@ -90,6 +96,7 @@ mod tests {
         Rule {
             id: Uuid::now_v7(),
             user_id,
+            group_id: None,
             destination,
             action: RuleAction::Drop,
             ports: None,
@@ -122,5 +129,23 @@ mod tests {
         let unknown = update_rule(&db, Uuid::now_v7(), &moved, now).await.unwrap();
         assert_eq!(unknown, None, "an unknown rule is not written");
         assert_eq!(db.state().rules.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_group_rule_needs_its_group_and_overlaps_only_that_groups_rules() {
+        let db = FakeDb::default();
+        let staff = Uuid::now_v7();
+        let of_group = |group_id, destination| Rule { group_id, ..rule(destination, None) };
+        let err = insert_rule(&db, &of_group(Some(staff), "10.0.0.0/8")).await.unwrap_err();
+        assert_eq!(messages(&err, "group"), ["does not exist"]);
+        db.add_group(staff);
+        insert_rule(&db, &of_group(Some(staff), "10.0.0.0/8")).await.unwrap();
+        insert_rule(&db, &rule("10.0.0.0/8", None)).await.unwrap();
+        let err = insert_rule(&db, &of_group(Some(staff), "10.1.0.0/16")).await.unwrap_err();
+        assert_eq!(messages(&err, "destination"), [OVERLAPS]);
+        let ops = Uuid::now_v7();
+        db.add_group(ops);
+        insert_rule(&db, &of_group(Some(ops), "10.1.0.0/16")).await.unwrap();
+        assert_eq!(db.state().rules.len(), 3);
     }
 }

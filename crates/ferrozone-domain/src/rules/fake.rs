@@ -19,7 +19,7 @@ use uuid::Uuid;
 use super::tx::{look_and_take, Begin, Commit, Family, WriteTx};
 use super::Unique;
 use crate::audit::Entry;
-use crate::egress::{Rule, RuleAction};
+use crate::egress::{Rule, RuleAction, RuleScope};
 use crate::error::Result;
 use crate::ipam::Pool;
 use crate::model::{Device, Role, User};
@@ -36,6 +36,8 @@ pub(super) struct State {
     /// `(family code, address)`, in text order like `ip_released`'s primary key.
     pub released: BTreeSet<(i16, String)>,
     pub rules: BTreeMap<Uuid, Rule>,
+    /// The ids of the groups.
+    pub groups: BTreeSet<Uuid>,
     /// The audit entries recorded, in order.
     pub recorded: Vec<Entry>,
 }
@@ -103,6 +105,11 @@ impl FakeDb {
         let id = user.id;
         self.state().users.insert(id, user);
         id
+    }
+
+    /// A committed group.
+    pub(super) fn add_group(&self, id: Uuid) {
+        self.state().groups.insert(id);
     }
 
     /// A transaction on this database, as the trait objects the rules take.
@@ -256,8 +263,12 @@ impl WriteTx for FakeTx {
         Ok(self.state.holder(addr).is_some())
     }
 
-    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>> {
-        Ok(self.state.rules.values().filter(|r| r.action == action && r.user_id == user_id).cloned().collect())
+    async fn lock_rules(&mut self, action: RuleAction, scope: RuleScope) -> Result<Vec<Rule>> {
+        Ok(self.state.rules.values().filter(|r| r.action == action && r.scope() == scope).cloned().collect())
+    }
+
+    async fn lock_group(&mut self, id: Uuid) -> Result<bool> {
+        Ok(self.state.groups.contains(&id))
     }
 
     async fn lock_rule(&mut self, id: Uuid) -> Result<Option<Rule>> {

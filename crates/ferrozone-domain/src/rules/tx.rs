@@ -15,7 +15,7 @@
 use std::net::IpAddr;
 
 use crate::audit::Entry;
-use crate::egress::{Rule, RuleAction};
+use crate::egress::{Rule, RuleAction, RuleScope};
 use crate::error::Result;
 use crate::ipam::Pool;
 use crate::model::{Device, User};
@@ -99,10 +99,14 @@ pub trait WriteTx: Send {
     /// Whether a device has `addr`.
     async fn address_in_use(&mut self, addr: IpAddr) -> Result<bool>;
 
-    /// The egress rules with this action and user (`None`: the global ones), with the rules
-    /// locked against other rule writers until the end of the transaction (PostgreSQL locks
-    /// the table in a mode that conflicts with itself, not with readers).
-    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>>;
+    /// The egress rules with this action and scope, with the rules locked against other
+    /// rule writers until the end of the transaction (PostgreSQL locks the table in a mode
+    /// that conflicts with itself, not with readers).
+    async fn lock_rules(&mut self, action: RuleAction, scope: RuleScope) -> Result<Vec<Rule>>;
+    /// Whether group `id` exists, locked against its deletion until the end of the
+    /// transaction (PostgreSQL: `FOR KEY SHARE`), so that a rule never names a group being
+    /// deleted.
+    async fn lock_group(&mut self, id: Uuid) -> Result<bool>;
     /// One rule, with the rules locked as [`WriteTx::lock_rules`] locks them.
     async fn lock_rule(&mut self, id: Uuid) -> Result<Option<Rule>>;
     async fn insert_rule(&mut self, rule: &Rule) -> Result<()>;

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use uuid::Uuid;
 
 use super::{Domain, Principal};
-use crate::egress::{decide, Packet, Rule, RuleAction, Transport};
+use crate::egress::{decide, Packet, Rule, RuleAction, RuleScope, Transport};
 use crate::error::{DomainError, Errors, Result};
 use crate::validate::{CANT_BE_BLANK, IS_INVALID};
 
@@ -71,6 +71,8 @@ pub struct AccessAnswer {
     pub action: RuleAction,
     pub decided_by: DecidedBy,
     pub rule: Option<Rule>,
+    /// The name of the deciding rule's group, for a group's rule.
+    pub group_name: Option<String>,
     pub default_action: RuleAction,
     pub user_id: Uuid,
     pub device_id: Option<Uuid>,
@@ -85,7 +87,12 @@ impl AccessAnswer {
         };
         match (self.decided_by, &self.rule) {
             (DecidedBy::Rule, Some(rule)) => {
-                let scope = if rule.user_id.is_some() { "the user's rule" } else { "the global rule" };
+                let scope = match (rule.scope(), &self.group_name) {
+                    (RuleScope::User(_), _) => "the user's rule".to_owned(),
+                    (RuleScope::Group(_), Some(name)) => format!("the rule of group \u{201c}{name}\u{201d}"),
+                    (RuleScope::Group(_), None) => "a group's rule".to_owned(),
+                    (RuleScope::Everyone, _) => "the global rule".to_owned(),
+                };
                 let ports = rule
                     .ports
                     .as_ref()
@@ -117,16 +124,30 @@ impl Domain {
         let user = self.store().user_by_id(user_id).await?;
         let user = user.ok_or_else(|| DomainError::invalid("user_id", DOES_NOT_EXIST))?;
         let default_action = self.current_values().egress_default_action;
-        let answer =
-            |action, decided_by, rule| AccessAnswer { action, decided_by, rule, default_action, user_id, device_id };
+        let answer = |action, decided_by, rule| AccessAnswer {
+            action,
+            decided_by,
+            rule,
+            group_name: None,
+            default_action,
+            user_id,
+            device_id,
+        };
         if user.disabled_at.is_some() {
             return Ok(answer(RuleAction::Drop, DecidedBy::UserDisabled, None));
         }
-        let rules = self.store().list_rules().await?;
-        let packet = Packet { user_id: Some(user_id), destination, transport };
+        let (rules, groups) = tokio::try_join!(self.store().list_rules(), self.store().user_groups(user_id))?;
+        let group_ids: Vec<Uuid> = groups.iter().map(|group| group.id).collect();
+        let packet = Packet { user_id: Some(user_id), groups: &group_ids, destination, transport };
         let decision = decide(&rules, &packet, default_action);
         Ok(match decision.rule {
-            Some(rule) => answer(decision.action, DecidedBy::Rule, Some(rule.clone())),
+            Some(rule) => {
+                let group = groups.iter().find(|group| Some(group.id) == rule.group_id);
+                AccessAnswer {
+                    group_name: group.map(|group| group.name.clone()),
+                    ..answer(decision.action, DecidedBy::Rule, Some(rule.clone()))
+                }
+            }
             None => answer(decision.action, DecidedBy::DefaultAction, None),
         })
     }

@@ -212,6 +212,14 @@ impl Domain {
         let mut known = std::mem::take(&mut *self.gateway_states.keys.lock().unwrap_or_else(PoisonError::into_inner));
         let mut keys = HashMap::with_capacity(active.len());
         let mut peers = Vec::with_capacity(active.len());
+        let mut groups_of: HashMap<Uuid, Vec<Uuid>> = HashMap::new();
+        for membership in &policy.memberships {
+            groups_of.entry(membership.user_id).or_default().push(membership.group_id);
+        }
+        for groups in groups_of.values_mut() {
+            groups.sort_unstable();
+            groups.dedup();
+        }
         for peer in active {
             let psk = match known.remove(&peer.preshared_key.0) {
                 Some(psk) => psk,
@@ -225,6 +233,7 @@ impl Domain {
                 ipv6: peer.ipv6,
                 user_id: peer.user_id,
                 session_expires_at_us: expires.map(Timestamp::micros),
+                groups: groups_of.get(&peer.user_id).cloned().unwrap_or_default(),
             });
             keys.insert(peer.preshared_key.0, psk);
         }

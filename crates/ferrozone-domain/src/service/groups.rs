@@ -70,6 +70,8 @@ impl Domain {
     pub async fn delete_group(&self, actor: &Principal, id: Uuid) -> Result<Group> {
         actor.require_admin()?;
         let deleted = self.store().delete_group(id).await?.ok_or(DomainError::NotFound)?;
+        // Its rules and memberships went with it.
+        self.peers_changed();
         tracing::info!(group.id = %id, "group deleted");
         Ok(deleted)
     }
@@ -77,6 +79,12 @@ impl Domain {
     pub async fn group_members(&self, actor: &Principal, id: Uuid) -> Result<Vec<Member>> {
         actor.require_admin()?;
         self.store().group_members(id).await?.ok_or(DomainError::NotFound)
+    }
+
+    /// The groups `user` is a member of, by name.
+    pub async fn user_groups(&self, actor: &Principal, user: Uuid) -> Result<Vec<Group>> {
+        actor.require_admin()?;
+        self.store().user_groups(user).await
     }
 
     /// Makes a user a member by hand: the membership, and whether it is new (`false`: the
@@ -91,6 +99,10 @@ impl Domain {
             MemberAdded::NoSuchGroup => return Err(DomainError::NotFound),
             MemberAdded::NoSuchUser => return Err(DomainError::invalid("user_id", DOES_NOT_EXIST)),
         };
+        if added {
+            // The group's rules now decide the user's traffic.
+            self.peers_changed();
+        }
         // Removed meanwhile by another request: as if never added.
         let member = self.store().group_member(id, user).await?.ok_or(DomainError::NotFound)?;
         Ok((member, added))
@@ -100,6 +112,7 @@ impl Domain {
     pub async fn remove_group_member(&self, actor: &Principal, id: Uuid, user: Uuid) -> Result<()> {
         actor.require_admin()?;
         if self.store().remove_group_member(id, user).await? {
+            self.peers_changed();
             Ok(())
         } else {
             Err(DomainError::NotFound)

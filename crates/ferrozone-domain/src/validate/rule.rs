@@ -19,12 +19,14 @@ struct Draft {
     port_type: Option<String>,
     port_range: Option<String>,
     user_id: Option<String>,
+    group_id: Option<String>,
 }
 
 /// The checked attributes of a rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckedRule {
     pub user_id: Option<Uuid>,
+    pub group_id: Option<Uuid>,
     pub destination: String,
     pub action: RuleAction,
     pub ports: Option<Ports>,
@@ -32,8 +34,8 @@ pub struct CheckedRule {
 
 impl CheckedRule {
     pub fn into_rule(self, id: Uuid, inserted_at: Timestamp, updated_at: Timestamp) -> Rule {
-        let CheckedRule { user_id, destination, action, ports } = self;
-        Rule { id, user_id, destination, action, ports, inserted_at, updated_at }
+        let CheckedRule { user_id, group_id, destination, action, ports } = self;
+        Rule { id, user_id, group_id, destination, action, ports, inserted_at, updated_at }
     }
 }
 
@@ -45,6 +47,7 @@ pub fn check_create(input: &NewRule) -> Result<CheckedRule> {
         port_type: input.port_type.clone().map_or(Patch::Absent, Patch::Value),
         port_range: input.port_range.clone().map_or(Patch::Absent, Patch::Value),
         user_id: input.user_id.clone().map_or(Patch::Absent, Patch::Value),
+        group_id: input.group_id.clone().map_or(Patch::Absent, Patch::Value),
         wrong_types: input.wrong_types.clone(),
     };
     let draft = Draft { action: Some(RuleAction::Drop.as_str().to_owned()), ..Draft::default() };
@@ -59,6 +62,7 @@ pub fn check_update(rule: &Rule, changes: &RuleChanges) -> Result<CheckedRule> {
         port_type: rule.ports.as_ref().map(|p| p.port_type.as_str().to_owned()),
         port_range: rule.ports.as_ref().map(|p| p.range.clone()),
         user_id: rule.user_id.map(|id| id.to_string()),
+        group_id: rule.group_id.map(|id| id.to_string()),
     };
     check(apply(draft, changes), changes)
 }
@@ -70,6 +74,7 @@ fn apply(draft: Draft, changes: &RuleChanges) -> Draft {
         port_type: cast(draft.port_type, &changes.port_type),
         port_range: cast(draft.port_range, &changes.port_range),
         user_id: cast(draft.user_id, &changes.user_id),
+        group_id: cast(draft.group_id, &changes.group_id),
     }
 }
 
@@ -85,7 +90,7 @@ fn cast(old: Option<String>, patch: &Patch<String>) -> Option<String> {
 
 fn check(draft: Draft, changes: &RuleChanges) -> Result<CheckedRule> {
     let mut errors = Errors::new();
-    for attribute in ["destination", "action", "port_type", "port_range", "user_id"] {
+    for attribute in ["destination", "action", "port_type", "port_range", "user_id", "group_id"] {
         if changes.wrong_types.has(attribute) {
             errors.add(attribute, IS_INVALID);
         }
@@ -95,20 +100,29 @@ fn check(draft: Draft, changes: &RuleChanges) -> Result<CheckedRule> {
         required(&mut errors, wrong, "destination", draft.destination, |d| parse_destination(d).is_some());
     let action = required(&mut errors, wrong, "action", draft.action, |a| RuleAction::parse(a).is_some());
     let ports = ports(&mut errors, wrong, draft.port_type, draft.port_range);
-    let user_id = match draft.user_id.as_deref().map(Uuid::parse_str) {
-        None => None,
-        Some(Ok(id)) => Some(id),
-        Some(Err(_)) => {
-            errors.add("user_id", IS_INVALID);
-            None
-        }
-    };
+    let user_id = id(&mut errors, "user_id", draft.user_id);
+    let group_id = id(&mut errors, "group_id", draft.group_id);
+    if user_id.is_some() && group_id.is_some() {
+        errors.add("group_id", WITH_USER_ID);
+    }
     match (destination, action.as_deref().and_then(RuleAction::parse)) {
         (Some(destination), Some(action)) if errors.is_empty() => {
-            Ok(CheckedRule { user_id, destination, action, ports })
+            Ok(CheckedRule { user_id, group_id, destination, action, ports })
         }
         _ => Err(DomainError::Invalid(errors)),
     }
+}
+
+/// `group_id`: a rule is a user's or a group's, never both.
+pub const WITH_USER_ID: &str = "must be blank when user_id is set";
+
+/// A UUID attribute: absent, or `is invalid` when it does not parse.
+fn id(errors: &mut Errors, field: &str, text: Option<String>) -> Option<Uuid> {
+    let parsed = Uuid::parse_str(text.as_deref()?).ok();
+    if parsed.is_none() {
+        errors.add(field, IS_INVALID);
+    }
+    parsed
 }
 
 /// `can't be blank`, unless the attribute was sent with a wrong type (then it is

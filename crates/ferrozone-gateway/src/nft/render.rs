@@ -68,8 +68,8 @@ pub struct Table {
 }
 
 /// Firezone's egress rules as the forward filter enforces them (docs/design/data-plane.md,
-/// "Rules"): user rules before global ones, port rules before plain ones, accept before
-/// drop, and [`Egress::default`] for what no rule matches.
+/// "Rules"): user rules, then group rules, then global ones; port rules before plain ones,
+/// accept before drop; and [`Egress::default`] for what no rule matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Egress {
     /// The WireGuard interface: only traffic entering from it is filtered.
@@ -99,6 +99,9 @@ pub enum Scope {
     /// Traffic from these source addresses: the tunnel addresses of the user's active
     /// devices. Empty when the user has none (the rule matches nothing).
     Sources(Vec<std::net::IpAddr>),
+    /// A group's rule: traffic from the tunnel addresses of the active devices of the
+    /// group's members, looked up after the user rules and before the global ones.
+    Group(Vec<std::net::IpAddr>),
 }
 
 /// Accept or drop.
@@ -129,7 +132,7 @@ pub enum Protocol {
 /// apply), delete, define. `nft` runs a file as one transaction, so the table is replaced
 /// atomically, and a text that fails to apply leaves the old table in place.
 ///
-/// The egress rules are the elements of sixteen interval sets (eight per family, always
+/// The egress rules are the elements of twenty-four interval sets (twelve per family, always
 /// declared), looked up by the regular chain `egress`, which `forward` jumps to for traffic
 /// entering from the WireGuard interface; see [`SetElements::of`] for how overlapping rows
 /// are handled.
@@ -278,6 +281,12 @@ mod tests {
                 verdict: Verdict::Drop,
                 ports: Some(PortMatch { protocol: Protocol::Udp, first: 53, last: 53 }),
             },
+            EgressRule {
+                scope: Scope::Group(vec!["10.3.2.2".parse().unwrap(), "10.3.2.3".parse().unwrap()]),
+                destination: "10.0.0.0/8".parse().unwrap(),
+                verdict: Verdict::Accept,
+                ports: tcp(22, 22),
+            },
         ];
         table.egress.default = Verdict::Drop;
         assert_eq!(render(&table), include_str!("testdata/egress.nft"));
@@ -321,7 +330,7 @@ mod tests {
         let text = render(&table(false));
         assert!(text.contains("\t\tiifname \"wg0\" jump egress\n"), "{text}");
         assert!(text.contains("\t\tip6 daddr @ip6_drop drop\n\t}\n"), "{text}");
-        assert_eq!(text.matches("\t\tflags interval\n\t}\n").count(), 16, "{text}");
+        assert_eq!(text.matches("\t\tflags interval\n\t}\n").count(), 24, "{text}");
         assert!(!text.contains("elements"), "{text}");
     }
 

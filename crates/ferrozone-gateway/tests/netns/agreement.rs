@@ -4,7 +4,7 @@
 //! answers for the same packet (docs/design/egress-rules.md, "Check access").
 
 use ferrozone_domain::egress::{
-    decide, EgressPolicy, Packet, PortType, Ports, Rule, RuleAction, RuleSource, Transport,
+    decide, EgressPolicy, Membership, Packet, PortType, Ports, Rule, RuleAction, RuleSource, Transport,
 };
 use ferrozone_domain::Timestamp;
 use ferrozone_gateway::gateway::egress;
@@ -15,6 +15,17 @@ use super::packets::{failing, setup, table, OUTSIDE, OUTSIDE6, PROBE, USERS};
 
 /// The users' ids, in the order of [`USERS`].
 const IDS: [Uuid; 2] = [Uuid::from_u128(0xa), Uuid::from_u128(0xb)];
+/// Two groups: the first holds both users, the second the second user alone.
+const GROUPS: [Uuid; 2] = [Uuid::from_u128(0x90), Uuid::from_u128(0x91)];
+
+/// The groups of the user at `index` in [`USERS`].
+fn groups_of(index: usize) -> Vec<Uuid> {
+    if index == 0 {
+        vec![GROUPS[0]]
+    } else {
+        GROUPS.to_vec()
+    }
+}
 
 /// The probes of one user: name, command arguments after the source, and the packet.
 fn probes() -> Vec<(&'static str, bool, Vec<&'static str>, &'static str, Transport)> {
@@ -35,6 +46,7 @@ fn rule(n: u128, user: Option<usize>, destination: &str, action: RuleAction, por
     Rule {
         id: Uuid::from_u128(n),
         user_id: user.map(|i| IDS[i]),
+        group_id: None,
         destination: destination.to_owned(),
         action,
         ports: ports.map(|(port_type, range)| Ports { port_type, range: range.to_owned() }),
@@ -43,7 +55,12 @@ fn rule(n: u128, user: Option<usize>, destination: &str, action: RuleAction, por
     }
 }
 
-/// The policy as the database would give it: both users' devices active.
+/// A rule of the group at `group` in [`GROUPS`].
+fn group_rule(n: u128, group: usize, destination: &str, action: RuleAction, ports: Option<(PortType, &str)>) -> Rule {
+    Rule { group_id: Some(GROUPS[group]), ..rule(n, None, destination, action, ports) }
+}
+
+/// The policy as the database would give it: both users' devices active, in their groups.
 fn policy(rules: Vec<Rule>, default_action: RuleAction) -> EgressPolicy {
     let sources = USERS
         .iter()
@@ -54,7 +71,12 @@ fn policy(rules: Vec<Rule>, default_action: RuleAction) -> EgressPolicy {
             ipv6: Some(v6.parse().unwrap()),
         })
         .collect();
-    EgressPolicy { rules, sources, default_action }
+    let memberships = (0..USERS.len())
+        .flat_map(|index| {
+            groups_of(index).into_iter().map(move |group_id| Membership { group_id, user_id: IDS[index] })
+        })
+        .collect();
+    EgressPolicy { rules, sources, default_action, memberships }
 }
 
 use PortType::{Tcp, Udp};
@@ -96,6 +118,20 @@ fn scenarios() -> Vec<(&'static str, Vec<Rule>, RuleAction)> {
             ],
             Accept,
         ),
+        (
+            "group rules between the user's and the global ones, a member of two groups",
+            vec![
+                rule(15, None, "0.0.0.0/0", Drop, None),
+                group_rule(16, 0, "192.0.2.0/24", Accept, Some((Tcp, "1-100"))),
+                group_rule(17, 1, "192.0.2.2", Accept, Some((Tcp, "50-443"))),
+                group_rule(18, 1, "192.0.2.2", Drop, Some((Tcp, "80"))),
+                rule(19, Some(1), "192.0.2.2", Drop, Some((Tcp, "443"))),
+                group_rule(20, 0, "2001:db8::/64", Drop, Some((Udp, "53"))),
+                rule(21, None, "2001:db8::2", Accept, Some((Udp, "1-100"))),
+                group_rule(22, 1, "192.0.2.2", Accept, None),
+            ],
+            Accept,
+        ),
     ]
 }
 
@@ -112,7 +148,8 @@ async fn the_access_checker_and_the_kernel_agree_on_every_probe() {
 
         let mut commands = Vec::new();
         let mut expected = Vec::new();
-        for ((user, v4, v6), user_id) in USERS.iter().zip(IDS) {
+        for (index, ((user, v4, v6), user_id)) in USERS.iter().zip(IDS).enumerate() {
+            let groups = groups_of(index);
             for (probe, six, args, destination, transport) in probes() {
                 let label = format!("{user} {probe}");
                 let source = if six { v6 } else { v4 };
@@ -121,7 +158,8 @@ async fn the_access_checker_and_the_kernel_agree_on_every_probe() {
                 } else {
                     ["python3", "-c", PROBE, args[0], source, destination, args[1]].map(str::to_owned).to_vec()
                 };
-                let packet = Packet { user_id: Some(user_id), destination: destination.parse().unwrap(), transport };
+                let destination = destination.parse().unwrap();
+                let packet = Packet { user_id: Some(user_id), groups: &groups, destination, transport };
                 if decide(&rules, &packet, default_action).action == Drop {
                     expected.push(label.clone());
                 }

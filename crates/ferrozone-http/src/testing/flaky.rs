@@ -337,6 +337,10 @@ mod group_calls {
             self.check("add_group_member")?;
             self.inner.add_group_member(group, user, source, now).await
         }
+        async fn user_groups(&self, user: Uuid) -> Result<Vec<Group>> {
+            self.check("user_groups")?;
+            self.inner.user_groups(user).await
+        }
         async fn remove_group_member(&self, group: Uuid, user: Uuid) -> Result<bool> {
             self.check("remove_group_member")?;
             self.inner.remove_group_member(group, user).await

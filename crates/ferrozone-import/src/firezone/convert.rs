@@ -358,6 +358,7 @@ impl Converter<'_> {
         Some(Rule {
             id: r.id,
             user_id: r.user_id,
+            group_id: None,
             destination: r.destination.clone(),
             action,
             ports,

@@ -43,6 +43,7 @@ const FILES: &[(i64, &str, &str)] = &[
     (25, "peer_counters", include_str!("../../migrations/postgres/0025_peer_counters.sql")),
     (26, "gateway_reports", include_str!("../../migrations/postgres/0026_gateway_reports.sql")),
     (27, "groups", include_str!("../../migrations/postgres/0027_groups.sql")),
+    (28, "group_rules", include_str!("../../migrations/postgres/0028_group_rules.sql")),
 ];
 
 /// The history as sqlx's migrator runs it.

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use ferrozone_domain::audit::context::{self, Context};
 use ferrozone_domain::audit::{changes, AuditKey, Entry};
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::{EgressPolicy, Rule};
+use ferrozone_domain::egress::{EgressPolicy, Membership, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::input::RuleChanges;
@@ -36,8 +36,8 @@ use super::rows::{from_row, read_aliased, session_with_user, token_with_user};
 use super::tx::PgTx;
 use crate::columns::Columns;
 use crate::rows::{
-    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, RuleRow, RuleSourceRow, SessionRow,
-    SignInFlowRow, TokenRow, UserRow,
+    decode_all, ActivePeerRow, Batcher, DeviceRow, OidcConnectionRow, PointReads, RuleMembershipRow, RuleRow,
+    RuleSourceRow, SessionRow, SignInFlowRow, TokenRow, UserRow,
 };
 use crate::sql;
 
@@ -798,7 +798,7 @@ impl Store for PgStore {
 
     async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy> {
         const CONTEXT: &str = "read the egress rules";
-        // Two statements, one snapshot: a REPEATABLE READ transaction.
+        // Three statements, one snapshot: a REPEATABLE READ transaction.
         let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
         sqlx::query(SNAPSHOT).execute(&mut *tx).await.or_db(CONTEXT)?;
         let rules =
@@ -809,9 +809,19 @@ impl Store for PgStore {
             .fetch_all(&mut *tx)
             .await
             .or_db(CONTEXT)?;
+        let memberships = sqlx::query(sql::RULE_MEMBERSHIPS)
+            .try_map(|row: PgRow| read_aliased::<RuleMembershipRow>(&row))
+            .fetch_all(&mut *tx)
+            .await
+            .or_db(CONTEXT)?;
         tx.commit().await.or_db(CONTEXT)?;
         // The default action is the configuration's; the domain sets it.
-        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)?, ..Default::default() })
+        Ok(EgressPolicy {
+            rules: decode_all(rules)?,
+            sources: decode_all(sources)?,
+            memberships: memberships.into_iter().map(Membership::from).collect(),
+            ..Default::default()
+        })
     }
 
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use ferrozone_domain::audit::context::Context;
 use ferrozone_domain::audit::{Entry, EventRecord};
-use ferrozone_domain::egress::{Rule, RuleAction};
+use ferrozone_domain::egress::{Rule, RuleAction, RuleScope};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
@@ -247,16 +247,27 @@ impl WriteTx for PgTx {
         self.careful = true;
     }
 
-    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>> {
+    async fn lock_rules(&mut self, action: RuleAction, scope: RuleScope) -> Result<Vec<Rule>> {
         sqlx::query(LOCK_RULES).execute(&mut *self.tx).await.or_db("lock the rules")?;
+        let (user_id, group_id) = crate::sql::scope_ids(scope);
         let rows = sqlx::query(sql::SCOPED_RULES)
             .bind(action.as_str())
             .bind(user_id)
+            .bind(group_id)
             .try_map(from_row::<RuleRow>)
             .fetch_all(&mut *self.tx)
             .await
             .or_db("read the rules")?;
         rows.into_iter().map(Rule::try_from).collect()
+    }
+
+    async fn lock_group(&mut self, id: Uuid) -> Result<bool> {
+        let found = sqlx::query(crate::sql::groups::EXISTS_LOCKED_POSTGRES)
+            .bind(id)
+            .fetch_optional(&mut *self.tx)
+            .await
+            .or_db("lock a group")?;
+        Ok(found.is_some())
     }
 
     async fn lock_rule(&mut self, id: Uuid) -> Result<Option<Rule>> {

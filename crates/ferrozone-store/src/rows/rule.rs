@@ -1,7 +1,7 @@
 //! The `rules` row: an egress rule, its destination and port range as sent.
 
 use anyhow::anyhow;
-use ferrozone_domain::egress::{PortType, Ports, Rule, RuleAction, RuleSource};
+use ferrozone_domain::egress::{Membership, PortType, Ports, Rule, RuleAction, RuleSource};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::{DomainError, Timestamp};
 use uuid::Uuid;
@@ -14,6 +14,7 @@ columns! {
     pub(crate) struct RuleRow in "rules" as "r" {
         id: Uuid [key],
         user_id: Option<Uuid> [edit],
+        group_id: Option<Uuid> [edit],
         destination: String [edit],
         action: String [edit],
         port_type: Option<String> [edit],
@@ -28,6 +29,7 @@ impl From<&Rule> for RuleRow {
         Self {
             id: rule.id,
             user_id: rule.user_id,
+            group_id: rule.group_id,
             destination: rule.destination.clone(),
             action: rule.action.as_str().to_owned(),
             port_type: rule.ports.as_ref().map(|p| p.port_type.as_str().to_owned()),
@@ -55,6 +57,7 @@ impl TryFrom<RuleRow> for Rule {
         Ok(Rule {
             id: row.id,
             user_id: row.user_id,
+            group_id: row.group_id,
             destination: row.destination,
             action,
             ports,
@@ -85,5 +88,19 @@ impl TryFrom<RuleSourceRow> for RuleSource {
             })
         };
         decode().map_err(corrupt)
+    }
+}
+
+columns! {
+    /// A row of [`crate::sql::RULE_MEMBERSHIPS`]: a membership of a group that a rule names.
+    pub(crate) struct RuleMembershipRow in "group_members" as "m" {
+        group_id: Uuid,
+        user_id: Uuid,
+    }
+}
+
+impl From<RuleMembershipRow> for Membership {
+    fn from(row: RuleMembershipRow) -> Self {
+        Membership { group_id: row.group_id, user_id: row.user_id }
     }
 }

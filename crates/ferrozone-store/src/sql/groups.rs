@@ -15,6 +15,15 @@ macro_rules! columns {
 pub(crate) const INSERT: &str = "INSERT INTO groups (id, name, name_key, description, source, inserted_at, \
      updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6)";
 pub(crate) const LIST: &str = concat!("SELECT ", columns!(), " FROM groups g ORDER BY g.name_key, g.id");
+/// The groups user `$1` is a member of, by name.
+pub(crate) const OF_USER: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM groups g JOIN group_members um ON um.group_id = g.id WHERE um.user_id = $1 ORDER BY g.name_key, g.id"
+);
+/// Group `$1`, held against its deletion until the transaction ends (PostgreSQL): a rule
+/// naming it waits for a delete rather than failing its foreign key.
+pub(crate) const EXISTS_LOCKED_POSTGRES: &str = "SELECT 1 FROM groups WHERE id = $1 FOR KEY SHARE";
 pub(crate) const BY_ID: &str = concat!("SELECT ", columns!(), " FROM groups g WHERE g.id = $1");
 /// Locks the row on PostgreSQL (`FOR UPDATE`): an update reads what it changes.
 pub(crate) const BY_ID_FOR_UPDATE_POSTGRES: &str =

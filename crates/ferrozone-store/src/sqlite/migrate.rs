@@ -93,6 +93,7 @@ pub static MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/sqlite/0026_gateway_reports.sql"),
     },
     Migration { version: 27, name: "groups", sql: include_str!("../../migrations/sqlite/0027_groups.sql") },
+    Migration { version: 28, name: "group_rules", sql: include_str!("../../migrations/sqlite/0028_group_rules.sql") },
 ];
 
 /// Applies every migration newer than the database.

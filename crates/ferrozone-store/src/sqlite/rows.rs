@@ -13,8 +13,8 @@ use rusqlite::{Row, Statement, ToSql};
 
 use crate::columns::{Binder, Columns, Source, Value};
 use crate::rows::{
-    ActivePeerRow, DeviceRow, OidcConnectionRow, RuleRow, RuleSourceRow, SessionRow, SessionUserRow, SignInFlowRow,
-    TokenRow, TokenUserRow, UserRow,
+    ActivePeerRow, DeviceRow, OidcConnectionRow, RuleMembershipRow, RuleRow, RuleSourceRow, SessionRow, SessionUserRow,
+    SignInFlowRow, TokenRow, TokenUserRow, UserRow,
 };
 
 impl<'q> Binder<'q> for Vec<&'q dyn ToSql> {
@@ -190,6 +190,12 @@ pub(crate) fn rule(row: &Row<'_>) -> rusqlite::Result<RuleRow> {
 /// A row of [`crate::sql::RULE_SOURCES`].
 pub(crate) fn rule_source(row: &Row<'_>) -> rusqlite::Result<RuleSourceRow> {
     static AT: Layout = Layout::new(RuleSourceRow::TABLE.aliased);
+    AT.read(row)
+}
+
+/// A row of [`crate::sql::RULE_MEMBERSHIPS`].
+pub(crate) fn rule_membership(row: &Row<'_>) -> rusqlite::Result<RuleMembershipRow> {
+    static AT: Layout = Layout::new(RuleMembershipRow::TABLE.aliased);
     AT.read(row)
 }
 

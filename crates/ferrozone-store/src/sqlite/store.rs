@@ -9,7 +9,7 @@ use anyhow::Context;
 use async_trait::async_trait;
 use ferrozone_domain::audit::{changes, context, AuditKey, Entry};
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::{EgressPolicy, Rule};
+use ferrozone_domain::egress::{EgressPolicy, Membership, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::input::RuleChanges;
@@ -787,19 +787,27 @@ impl Store for SqliteStore {
     async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy> {
         let cutoff = session.cutoff().map(Timestamp::micros);
         let read = self.read_long("read the egress rules", move |conn| {
-            // Two statements, one snapshot: a read transaction.
+            // Three statements, one snapshot: a read transaction.
             let tx = conn.unchecked_transaction()?;
             let rules =
                 prepare(&tx, sql::LIST_RULES)?.query_map([], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()?;
             let sources = prepare(&tx, sql::RULE_SOURCES)?
                 .query_map([cutoff], rows::rule_source)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
+            let memberships = prepare(&tx, sql::RULE_MEMBERSHIPS)?
+                .query_map([], rows::rule_membership)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
             tx.commit()?;
-            Ok((rules, sources))
+            Ok((rules, sources, memberships))
         });
-        let (rules, sources) = read.await?;
+        let (rules, sources, memberships) = read.await?;
         // The default action is the configuration's; the domain sets it.
-        Ok(EgressPolicy { rules: decode_all(rules)?, sources: decode_all(sources)?, ..Default::default() })
+        Ok(EgressPolicy {
+            rules: decode_all(rules)?,
+            sources: decode_all(sources)?,
+            memberships: memberships.into_iter().map(Membership::from).collect(),
+            ..Default::default()
+        })
     }
 
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {

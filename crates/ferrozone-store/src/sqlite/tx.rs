@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use async_trait::async_trait;
 use ferrozone_domain::audit::context::Context;
 use ferrozone_domain::audit::{AuditKey, Entry, NewAuditEvent};
-use ferrozone_domain::egress::{Rule, RuleAction};
+use ferrozone_domain::egress::{Rule, RuleAction, RuleScope};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::ipam::Pool;
 use ferrozone_domain::model::{Device, User};
@@ -201,13 +201,20 @@ impl WriteTx for SqliteTx<'_> {
         prepare(self.conn, sql).and_then(|mut stmt| stmt.exists([addr.to_string()])).or_db("look an address up")
     }
 
-    async fn lock_rules(&mut self, action: RuleAction, user_id: Option<Uuid>) -> Result<Vec<Rule>> {
+    async fn lock_rules(&mut self, action: RuleAction, scope: RuleScope) -> Result<Vec<Rule>> {
+        let (user_id, group_id) = crate::sql::scope_ids(scope);
         let rows = prepare(self.conn, sql::SCOPED_RULES)
             .and_then(|mut stmt| {
-                stmt.query_map(params![action.as_str(), user_id], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()
+                let args = params![action.as_str(), user_id, group_id];
+                stmt.query_map(args, rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()
             })
             .or_db("read the rules")?;
         rows.into_iter().map(Rule::try_from).collect()
+    }
+
+    /// The writer is the only one: nothing can delete the group before the commit.
+    async fn lock_group(&mut self, id: Uuid) -> Result<bool> {
+        prepare(self.conn, crate::sql::groups::EXISTS).and_then(|mut stmt| stmt.exists([id])).or_db("read a group")
     }
 
     async fn lock_rule(&mut self, id: Uuid) -> Result<Option<Rule>> {

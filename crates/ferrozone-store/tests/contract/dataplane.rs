@@ -406,3 +406,68 @@ async fn egress_policy_at_the_benchmark_size() {
 fn never_expires() -> VpnSession {
     VpnSession::new(0, Timestamp::now())
 }
+
+/// A group's rule decides the traffic of its members' active devices: the policy carries
+/// the memberships of the groups that rules name and their devices' addresses; a group's
+/// deletion takes its rules with it.
+#[tokio::test]
+async fn the_egress_policy_carries_the_members_of_the_groups_rules_name() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
+    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
+    let carol = add_user(&db, "carol@example.com", Role::Unprivileged).await;
+    let alices = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
+    db.store.insert_device(&new_device(bob.id), &pools(), 10).await.unwrap();
+    db.store.insert_device(&new_device(carol.id), &pools(), 10).await.unwrap();
+    let (staff, idle) = (crate::groups::group("Staff"), crate::groups::group("Idle"));
+    db.store.insert_group(&staff).await.unwrap();
+    db.store.insert_group(&idle).await.unwrap();
+    for (group, user) in [(staff.id, alice.id), (staff.id, bob.id), (idle.id, carol.id)] {
+        db.store.add_group_member(group, user, "manual", Timestamp::now()).await.unwrap();
+    }
+    let staffs = Rule { group_id: Some(staff.id), ..rule("10.0.0.0/8", None) };
+    db.store.insert_rule(&staffs).await.unwrap();
+    let disable = UserUpdate { disabled: Some(true), ..UserUpdate::default() };
+    db.store.update_user(bob.id, &disable, Timestamp::now()).await.unwrap();
+
+    let policy = db.store.egress_policy(never_expires()).await.unwrap();
+    assert_eq!(policy.rules, vec![staffs.clone()], "group_id is stored and read back");
+    let mut memberships: Vec<(Uuid, Uuid)> = policy.memberships.iter().map(|m| (m.group_id, m.user_id)).collect();
+    memberships.sort();
+    let mut expected = vec![(staff.id, alice.id), (staff.id, bob.id)];
+    expected.sort();
+    assert_eq!(memberships, expected, "the named group's members only, not the idle group's");
+    let alices_source = RuleSource { user_id: alice.id, ipv4: alices.ipv4, ipv6: alices.ipv6 };
+    assert_eq!(policy.sources, vec![alices_source], "bob is disabled, carol's group has no rule");
+
+    let both = Rule { group_id: Some(staff.id), ..rule("10.0.0.0/8", Some(alice.id)) };
+    let refused = db.store.insert_rule(&both).await;
+    assert!(refused.is_err(), "a rule naming a user and a group is refused by the database: {refused:?}");
+
+    assert!(db.store.delete_group(staff.id).await.unwrap().is_some());
+    let policy = db.store.egress_policy(never_expires()).await.unwrap();
+    assert!(policy.rules.is_empty() && policy.memberships.is_empty() && policy.sources.is_empty(), "{policy:?}");
+}
+
+#[tokio::test]
+async fn another_process_changing_a_membership_is_noticed() {
+    let setup = async |store: &Arc<dyn Store>| {
+        let alice = user("alice@example.com", Role::Admin);
+        store.insert_user(&alice).await.unwrap();
+        let staff = crate::groups::group("Staff");
+        store.insert_group(&staff).await.unwrap();
+        (staff.id, alice.id, false)
+    };
+    heard_from_another_process(setup, |other, (group, user, member)| {
+        let (group, user, join) = (*group, *user, !*member);
+        *member = join;
+        async move {
+            if join {
+                other.add_group_member(group, user, "manual", Timestamp::now()).await.unwrap();
+            } else {
+                assert!(other.remove_group_member(group, user).await.unwrap());
+            }
+        }
+    })
+    .await;
+}

@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::support::{add_user, assert_invalid, db};
 
-fn group(name: &str) -> Group {
+pub fn group(name: &str) -> Group {
     let now = Timestamp::now();
     Group {
         id: Uuid::now_v7(),

@@ -45,6 +45,7 @@ fn rule(user_id: Option<Uuid>, destination: &str) -> Rule {
     Rule {
         id: Uuid::new_v4(),
         user_id,
+        group_id: None,
         destination: destination.into(),
         action: RuleAction::Drop,
         ports: None,

@@ -18,6 +18,7 @@ pub fn rule(destination: &str, user_id: Option<Uuid>) -> Rule {
     Rule {
         id: Uuid::now_v7(),
         user_id,
+        group_id: None,
         destination,
         action: RuleAction::Drop,
         ports: None,

@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{get, post};
 use axum::Router;
-use ferrozone_domain::egress::{lookup_step, parse_destination, Network, Rule, RuleAction};
+use ferrozone_domain::egress::{lookup_step, parse_destination, Network, Rule, RuleAction, RuleScope};
 use ferrozone_domain::input::{ConfigurationChanges, Patch};
 use ferrozone_domain::{DomainError, User};
 use std::collections::HashMap;
@@ -39,8 +39,10 @@ pub fn routes() -> Router<AppState> {
 /// One rule as the tables show it.
 pub(super) struct RuleRow {
     pub id: Uuid,
-    /// `None`: every user.
+    /// A user's rule: the user's id and email.
     pub user: Option<(Uuid, String)>,
+    /// A group's rule: the group's id and name. Neither: every user.
+    pub group: Option<(Uuid, String)>,
     pub destination: String,
     pub accept: bool,
     /// `All`, `TCP` or `UDP`.
@@ -49,8 +51,10 @@ pub(super) struct RuleRow {
 }
 
 impl RuleRow {
-    pub fn new(rule: &Rule, users: &HashMap<Uuid, User>) -> Self {
+    /// The row of `rule`, its user's email from `users` and its group's name from `groups`.
+    pub fn new(rule: &Rule, users: &HashMap<Uuid, User>, groups: &GroupNames) -> Self {
         let user = rule.user_id.map(|id| (id, users.get(&id).map_or_else(|| id.to_string(), |u| u.email.clone())));
+        let group = rule.group_id.map(|id| (id, groups.get(&id).cloned().unwrap_or_else(|| id.to_string())));
         let (protocol, ports) = match &rule.ports {
             Some(ports) => (ports.port_type.as_str().to_uppercase(), ports.range.clone()),
             None => ("All".to_owned(), "All".to_owned()),
@@ -58,6 +62,7 @@ impl RuleRow {
         RuleRow {
             id: rule.id,
             user,
+            group,
             destination: rule.destination.clone(),
             accept: rule.action == RuleAction::Accept,
             protocol,
@@ -68,8 +73,26 @@ impl RuleRow {
     /// What a button acting on the row says after its verb, for screen readers.
     pub fn label(&self) -> String {
         let action = if self.accept { "accept" } else { "drop" };
-        format!("{action} {} ({})", self.destination, self.user.as_ref().map_or("everyone", |(_, email)| email))
+        format!("{action} {} ({})", self.destination, self.applies_to())
     }
+
+    /// Whose traffic the rule decides, in words.
+    pub fn applies_to(&self) -> String {
+        match (&self.user, &self.group) {
+            (Some((_, email)), _) => email.clone(),
+            (None, Some((_, name))) => format!("group {name}"),
+            (None, None) => "everyone".to_owned(),
+        }
+    }
+}
+
+/// Group names by id, for the rows of group rules.
+pub(super) type GroupNames = HashMap<Uuid, String>;
+
+/// Every group's name (a console lists rules of a few hundred groups at most in a page).
+pub(super) async fn group_names(app: &AppState, viewer: &Viewer) -> Result<GroupNames, DomainError> {
+    let groups = app.domain.list_groups(viewer.principal()).await?;
+    Ok(groups.into_iter().map(|group| (group.id, group.name)).collect())
 }
 
 /// The default action as the pages show it.
@@ -202,18 +225,33 @@ async fn select(app: &AppState, viewer: &Viewer, filter: &Filter, page: &mut Lis
     };
     let mut rules = app.domain.list_rules(viewer.principal()).await?;
     rules.retain(|rule| scope.holds(rule) && destination.as_ref().is_none_or(|net| overlaps(rule, net)));
-    rules.sort_by_key(|rule| (rule.user_id.is_some(), rule.user_id, lookup_step(rule), rule.id));
+    rules.sort_by_key(|rule| (list_order(rule.scope()), lookup_step(rule), rule.id));
     page.total = rules.len();
     let start = (filter.page - 1) * PAGE;
     let shown = rules.get(start..).unwrap_or_default();
     let shown = &shown[..shown.len().min(PAGE)];
     let ids: Vec<Uuid> = shown.iter().filter_map(|rule| rule.user_id).collect();
     let users = app.domain.users_by_id(viewer.principal(), &ids).await?;
-    page.rows = shown.iter().map(|rule| RuleRow::new(rule, &users)).collect();
+    let groups = if shown.iter().any(|rule| rule.group_id.is_some()) {
+        group_names(app, viewer).await?
+    } else {
+        GroupNames::new()
+    };
+    page.rows = shown.iter().map(|rule| RuleRow::new(rule, &users, &groups)).collect();
     let first = (filter.page > 1).then(|| filter.link(1));
     let next = (start + PAGE < rules.len()).then(|| filter.link(filter.page + 1));
     page.pager = Pager::pages(first, next);
     Ok(())
+}
+
+/// Where a scope's rules stand in the list: everyone's first, then each group's, then each
+/// user's (groups and users in creation order, as their ids sort).
+fn list_order(scope: RuleScope) -> (u8, Option<Uuid>) {
+    match scope {
+        RuleScope::Everyone => (0, None),
+        RuleScope::Group(id) => (1, Some(id)),
+        RuleScope::User(id) => (2, Some(id)),
+    }
 }
 
 /// Which rules the user filter keeps.
@@ -227,7 +265,7 @@ impl Scope {
     fn holds(&self, rule: &Rule) -> bool {
         match self {
             Scope::All => true,
-            Scope::Everyone => rule.user_id.is_none(),
+            Scope::Everyone => rule.scope() == RuleScope::Everyone,
             Scope::User(id) => rule.user_id == Some(*id),
         }
     }

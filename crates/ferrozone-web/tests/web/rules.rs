@@ -198,3 +198,60 @@ async fn a_users_page_lists_the_rules_that_apply_in_lookup_order() {
     assert!(html.contains("Rules that apply (4)"));
     assert!(html.contains("href=\"/admin/rules/check?email=alice%40example.com\""));
 }
+
+/// Issue 37: a group's rules in the console. The form names a group by name, the list and
+/// a member's page show the group, and the member's page lists the member's groups.
+#[tokio::test]
+async fn group_rules_are_made_by_the_groups_name_and_shown_with_it() {
+    let (app, mut browser) = console().await;
+    let (alice, _) = app.user("alice@example.com", "unprivileged").await;
+    let staff = app.post("/v0/groups", &app.admin, json!({"group": {"name": "Staff"}})).await;
+    let staff = staff.expect_status(StatusCode::CREATED).id();
+    let members = format!("/v0/groups/{staff}/members");
+    app.post(&members, &app.admin, json!({"member": {"user_id": alice}})).await.expect_status(StatusCode::CREATED);
+    rule(&app, json!({"destination": "0.0.0.0/0", "action": "drop"})).await;
+    rule(&app, json!({"destination": "192.0.2.0/24", "action": "drop", "user_id": alice})).await;
+
+    let token = browser.csrf_token().await;
+    let new = "/admin/rules/new";
+    let form = |group: &'static str, email: &'static str| {
+        [
+            ("destination", "10.0.0.0/8"),
+            ("action", "accept"),
+            ("email", email),
+            ("group", group),
+            ("port_type", ""),
+            ("port_range", ""),
+        ]
+    };
+    let page = text(&browser.get(new).await);
+    assert!(page.contains("<option value=\"Staff\"></option>"), "the group field offers the groups: {page}");
+    let unknown = post(&mut browser, new, &form("Nobody", ""), &token).await;
+    let html = text(unknown.expect_status(StatusCode::UNPROCESSABLE_ENTITY));
+    assert!(html.contains("id=\"rule-group-error\">No group has this name.</p>"), "{html}");
+    let both = post(&mut browser, new, &form("Staff", "alice@example.com"), &token).await;
+    let html = text(both.expect_status(StatusCode::UNPROCESSABLE_ENTITY));
+    assert!(html.contains("id=\"rule-group-error\">Name a user or a group, not both.</p>"), "{html}");
+    let made = post(&mut browser, new, &form("staff", ""), &token).await;
+    made.expect_status(StatusCode::SEE_OTHER);
+    let stored = app.list("/v0/rules").await;
+    let group_rule =
+        stored.iter().find(|rule| rule["group_id"] == json!(staff)).expect("the group's rule, by any case");
+    let id = group_rule["id"].as_str().unwrap();
+
+    let list = text(&browser.get("/admin/rules").await);
+    assert_eq!(destinations(&list), ["0.0.0.0/0", "10.0.0.0/8", "192.0.2.0/24"], "everyone's, the group's, the user's");
+    assert!(list.contains(&format!("Group <a href=\"/admin/groups/{staff}\">Staff</a>")), "{list}");
+    let edit = text(&browser.get(&format!("/admin/rules/{id}")).await);
+    assert!(edit.contains("name=\"group\" value=\"Staff\""), "{edit}");
+
+    let user_page = text(&browser.get(&format!("/admin/users/{alice}")).await);
+    assert!(user_page.contains(&format!("<li><a href=\"/admin/groups/{staff}\">Staff</a></li>")), "{user_page}");
+    assert!(user_page.contains("Groups (1)"));
+    let listed: Vec<&str> = user_page
+        .split("<th scope=\"row\"><a class=\"address\" href=\"/admin/rules/")
+        .skip(1)
+        .filter_map(|rest| rest.split('>').nth(1)?.split('<').next())
+        .collect();
+    assert_eq!(listed, ["192.0.2.0/24", "10.0.0.0/8", "0.0.0.0/0"], "hers, her group's, everyone's");
+}

@@ -8,6 +8,7 @@ fn peer(n: u8, user: u128, expires: Option<i64>) -> StatePeer {
         ipv6: None,
         user_id: Uuid::from_u128(user),
         session_expires_at_us: expires,
+        groups: vec![],
     }
 }
 
@@ -15,6 +16,7 @@ fn rule(n: u128, user: Option<u128>) -> StateRule {
     StateRule {
         id: Uuid::from_u128(n),
         user_id: user.map(Uuid::from_u128),
+        group_id: None,
         destination: "192.0.2.0/24".into(),
         action: RuleAction::Drop,
         port_type: Some("tcp".into()),
@@ -89,4 +91,40 @@ fn an_answer_is_tagged_by_its_kind() {
     let snapshot = Answer::Snapshot { version: s.version(), state: s.clone() };
     let back: Answer = serde_json::from_str(&serde_json::to_string(&snapshot).unwrap()).unwrap();
     assert_eq!(back, snapshot);
+}
+
+#[test]
+fn a_state_without_groups_keeps_its_form_and_version() {
+    let a = state(vec![peer(1, 1, None)], vec![rule(1, Some(1))]);
+    let json = serde_json::to_string(&a).unwrap();
+    assert!(!json.contains("groups") && !json.contains("group_id"), "{json}");
+    let back: DesiredState = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.version(), a.version());
+}
+
+#[test]
+fn group_rules_take_the_addresses_of_the_members_active_peers() {
+    let group = Uuid::from_u128(0x90);
+    let in_group = |mut peer: StatePeer| {
+        peer.groups = vec![group];
+        peer
+    };
+    let group_rule = StateRule { group_id: Some(group), ..rule(3, None) };
+    let s = state(
+        vec![in_group(peer(1, 1, None)), in_group(peer(2, 2, Some(10))), peer(3, 3, None)],
+        vec![group_rule, rule(4, Some(3))],
+    );
+    let policy = s.egress_policy(Timestamp::from_micros(20));
+    let mut sources: Vec<Uuid> = policy.sources.iter().map(|source| source.user_id).collect();
+    sources.sort();
+    assert_eq!(sources, [Uuid::from_u128(1), Uuid::from_u128(3)], "peer 2's session ended; 3 has a rule of its own");
+    assert_eq!(policy.memberships, [Membership { group_id: group, user_id: Uuid::from_u128(1) }]);
+    assert_eq!(policy.rules.iter().find(|r| r.id == Uuid::from_u128(3)).unwrap().group_id, Some(group));
+
+    // A membership change is the member's peers alone.
+    let mut left = s.clone();
+    left.peers[0].groups.clear();
+    let changes = left.changes_from(&s);
+    assert_eq!(changes.upsert.iter().map(|p| p.public_key.as_str()).collect::<Vec<_>>(), ["01peer"]);
+    assert_eq!(s.apply(changes).version(), left.version());
 }

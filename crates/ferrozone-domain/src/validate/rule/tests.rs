@@ -56,6 +56,7 @@ fn an_update_casts_onto_the_stored_rule() {
     let rule = Rule {
         id: Uuid::now_v7(),
         user_id: Some(user),
+        group_id: None,
         destination: "10.0.0.0/8".into(),
         action: RuleAction::Accept,
         ports,
@@ -74,4 +75,23 @@ fn an_update_casts_onto_the_stored_rule() {
     assert_eq!((cleared.user_id, cleared.ports), (None, None));
     let e = errors(check_update(&rule, &RuleChanges { action: Patch::Null, ..RuleChanges::default() }));
     assert_eq!(e.get("action").unwrap(), ["can't be blank"]);
+}
+
+#[test]
+fn a_rule_is_a_users_or_a_groups_never_both() {
+    let (user, group) = (Uuid::now_v7().to_string(), Uuid::now_v7().to_string());
+    let checked = check_create(&NewRule { group_id: Some(group.clone()), ..new("10.0.0.0/8") }).unwrap();
+    assert_eq!((checked.user_id, checked.group_id.map(|g| g.to_string())), (None, Some(group.clone())));
+    let both = NewRule { user_id: Some(user.clone()), group_id: Some(group.clone()), ..new("10.0.0.0/8") };
+    assert_eq!(errors(check_create(&both)).get("group_id").unwrap(), [WITH_USER_ID]);
+    let e = errors(check_create(&NewRule { group_id: Some("staff".into()), ..new("10.0.0.0/8") }));
+    assert_eq!(e.get("group_id").unwrap(), ["is invalid"]);
+
+    // An update naming a user for a group's rule must clear the group in the same request.
+    let stored = checked.clone().into_rule(Uuid::now_v7(), Timestamp::now(), Timestamp::now());
+    let to_user = RuleChanges { user_id: Patch::Value(user.clone()), ..RuleChanges::default() };
+    assert_eq!(errors(check_update(&stored, &to_user)).get("group_id").unwrap(), [WITH_USER_ID]);
+    let moved = RuleChanges { user_id: Patch::Value(user.clone()), group_id: Patch::Null, ..RuleChanges::default() };
+    let moved = check_update(&stored, &moved).unwrap();
+    assert_eq!((moved.user_id.map(|u| u.to_string()), moved.group_id), (Some(user), None));
 }

@@ -14,6 +14,7 @@ fn rule(destination: &str, user_id: Option<Uuid>, action: RuleAction, ports: Opt
     Rule {
         id: Uuid::now_v7(),
         user_id,
+        group_id: None,
         destination: destination.to_owned(),
         action,
         ports: ports.map(|(port_type, range)| Ports { port_type, range: range.to_owned() }),
@@ -152,4 +153,33 @@ fn ten_thousand_rules_of_a_thousand_users_convert_whole() {
     eprintln!("converted 10,000 rules of 1,000 users in {:?}", started.elapsed());
     assert_eq!(egress.rules.len(), 10_000);
     assert!(egress.rules.iter().all(|r| matches!(&r.scope, Scope::Sources(s) if s.len() == 1)));
+}
+
+#[test]
+fn a_group_rule_matches_the_addresses_of_its_members_active_devices() {
+    use ferrozone_domain::egress::Membership;
+    let (alice, bob, carol, staff) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+    let group_rule = Rule { group_id: Some(staff), ..rule("10.0.0.0/8", None, RuleAction::Accept, None) };
+    let empty = Uuid::now_v7();
+    let lonely = Rule { group_id: Some(empty), ..rule("10.9.0.0/16", None, RuleAction::Drop, None) };
+    let policy = EgressPolicy {
+        rules: vec![group_rule, lonely],
+        sources: vec![
+            source(alice, Some("10.3.2.9"), Some("fd00::3:2:9")),
+            source(bob, Some("10.3.2.5"), None),
+            source(carol, Some("10.3.2.7"), None),
+            source(alice, Some("10.3.2.2"), None),
+        ],
+        memberships: vec![
+            Membership { group_id: staff, user_id: alice },
+            Membership { group_id: staff, user_id: bob },
+            Membership { group_id: empty, user_id: Uuid::now_v7() },
+        ],
+        ..Default::default()
+    };
+    let (egress, skipped) = egress(&policy, wg());
+    assert!(skipped.is_empty());
+    let addresses = ["10.3.2.2", "10.3.2.5", "10.3.2.9", "fd00::3:2:9"].map(|a| a.parse().unwrap());
+    assert_eq!(egress.rules[0].scope, Scope::Group(addresses.to_vec()), "alice's and bob's devices, not carol's");
+    assert_eq!(egress.rules[1].scope, Scope::Group(vec![]), "a member with no active device matches nothing");
 }

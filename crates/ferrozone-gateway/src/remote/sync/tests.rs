@@ -14,6 +14,7 @@ fn peer(n: u8) -> StatePeer {
         ipv6: None,
         user_id: Uuid::from_u128(1),
         session_expires_at_us: None,
+        groups: vec![],
     }
 }
 

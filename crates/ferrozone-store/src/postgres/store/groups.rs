@@ -42,6 +42,16 @@ impl GroupStore for PgStore {
         Ok(rows.into_iter().map(Group::from).collect())
     }
 
+    async fn user_groups(&self, user: Uuid) -> Result<Vec<Group>> {
+        let rows = sqlx::query(sql::OF_USER)
+            .bind(user)
+            .try_map(columns)
+            .fetch_all(&self.pool)
+            .await
+            .or_db("list a user's groups")?;
+        Ok(rows.into_iter().map(Group::from).collect())
+    }
+
     async fn group_by_id(&self, id: Uuid) -> Result<Option<Group>> {
         let row =
             sqlx::query(sql::BY_ID).bind(id).try_map(columns).fetch_optional(&self.pool).await.or_db("read a group")?;

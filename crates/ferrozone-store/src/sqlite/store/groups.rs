@@ -112,6 +112,11 @@ impl GroupStore for SqliteStore {
         .await
     }
 
+    async fn user_groups(&self, user: Uuid) -> Result<Vec<Group>> {
+        self.read("list a user's groups", |conn| prepare(conn, sql::OF_USER)?.query_map([user], columns)?.collect())
+            .map(|rows: Vec<sql::GroupColumns>| rows.into_iter().map(Group::from).collect())
+    }
+
     async fn remove_group_member(&self, group: Uuid, user: Uuid) -> Result<bool> {
         self.write(move |tx| {
             let removed = prepare(tx.conn(), sql::REMOVE_MEMBER)

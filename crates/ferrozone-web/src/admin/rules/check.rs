@@ -141,7 +141,10 @@ async fn ask(app: &AppState, viewer: &crate::viewer::Viewer, asked: &Asked) -> R
     Ok(Answer {
         accept: answer.action == ferrozone_domain::egress::RuleAction::Accept,
         explanation: answer.explanation(),
-        rule: answer.rule.as_ref().map(|rule| RuleRow::new(rule, &users)),
+        rule: answer.rule.as_ref().map(|rule| {
+            let groups = answer.group_name.iter().flat_map(|name| rule.group_id.map(|id| (id, name.clone()))).collect();
+            RuleRow::new(rule, &users, &groups)
+        }),
         user_email: users.get(&answer.user_id).map(|u| u.email.clone()).unwrap_or_default(),
         device_name,
     })

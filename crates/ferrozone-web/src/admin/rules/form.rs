@@ -1,6 +1,7 @@
 //! Adding, editing and deleting a rule: `POST /v0/rules`, `PATCH` and `DELETE
 //! /v0/rules/{id}` as forms, the domain's messages (overlaps included) at their fields and
-//! the values kept. The user is named by email; blank means every user.
+//! the values kept. The user is named by email, the group by name; both blank means every
+//! user.
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -27,6 +28,8 @@ struct Values {
     port_type: String,
     port_range: String,
     email: String,
+    /// A group's name.
+    group: String,
 }
 
 impl Values {
@@ -38,6 +41,7 @@ impl Values {
             port_type: field("port_type"),
             port_range: field("port_range"),
             email: field("email"),
+            group: field("group"),
         }
     }
 }
@@ -50,6 +54,7 @@ struct FieldErrors {
     port_type: Vec<String>,
     port_range: Vec<String>,
     email: Vec<String>,
+    group: Vec<String>,
     base: Vec<String>,
 }
 
@@ -65,6 +70,7 @@ impl FieldErrors {
             port_type: of(&["port_type"], "Protocol"),
             port_range: of(&["port_range"], "Port range"),
             email: of(&["user", "user_id"], "User"),
+            group: of(&["group", "group_id"], "Group"),
             base: of(&["base"], ""),
         }
     }
@@ -78,6 +84,8 @@ struct FormPage<'a> {
     id: Option<Uuid>,
     values: Values,
     errors: FieldErrors,
+    /// Every group's name, offered by the group field.
+    group_names: Vec<String>,
 }
 
 impl FormPage<'_> {
@@ -86,14 +94,23 @@ impl FormPage<'_> {
     }
 }
 
-fn form_page(viewer: &Viewer, id: Option<Uuid>, values: Values, errors: FieldErrors) -> FormPage<'_> {
-    FormPage { nav: viewer.nav(Section::AdminRules), id, values, errors }
+async fn form_page<'a>(
+    app: &AppState,
+    viewer: &'a Viewer,
+    id: Option<Uuid>,
+    values: Values,
+    errors: FieldErrors,
+) -> Result<FormPage<'a>, DomainError> {
+    let groups = app.domain.list_groups(viewer.principal()).await?;
+    let group_names = groups.into_iter().map(|group| group.name).collect();
+    Ok(FormPage { nav: viewer.nav(Section::AdminRules), id, values, errors, group_names })
 }
 
 /// `GET /admin/rules/new`: an empty form (drop, every user, every protocol).
-pub(super) async fn new(AdminViewer(viewer): AdminViewer) -> Response {
+pub(super) async fn new(State(app): State<AppState>, AdminViewer(viewer): AdminViewer) -> Result<Response, PageError> {
     let values = Values { action: "drop".to_owned(), ..Values::default() };
-    html::response(StatusCode::OK, form_page(&viewer, None, values, FieldErrors::default()))
+    let page = form_page(&app, &viewer, None, values, FieldErrors::default()).await?;
+    Ok(html::response(StatusCode::OK, page))
 }
 
 /// `GET /admin/rules/{id}`: the form holding the stored rule.
@@ -108,13 +125,18 @@ pub(super) async fn edit(
         Some(user) => app.domain.find_user(&user.to_string()).await.map(|u| u.email).unwrap_or_default(),
         None => String::new(),
     };
+    let group = match rule.group_id {
+        Some(group) => app.domain.get_group(viewer.principal(), group).await.map(|g| g.name).unwrap_or_default(),
+        None => String::new(),
+    };
     let (port_type, port_range) = match rule.ports {
         Some(ports) => (ports.port_type.as_str().to_owned(), ports.range),
         None => (String::new(), String::new()),
     };
-    let values =
-        Values { destination: rule.destination, action: rule.action.as_str().to_owned(), port_type, port_range, email };
-    Ok(html::response(StatusCode::OK, form_page(&viewer, Some(id), values, FieldErrors::default())))
+    let action = rule.action.as_str().to_owned();
+    let values = Values { destination: rule.destination, action, port_type, port_range, email, group };
+    let page = form_page(&app, &viewer, Some(id), values, FieldErrors::default()).await?;
+    Ok(html::response(StatusCode::OK, page))
 }
 
 /// The user the form names: `None` for every user; a refusal at the field when no user has
@@ -129,6 +151,28 @@ async fn user_id(app: &AppState, email: &str) -> Result<Option<String>, Errors> 
     }
 }
 
+/// Whom the form names: a user (by email), a group (by name, whatever its case), or
+/// neither; each refusal at its field.
+async fn scope(app: &AppState, viewer: &Viewer, values: &Values) -> Result<(Option<String>, Option<String>), Errors> {
+    if !values.email.is_empty() && !values.group.is_empty() {
+        return Err(Errors::one("group", "Name a user or a group, not both."));
+    }
+    let user_id = user_id(app, &values.email).await?;
+    if values.group.is_empty() {
+        return Ok((user_id, None));
+    }
+    let groups = app
+        .domain
+        .list_groups(viewer.principal())
+        .await
+        .map_err(|_| Errors::one("group", "Groups could not be read."))?;
+    let key = values.group.to_lowercase();
+    match groups.into_iter().find(|group| group.name.to_lowercase() == key) {
+        Some(group) => Ok((None, Some(group.id.to_string()))),
+        None => Err(Errors::one("group", "No group has this name.")),
+    }
+}
+
 /// `POST /admin/rules/new`: creates the rule and goes back to the list.
 pub(super) async fn create(
     State(app): State<AppState>,
@@ -136,8 +180,8 @@ pub(super) async fn create(
     CheckedForm(fields): CheckedForm,
 ) -> Result<Response, PageError> {
     let values = Values::from(&fields);
-    let result = match user_id(&app, &values.email).await {
-        Ok(user_id) => {
+    let result = match scope(&app, &viewer, &values).await {
+        Ok((user_id, group_id)) => {
             let some = |s: &str| (!s.is_empty()).then(|| s.to_owned());
             let input = NewRule {
                 destination: some(&values.destination),
@@ -145,13 +189,14 @@ pub(super) async fn create(
                 port_type: some(&values.port_type),
                 port_range: some(&values.port_range),
                 user_id,
+                group_id,
                 ..NewRule::default()
             };
             app.domain.create_rule(viewer.principal(), &input).await.map(|_| ())
         }
         Err(errors) => Err(DomainError::Invalid(errors)),
     };
-    answer(result, &viewer, None, values, "created")
+    answer(&app, result, &viewer, None, values, "created").await
 }
 
 /// `POST /admin/rules/{id}`: saves every field of the form (a blank one clears it).
@@ -163,8 +208,8 @@ pub(super) async fn update(
 ) -> Result<Response, PageError> {
     let id = Uuid::parse_str(&id).map_err(|_| DomainError::NotFound)?;
     let values = Values::from(&fields);
-    let result = match user_id(&app, &values.email).await {
-        Ok(user_id) => {
+    let result = match scope(&app, &viewer, &values).await {
+        Ok((user_id, group_id)) => {
             let patch = |s: &str| if s.is_empty() { Patch::Null } else { Patch::Value(s.to_owned()) };
             let changes = RuleChanges {
                 destination: patch(&values.destination),
@@ -172,17 +217,19 @@ pub(super) async fn update(
                 port_type: patch(&values.port_type),
                 port_range: patch(&values.port_range),
                 user_id: user_id.map_or(Patch::Null, Patch::Value),
+                group_id: group_id.map_or(Patch::Null, Patch::Value),
                 ..RuleChanges::default()
             };
             app.domain.update_rule(viewer.principal(), id, &changes).await.map(|_| ())
         }
         Err(errors) => Err(DomainError::Invalid(errors)),
     };
-    answer(result, &viewer, Some(id), values, "updated")
+    answer(&app, result, &viewer, Some(id), values, "updated").await
 }
 
 /// Back to the list after a change; the form again (422) with the messages otherwise.
-fn answer(
+async fn answer(
+    app: &AppState,
     result: Result<(), DomainError>,
     viewer: &Viewer,
     id: Option<Uuid>,
@@ -192,7 +239,7 @@ fn answer(
     match result {
         Ok(()) => Ok(redirect(&format!("/admin/rules?done={done}"))),
         Err(DomainError::Invalid(errors)) => {
-            let page = form_page(viewer, id, values, FieldErrors::from(&errors));
+            let page = form_page(app, viewer, id, values, FieldErrors::from(&errors)).await?;
             Ok(html::response(StatusCode::UNPROCESSABLE_ENTITY, page))
         }
         Err(e) => Err(e.into()),

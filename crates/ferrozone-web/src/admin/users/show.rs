@@ -8,6 +8,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::egress::applying_to;
+use ferrozone_domain::group::Group;
 use ferrozone_domain::input::{Patch, UserChanges};
 use ferrozone_domain::model::{Device, Session, User};
 use ferrozone_domain::store::DeviceQuery;
@@ -46,6 +47,8 @@ struct UserPage<'a> {
     /// The rules that apply to the user's traffic, in lookup order (the first ones).
     rules: Vec<RuleRow>,
     rule_count: usize,
+    /// The groups the user is a member of, by name.
+    groups: Vec<GroupRow>,
     sessions: Vec<SessionRow>,
     two_factor: TwoFactor,
     notice: Option<&'static str>,
@@ -57,6 +60,19 @@ impl UserPage<'_> {
     /// The user's email as a query value, for the links to the rules pages.
     fn email_in_query(&self) -> String {
         form_urlencoded::byte_serialize(self.user.email.as_bytes()).collect()
+    }
+}
+
+/// A group the user is a member of, and where the membership comes from.
+struct GroupRow {
+    id: Uuid,
+    name: String,
+    source: String,
+}
+
+impl GroupRow {
+    fn new(group: &Group) -> Self {
+        GroupRow { id: group.id, name: group.name.clone(), source: group.source.clone() }
     }
 }
 
@@ -164,7 +180,8 @@ async fn render(
     };
     let query = DeviceQuery { user_id: Some(id), after: None, limit: Some(DEVICES_SHOWN), presence: None };
     let devices = app.domain.list_devices(actor, query).await?;
-    let (rules, rule_count) = applying_rules(app, viewer, &user).await?;
+    let groups = app.domain.user_groups(actor, id).await?;
+    let (rules, rule_count) = applying_rules(app, viewer, &user, &groups).await?;
     let now = Timestamp::now();
     let page = UserPage {
         nav: viewer.nav(Section::AdminUsers),
@@ -177,6 +194,7 @@ async fn render(
         device_count: belongings.devices,
         rules,
         rule_count,
+        groups: groups.iter().map(GroupRow::new).collect(),
         sessions: sessions.iter().map(SessionRow::new).collect(),
         two_factor,
         notice: shown.notice,
@@ -191,12 +209,19 @@ async fn render(
 const RULES_SHOWN: usize = 50;
 
 /// The first rules that apply to `user`'s traffic, in the order the gateway tries them
-/// (the user's own, then everyone's), and how many apply in all.
-async fn applying_rules(app: &AppState, viewer: &Viewer, user: &User) -> Result<(Vec<RuleRow>, usize), PageError> {
+/// (the user's own, then its groups', then everyone's), and how many apply in all.
+async fn applying_rules(
+    app: &AppState,
+    viewer: &Viewer,
+    user: &User,
+    groups: &[Group],
+) -> Result<(Vec<RuleRow>, usize), PageError> {
     let rules = app.domain.list_rules(viewer.principal()).await?;
-    let applying = applying_to(&rules, user.id);
+    let ids: Vec<Uuid> = groups.iter().map(|group| group.id).collect();
+    let applying = applying_to(&rules, user.id, &ids);
     let users = HashMap::from([(user.id, user.clone())]);
-    let rows = applying.iter().take(RULES_SHOWN).map(|rule| RuleRow::new(rule, &users)).collect();
+    let names = groups.iter().map(|group| (group.id, group.name.clone())).collect();
+    let rows = applying.iter().take(RULES_SHOWN).map(|rule| RuleRow::new(rule, &users, &names)).collect();
     Ok((rows, applying.len()))
 }
 
