@@ -5,6 +5,7 @@
 mod audit;
 mod devices;
 mod gateways;
+mod groups;
 mod hints;
 mod invitations;
 pub(crate) mod provider_test;
@@ -30,6 +31,7 @@ pub fn routes() -> Router<AppState> {
         .merge(invitations::routes())
         .merge(devices::routes())
         .merge(gateways::routes())
+        .merge(groups::routes())
         .merge(rules::routes())
         .merge(providers::routes())
         .merge(settings::routes())

@@ -96,7 +96,7 @@ pub fn sentence(name: &str, message: &str) -> String {
     if let Some(rest) = message.strip_prefix(&name.to_lowercase()) {
         return format!("{name}{rest}");
     }
-    const PREDICATES: [&str; 6] = ["is ", "can't ", "cannot ", "does ", "must ", "should "];
+    const PREDICATES: [&str; 7] = ["is ", "can't ", "cannot ", "does ", "has ", "must ", "should "];
     if PREDICATES.iter().any(|start| message.starts_with(start)) {
         format!("{name} {message}")
     } else {

@@ -39,6 +39,7 @@ pub enum Section {
     AdminUsers,
     AdminDevices,
     AdminGateways,
+    AdminGroups,
     AdminRules,
     AdminProviders,
     AdminSettings,

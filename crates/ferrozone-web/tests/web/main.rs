@@ -16,6 +16,7 @@ mod admin_users;
 mod audit;
 mod configuration_providers;
 mod gateways;
+mod groups;
 mod imported_passwords;
 mod invitations;
 mod logs;

@@ -3,7 +3,7 @@
 //! the values kept. The user is named by email, the group by name; both blank means every
 //! user.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::error::Errors;
@@ -15,8 +15,8 @@ use crate::checked_form::{CheckedForm, Fields};
 use crate::format::sentence;
 use crate::html;
 use crate::page_error::PageError;
-use crate::redirect;
 use crate::viewer::{AdminViewer, Nav, Section, Viewer};
+use crate::{query_value, redirect};
 use ferrozone_http::AppState;
 
 /// The form's values as sent (or as stored, to edit).
@@ -106,9 +106,15 @@ async fn form_page<'a>(
     Ok(FormPage { nav: viewer.nav(Section::AdminRules), id, values, errors, group_names })
 }
 
-/// `GET /admin/rules/new`: an empty form (drop, every user, every protocol).
-pub(super) async fn new(State(app): State<AppState>, AdminViewer(viewer): AdminViewer) -> Result<Response, PageError> {
-    let values = Values { action: "drop".to_owned(), ..Values::default() };
+/// `GET /admin/rules/new`: an empty form (drop, every user, every protocol); `?group=NAME`
+/// (a group's page links so) names the group already.
+pub(super) async fn new(
+    State(app): State<AppState>,
+    AdminViewer(viewer): AdminViewer,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, PageError> {
+    let group = query_value(raw.as_deref(), "group");
+    let values = Values { action: "drop".to_owned(), group, ..Values::default() };
     let page = form_page(&app, &viewer, None, values, FieldErrors::default()).await?;
     Ok(html::response(StatusCode::OK, page))
 }
