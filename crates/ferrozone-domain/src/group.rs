@@ -106,6 +106,32 @@ pub fn member_removed_entry(group: Uuid, user: Uuid) -> Entry {
     Entry::new("group.member_removed", Subject::new("group", group), changes)
 }
 
+/// The events of a membership an identity provider's sign-in changed: the user and the
+/// provider, so that the log tells a directory's change from an administrator's.
+pub fn synced_member_entry(added: bool, group: Uuid, user: Uuid, source: &str) -> Entry {
+    let (action, user_change) = if added {
+        ("group.member_added", Change::value("user_id", None, Some(json!(user))))
+    } else {
+        ("group.member_removed", Change::value("user_id", Some(json!(user)), None))
+    };
+    let source_change = Change::value("source", None, Some(json!(source)));
+    Entry::new(action, Subject::new("group", group), vec![user_change, source_change])
+}
+
+/// A group an identity provider named and nobody had made: `name`, no description, the
+/// provider as its source.
+pub fn from_provider(name: &str, source: &str, now: Timestamp) -> Group {
+    Group {
+        id: Uuid::now_v7(),
+        name: name.to_owned(),
+        description: String::new(),
+        source: source.to_owned(),
+        member_count: 0,
+        inserted_at: now,
+        updated_at: now,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

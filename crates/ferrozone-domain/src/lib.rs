@@ -17,6 +17,7 @@ pub mod email;
 pub mod error;
 pub mod gateway;
 pub mod group;
+pub mod group_sync;
 pub mod import;
 pub mod input;
 pub mod ipam;

@@ -11,6 +11,8 @@ use std::fmt;
 use serde_json::{Map, Value};
 use zeroize::Zeroizing;
 
+use crate::group_sync::GroupClaims;
+
 /// An OpenID Connect provider (authorization-code flow).
 #[derive(Clone)]
 pub struct OidcProviderConfig {
@@ -33,6 +35,8 @@ pub struct OidcProviderConfig {
     /// Whether `prompt=consent` goes with an `offline_access` scope (default true): strict
     /// providers issue a refresh token only then.
     pub consent_prompt: bool,
+    /// Where its groups are read (`groups_claim`, default `groups`) and which are kept.
+    pub groups: GroupClaims,
 }
 
 /// What a provider may do at sign-in, whatever its protocol.
@@ -58,6 +62,8 @@ pub struct SamlProviderConfig {
     pub allow_admins: bool,
     /// The external URL the service provider's endpoints live under, if not the server's.
     pub base_url: Option<String>,
+    /// Where its groups are read (`groups_attribute`, default `groups`) and which are kept.
+    pub groups: GroupClaims,
 }
 
 /// Every configured provider.
@@ -81,9 +87,14 @@ impl fmt::Debug for OidcProviderConfig {
             .field("allow_admins", &self.allow_admins)
             .field("require_verified_email", &self.require_verified_email)
             .field("consent_prompt", &self.consent_prompt)
+            .field("groups", &self.groups)
             .finish()
     }
 }
+
+/// The claim (OpenID Connect) or attribute (SAML) a provider's groups are read from unless
+/// configured otherwise: what Okta, Keycloak and Entra ID's own examples use.
+pub const DEFAULT_GROUPS_CLAIM: &str = "groups";
 
 /// The `last_signed_in_method` of password sign-ins, which no provider may take as its id.
 const RESERVED_IDS: &[&str] = &["password", "email", "identity"];
@@ -192,6 +203,9 @@ fn oidc_provider(entry: &Map<String, Value>) -> Result<OidcProviderConfig, Strin
             "allow_admins",
             "require_verified_email",
             "consent_prompt",
+            "groups_claim",
+            "groups_prefix",
+            "groups_allowed",
         ],
     )?;
     let id = fields.id()?;
@@ -220,6 +234,7 @@ fn oidc_provider(entry: &Map<String, Value>) -> Result<OidcProviderConfig, Strin
         allow_admins: fields.optional_bool("allow_admins")?.unwrap_or(true),
         require_verified_email: fields.optional_bool("require_verified_email")?.unwrap_or(false),
         consent_prompt: fields.optional_bool("consent_prompt")?.unwrap_or(true),
+        groups: fields.groups("groups_claim")?,
         id,
     })
 }
@@ -238,6 +253,9 @@ fn saml_provider(entry: &Map<String, Value>) -> Result<SamlProviderConfig, Strin
             "auto_create_users",
             "allow_admins",
             "base_url",
+            "groups_attribute",
+            "groups_prefix",
+            "groups_allowed",
         ],
     )?;
     let id = fields.id()?;
@@ -255,6 +273,7 @@ fn saml_provider(entry: &Map<String, Value>) -> Result<SamlProviderConfig, Strin
         auto_create_users: fields.bool("auto_create_users")?,
         allow_admins: fields.optional_bool("allow_admins")?.unwrap_or(true),
         base_url,
+        groups: fields.groups("groups_attribute")?,
         id,
     })
 }
@@ -293,6 +312,24 @@ impl<'a> Fields<'a> {
             Some(Value::String(s)) => Ok(Some(s.trim().to_owned())),
             Some(_) => Err(format!("`{key}` must be a string")),
         }
+    }
+
+    /// The group fields: `claim_key` names the claim or attribute (default `groups`; `false`
+    /// reads none), `groups_prefix` and `groups_allowed` (a list of names) filter.
+    fn groups(&self, claim_key: &str) -> Result<GroupClaims, String> {
+        let claim = match self.0.get(claim_key) {
+            Some(Value::Bool(false)) => None,
+            _ => Some(self.optional_string(claim_key)?.unwrap_or_else(|| DEFAULT_GROUPS_CLAIM.to_owned())),
+        };
+        let allowed = match self.0.get("groups_allowed") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(names)) => names
+                .iter()
+                .map(|name| name.as_str().map(str::to_owned).ok_or("`groups_allowed` must be a list of names"))
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err("`groups_allowed` must be a list of names".to_owned()),
+        };
+        Ok(GroupClaims { claim, prefix: self.optional_string("groups_prefix")?, allowed })
     }
 
     fn bool(&self, key: &str) -> Result<bool, String> {
@@ -431,5 +468,27 @@ mod tests {
     fn blank_means_none() {
         assert!(Providers::parse(Some("  "), OIDC, None, SAML).unwrap().is_empty());
         assert!(oidc("[]").unwrap().is_empty());
+    }
+
+    #[test]
+    fn groups_are_read_from_a_claim_filtered_or_not_at_all() {
+        let parse = |extra: &str| {
+            let text = format!(
+                r#"[{{"id":"corp","client_id":"c","client_secret":"s","discovery_document_uri":"https://idp.example/x","auto_create_users":true{extra}}}]"#
+            );
+            Providers::parse(Some(&text), OIDC, None, SAML).map(|p| p.oidc[0].groups.clone())
+        };
+        assert_eq!(parse("").unwrap(), GroupClaims::reading("groups"), "the default claim");
+        let custom = parse(r#","groups_claim":"roles","groups_prefix":"vpn-","groups_allowed":["vpn-eng"]"#).unwrap();
+        assert_eq!(
+            custom,
+            GroupClaims { claim: Some("roles".into()), prefix: Some("vpn-".into()), allowed: vec!["vpn-eng".into()] }
+        );
+        assert_eq!(parse(r#","groups_claim":false"#).unwrap().claim, None, "false reads no groups");
+        let bad = parse(r#","groups_allowed":"vpn-eng""#).unwrap_err();
+        assert!(bad.contains("`groups_allowed` must be a list of names"), "{bad}");
+        let saml = r#"[{"id":"adfs","metadata":"<x/>","auto_create_users":false,"groups_attribute":"memberOf"}]"#;
+        let parsed = Providers::parse(None, OIDC, Some(saml), SAML).unwrap();
+        assert_eq!(parsed.saml[0].groups.claim.as_deref(), Some("memberOf"));
     }
 }

@@ -14,6 +14,7 @@ use crate::email::{EmailLease, EmailOutcome};
 use crate::error::Result;
 use crate::gateway::{Enrolment, Gateway, GatewayInsert, Lease, LeaseOutcome};
 use crate::group::{Group, GroupUpdate, Member};
+use crate::group_sync::GroupSync;
 use crate::import::{ImportBatch, ImportMode, ImportOutcome};
 use crate::input::RuleChanges;
 use crate::ipam::Pools;
@@ -502,4 +503,10 @@ pub trait GroupStore: Send + Sync + 'static {
     async fn remove_group_member(&self, group: Uuid, user: Uuid) -> Result<bool>;
     /// The groups `user` is a member of, by name (none for an unknown user).
     async fn user_groups(&self, user: Uuid) -> Result<Vec<Group>>;
+    /// Makes `user`'s memberships from `source` (an identity provider) exactly the groups
+    /// named `names`, in one transaction: groups of those names that do not exist are made
+    /// (with `source`), memberships from `source` of groups not named end, and those named
+    /// begin (a membership the user has already, made by hand, stays as it is). Nothing for
+    /// an unknown user. Every change is audited.
+    async fn sync_user_groups(&self, user: Uuid, source: &str, names: &[String], now: Timestamp) -> Result<GroupSync>;
 }

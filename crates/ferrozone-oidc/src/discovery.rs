@@ -202,6 +202,7 @@ mod tests {
             allow_admins: true,
             require_verified_email: false,
             consent_prompt: true,
+            groups: ferrozone_domain::group_sync::GroupClaims::reading("groups"),
         }
     }
 

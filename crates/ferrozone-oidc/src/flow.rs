@@ -90,7 +90,8 @@ impl Oidc {
         };
         let policy =
             ProviderPolicy { auto_create_users: provider.auto_create_users, allow_admins: provider.allow_admins };
-        let identity = ProviderIdentity { email: identity.email, refresh_token: identity.refresh_token };
+        let identity =
+            ProviderIdentity { email: identity.email, refresh_token: identity.refresh_token, groups: identity.groups };
         let outcome = domain.sign_in_with_identity(&provider.id, &identity, policy).await?;
         let end = ProviderSignInEnd { outcome, email: identity.email, return_to: flow.return_to };
         Ok(Completed::Done(Box::new(end)))

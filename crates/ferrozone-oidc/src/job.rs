@@ -132,9 +132,12 @@ impl RefreshJob {
         let mut delay = self.backoff.first_delay;
         for attempt in 1..=self.backoff.attempts.max(1) {
             match oidc.refresh(provider, &token).await {
-                RefreshOutcome::Refreshed { rotated } => {
+                RefreshOutcome::Refreshed { rotated, groups } => {
                     if let Some(new) = rotated {
                         self.domain.rotate_oidc_refresh_token(claimed, &new).await?;
+                    }
+                    if let Some(groups) = groups {
+                        self.domain.apply_provider_groups(user_id, provider_id, &groups).await?;
                     }
                     tracing::info!(user.id = %user_id, provider = provider_id, "OIDC refresh token refreshed");
                     return Ok(Handled::Refreshed);

@@ -12,12 +12,14 @@
 
 mod discovery;
 pub mod flow;
+mod groups;
 pub mod job;
 pub mod refresh;
 pub mod signin;
 
 use std::time::Duration;
 
+use ferrozone_domain::group_sync::GroupClaims;
 use ferrozone_domain::providers::OidcProviderConfig;
 use openidconnect::reqwest;
 use zeroize::Zeroizing;
@@ -48,6 +50,8 @@ pub struct Provider {
     pub require_verified_email: bool,
     /// Whether `prompt=consent` goes with an `offline_access` scope.
     pub consent_prompt: bool,
+    /// Where the user's groups are read and which are kept.
+    pub groups: GroupClaims,
 }
 
 impl Provider {
@@ -76,6 +80,7 @@ impl Provider {
             allow_admins: config.allow_admins,
             require_verified_email: config.require_verified_email,
             consent_prompt: config.consent_prompt,
+            groups: config.groups.clone(),
         }
     }
 }
@@ -182,6 +187,7 @@ mod tests {
             allow_admins: true,
             require_verified_email: false,
             consent_prompt: true,
+            groups: ferrozone_domain::group_sync::GroupClaims::reading("groups"),
         }
     }
 

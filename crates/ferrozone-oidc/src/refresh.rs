@@ -10,7 +10,7 @@
 //! that are not OAuth JSON and failed discovery are transient.
 
 use openidconnect::core::CoreErrorResponseType;
-use openidconnect::{OAuth2TokenResponse, RefreshToken, RequestTokenError};
+use openidconnect::{Nonce, OAuth2TokenResponse, RefreshToken, RequestTokenError, TokenResponse};
 use zeroize::Zeroizing;
 
 use crate::discovery::describe_token_error;
@@ -19,8 +19,9 @@ use crate::{Oidc, Provider};
 /// What became of one refresh.
 #[derive(Debug)]
 pub enum RefreshOutcome {
-    /// The token works; `rotated` is the new refresh token when the provider issued one.
-    Refreshed { rotated: Option<Zeroizing<String>> },
+    /// The token works; `rotated` is the new refresh token when the provider issued one,
+    /// `groups` the user's groups now (as [`crate::Identity::groups`]).
+    Refreshed { rotated: Option<Zeroizing<String>>, groups: Option<Vec<String>> },
     /// `invalid_grant`: the token is dead and the user's access with it.
     Refused { reason: String },
     /// The provider refuses this client itself: an operator must fix the configuration.
@@ -42,12 +43,19 @@ impl Oidc {
             Err(e) => return RefreshOutcome::Misconfigured { reason: format!("no token endpoint: {e}") },
         };
         match request.request_async(self.http()).await {
-            Ok(tokens) => RefreshOutcome::Refreshed {
-                rotated: tokens
+            Ok(tokens) => {
+                let rotated = tokens
                     .refresh_token()
                     .filter(|new| new.secret() != refresh_token)
-                    .map(|new| Zeroizing::new(new.secret().clone())),
-            },
+                    .map(|new| Zeroizing::new(new.secret().clone()));
+                // A refresh answer's ID token carries no nonce; it counts only if it verifies.
+                let id_token = tokens
+                    .id_token()
+                    .filter(|token| token.claims(&client.id_token_verifier(), |_: Option<&Nonce>| Ok(())).is_ok())
+                    .map(ToString::to_string);
+                let groups = self.groups(provider, &client, id_token.as_deref(), tokens.access_token()).await;
+                RefreshOutcome::Refreshed { rotated, groups }
+            }
             Err(RequestTokenError::ServerResponse(answer)) => classify(answer.error()),
             Err(other) => {
                 RefreshOutcome::Transient { reason: format!("token endpoint: {}", describe_token_error(&other)) }

@@ -56,6 +56,9 @@ pub struct Identity {
     pub subject: String,
     /// For the refresh job, when the provider gave one.
     pub refresh_token: Option<Zeroizing<String>>,
+    /// The groups the provider says the user is in, filtered (`None`: not read, or the
+    /// userinfo endpoint failed).
+    pub groups: Option<Vec<String>>,
 }
 
 /// Why a callback did not sign anyone in.
@@ -200,6 +203,8 @@ impl Oidc {
         if refresh_token.is_none() && provider.wants_offline_access() {
             let _logged = self.no_refresh_token(provider);
         }
-        Ok(Identity { email, subject: subject.to_string(), refresh_token })
+        let id_token_text = id_token.to_string();
+        let groups = self.groups(provider, &client, Some(&id_token_text), tokens.access_token()).await;
+        Ok(Identity { email, subject: subject.to_string(), refresh_token, groups })
     }
 }

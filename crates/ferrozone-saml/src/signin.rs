@@ -328,7 +328,8 @@ impl SamlSp {
     ) -> Result<ProviderSignInEnd, DomainError> {
         let config = &provider.config;
         let policy = ProviderPolicy { auto_create_users: config.auto_create_users, allow_admins: config.allow_admins };
-        let identity = ProviderIdentity { email: verified.email, refresh_token: None };
+        // The assertion's group attribute is not read yet (docs/design/groups.md).
+        let identity = ProviderIdentity { email: verified.email, refresh_token: None, groups: None };
         let outcome = domain.sign_in_with_identity(&config.id, &identity, policy).await?;
         Ok(ProviderSignInEnd { outcome, email: identity.email, return_to: verified.return_to })
     }
@@ -403,6 +404,7 @@ mod tests {
             auto_create_users: false,
             allow_admins: true,
             base_url: base_url.map(str::to_owned),
+            groups: ferrozone_domain::group_sync::GroupClaims::reading("groups"),
         }
     }
 

@@ -18,6 +18,9 @@
 //   POST /admin/outage?on=1|0          every protocol endpoint answers 503 (or again works)
 //   POST /admin/token-error?code=C&status=N   the token endpoint answers every request with
 //        the OAuth error C and HTTP status N (default 400); no `code`: it works again
+//   POST /admin/groups?account=EMAIL&groups=A,B   that account's `groups` claim (scope
+//        `groups`) is the list A, B from now on (`groups=` an empty list); without the
+//        control an account has no `groups` claim
 //   POST /admin/tamper?mode=M          the next ID token from the token endpoint is altered:
 //        audience  (re-signed, issued to the client `other`), nonce (re-signed, another
 //        nonce), issuer (re-signed, another issuer), expired (re-signed, expired an hour
@@ -91,6 +94,8 @@ const signingJwk = JSON.parse(fs.readFileSync(new URL('./signing-key.json', impo
 let outage = false;
 let tokenError = null;
 let tamper = 'none';
+// Each account's `groups` claim, set by the tests (`POST /admin/groups`).
+const groupsOf = new Map();
 
 const server = http.createServer();
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -107,14 +112,15 @@ const provider = new Provider(issuer, {
   })),
   jwks: { keys: [signingJwk] },
   cookies: { keys: [crypto.randomBytes(32).toString('hex')] },
-  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+  claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
   conformIdTokenClaims: !config.email_in_id_token,
   findAccount: async (_ctx, sub) => ({
     accountId: sub,
     async claims() {
-      if (sub.startsWith('noemail+')) return { sub };
-      if (sub.startsWith('unstated+')) return { sub, email: sub };
-      return { sub, email: sub, email_verified: !sub.startsWith('unverified+') };
+      const groups = groupsOf.has(sub) ? { groups: groupsOf.get(sub) } : {};
+      if (sub.startsWith('noemail+')) return { sub, ...groups };
+      if (sub.startsWith('unstated+')) return { sub, email: sub, ...groups };
+      return { sub, email: sub, email_verified: !sub.startsWith('unverified+'), ...groups };
     },
   }),
   features: { devInteractions: { enabled: false }, revocation: { enabled: true } },
@@ -250,6 +256,11 @@ function admin(req, res, url) {
     const code = url.searchParams.get('code');
     tokenError = code ? { code, status: Number(url.searchParams.get('status') ?? 400) } : null;
     return send(res, 200, `token-error ${code}`);
+  }
+  if (what === 'groups') {
+    const names = url.searchParams.get('groups') ?? '';
+    groupsOf.set(url.searchParams.get('account'), names ? names.split(',') : []);
+    return send(res, 200, `groups ${names}`);
   }
   if (what === 'tamper') {
     tamper = url.searchParams.get('mode') ?? 'none';

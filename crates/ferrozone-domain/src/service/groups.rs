@@ -6,6 +6,7 @@ use uuid::Uuid;
 use super::{Domain, Principal};
 use crate::error::{DomainError, Result};
 use crate::group::{Group, GroupUpdate, Member, MANUAL, MAX_DESCRIPTION_LEN, MAX_NAME_LEN};
+use crate::group_sync::{self, GroupSync};
 use crate::input::{Patch, WrongTypes};
 use crate::rules::DOES_NOT_EXIST;
 use crate::store::MemberAdded;
@@ -87,6 +88,22 @@ impl Domain {
         self.store().user_groups(user).await
     }
 
+    /// Makes `user`'s memberships from identity provider `provider_id` exactly `groups` (at
+    /// a sign-in or a refresh of the provider's grant), making the groups it names that do
+    /// not exist; the data plane is woken when a membership changed.
+    pub async fn apply_provider_groups(&self, user: Uuid, provider_id: &str, groups: &[String]) -> Result<GroupSync> {
+        let source = group_sync::source_of(provider_id);
+        let sync = self.store().sync_user_groups(user, &source, groups, Timestamp::now()).await?;
+        if sync.changed() {
+            self.peers_changed();
+            tracing::info!(
+                user.id = %user, provider = provider_id, added = sync.added, removed = sync.removed,
+                created = sync.created, "memberships from the identity provider applied"
+            );
+        }
+        Ok(sync)
+    }
+
     /// Makes a user a member by hand: the membership, and whether it is new (`false`: the
     /// user was a member already, nothing changed). An unknown group is `NotFound`; an
     /// unknown user `Invalid` on `user_id`.
@@ -108,9 +125,15 @@ impl Domain {
         Ok((member, added))
     }
 
-    /// Ends a membership; `NotFound` when the user is not a member (or there is no such group).
+    /// Ends a membership; `NotFound` when the user is not a member (or there is no such
+    /// group). A membership an identity provider keeps is refused (`Invalid` on `user_id`):
+    /// its next sign-in would bring it back; the provider is where it ends.
     pub async fn remove_group_member(&self, actor: &Principal, id: Uuid, user: Uuid) -> Result<()> {
         actor.require_admin()?;
+        let member = self.store().group_member(id, user).await?.ok_or(DomainError::NotFound)?;
+        if member.source != MANUAL {
+            return Err(DomainError::invalid("user_id", format!("is kept by {} and ends there", member.source)));
+        }
         if self.store().remove_group_member(id, user).await? {
             self.peers_changed();
             Ok(())

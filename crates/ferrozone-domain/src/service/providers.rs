@@ -52,6 +52,10 @@ pub struct ProviderIdentity {
     pub email: String,
     /// An OpenID Connect refresh token, for the refresh job (SAML leaves none).
     pub refresh_token: Option<Zeroizing<String>>,
+    /// The groups the provider says the user is in, filtered by its configuration
+    /// ([`crate::group_sync::GroupClaims::keep`]); `None`: the provider's groups are not
+    /// read, or could not be, and the user's memberships stay as they are.
+    pub groups: Option<Vec<String>>,
 }
 
 /// A provider sign-in at its end: what it came to for the proven `email`, and where the
@@ -81,8 +85,13 @@ impl Domain {
         policy: ProviderPolicy,
     ) -> Result<ProviderSignIn> {
         let outcome = self.sign_in_through_provider(provider_id, &identity.email, policy).await?;
-        if let (ProviderSignIn::SignedIn(session), Some(token)) = (&outcome, &identity.refresh_token) {
-            self.save_oidc_connection(session.user.id, provider_id, token).await?;
+        if let ProviderSignIn::SignedIn(session) = &outcome {
+            if let Some(token) = &identity.refresh_token {
+                self.save_oidc_connection(session.user.id, provider_id, token).await?;
+            }
+            if let Some(groups) = &identity.groups {
+                self.apply_provider_groups(session.user.id, provider_id, groups).await?;
+            }
         }
         Ok(outcome)
     }

@@ -341,6 +341,16 @@ mod group_calls {
             self.check("user_groups")?;
             self.inner.user_groups(user).await
         }
+        async fn sync_user_groups(
+            &self,
+            user: Uuid,
+            source: &str,
+            names: &[String],
+            now: Timestamp,
+        ) -> Result<ferrozone_domain::group_sync::GroupSync> {
+            self.check("sync_user_groups")?;
+            self.inner.sync_user_groups(user, source, names, now).await
+        }
         async fn remove_group_member(&self, group: Uuid, user: Uuid) -> Result<bool> {
             self.check("remove_group_member")?;
             self.inner.remove_group_member(group, user).await

@@ -45,6 +45,20 @@ pub(crate) const ADD_MEMBER: &str = "INSERT INTO group_members (group_id, user_i
      VALUES ($1, $2, $3, $4) ON CONFLICT (group_id, user_id) DO NOTHING";
 pub(crate) const REMOVE_MEMBER: &str = "DELETE FROM group_members WHERE group_id = $1 AND user_id = $2";
 
+/// The id of the group named `$1` whatever its case (`$1` lower-cased).
+pub(crate) const ID_BY_KEY: &str = "SELECT id FROM groups WHERE name_key = $1";
+/// [`ID_BY_KEY`] holding the group's row until the transaction ends (PostgreSQL).
+pub(crate) const ID_BY_KEY_LOCKED_POSTGRES: &str = "SELECT id FROM groups WHERE name_key = $1 FOR KEY SHARE";
+/// A group an identity provider named, unless one of that name exists (made meanwhile by
+/// another sign-in): one row affected when made.
+pub(crate) const INSERT_IF_NEW: &str = "INSERT INTO groups (id, name, name_key, description, source, \
+     inserted_at, updated_at) VALUES ($1, $2, $3, '', $4, $5, $5) ON CONFLICT (name_key) DO NOTHING";
+/// The groups user `$1` is a member of through source `$2`.
+pub(crate) const SOURCED_MEMBERSHIPS: &str = "SELECT group_id FROM group_members WHERE user_id = $1 AND source = $2";
+/// Ends user `$2`'s membership of group `$1` when it comes from source `$3`.
+pub(crate) const REMOVE_SOURCED_MEMBER: &str =
+    "DELETE FROM group_members WHERE group_id = $1 AND user_id = $2 AND source = $3";
+
 /// A group's row as both backends decode it.
 pub(crate) struct GroupColumns {
     pub id: Uuid,

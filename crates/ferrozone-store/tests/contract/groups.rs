@@ -103,3 +103,47 @@ async fn members_are_listed_by_email_counted_and_go_with_their_group_or_user() {
         ]
     );
 }
+
+/// A provider's sign-in makes the user's memberships from that provider exactly the groups
+/// it names: groups made when missing (found whatever their case otherwise), its own
+/// memberships ended when no longer named, memberships made by hand left alone.
+#[tokio::test]
+async fn a_providers_groups_are_applied_as_a_whole() {
+    let db = db().await;
+    let alice = add_user(&db, "alice@example.com", Role::Unprivileged).await;
+    let ops = group("Ops");
+    db.store.insert_group(&ops).await.unwrap();
+    let payroll = group("Payroll");
+    db.store.insert_group(&payroll).await.unwrap();
+    db.store.add_group_member(payroll.id, alice.id, MANUAL, Timestamp::now()).await.unwrap();
+    let names = |list: &[&str]| list.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+
+    let sync =
+        db.store.sync_user_groups(alice.id, "idp:corp", &names(&["eng", "ops", "payroll"]), Timestamp::now()).await;
+    let sync = sync.unwrap();
+    assert_eq!((sync.created, sync.added, sync.removed), (1, 2, 0), "eng made; ops and eng joined; payroll already");
+    let mine = |db: &TestDb| {
+        let store = db.store.clone();
+        async move {
+            let mut out = Vec::new();
+            for g in store.user_groups(alice.id).await.unwrap() {
+                let m = store.group_member(g.id, alice.id).await.unwrap().unwrap();
+                out.push(format!("{}:{}", g.name, m.source));
+            }
+            out
+        }
+    };
+    assert_eq!(mine(&db).await, ["eng:idp:corp", "Ops:idp:corp", "Payroll:manual"]);
+    let eng = db.store.list_groups().await.unwrap().into_iter().find(|g| g.name == "eng").unwrap();
+    assert_eq!(eng.source, "idp:corp");
+
+    let sync = db.store.sync_user_groups(alice.id, "idp:corp", &names(&["ENG"]), Timestamp::now()).await.unwrap();
+    assert_eq!((sync.created, sync.added, sync.removed), (0, 0, 1), "ops ended; eng found whatever its case");
+    assert_eq!(mine(&db).await, ["eng:idp:corp", "Payroll:manual"]);
+    let sync = db.store.sync_user_groups(alice.id, "idp:other", &[], Timestamp::now()).await.unwrap();
+    assert_eq!(sync, Default::default(), "another provider's memberships are not this one's");
+    let unknown = db.store.sync_user_groups(Uuid::now_v7(), "idp:corp", &names(&["x"]), Timestamp::now()).await;
+    assert_eq!(unknown.unwrap(), Default::default(), "nothing for an unknown user");
+    let audited = actions(&db).await;
+    assert_eq!(audited.iter().filter(|a| *a == "group.member_removed").count(), 1, "{audited:?}");
+}

@@ -7,6 +7,7 @@ mod attacks;
 mod console;
 mod discovery;
 mod flows;
+mod groups;
 mod identities;
 mod idp;
 mod refresh;
@@ -16,6 +17,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ferrozone_domain::group_sync::GroupClaims;
 use ferrozone_domain::providers::{OidcProviderConfig, Providers};
 use ferrozone_domain::Timestamp;
 use ferrozone_http::{AppState, WebSettings};
@@ -84,12 +86,13 @@ impl Env {
                 client_id: CLIENT_ID.into(),
                 client_secret: Zeroizing::new(SECRET.into()),
                 discovery_document_uri: idp.discovery_uri(),
-                scope: "openid email profile offline_access".into(),
+                scope: "openid email profile offline_access groups".into(),
                 redirect_uri: None,
                 auto_create_users,
                 allow_admins: true,
                 require_verified_email: false,
                 consent_prompt: true,
+                groups: GroupClaims::reading("groups"),
             };
             edit(&mut config);
             config

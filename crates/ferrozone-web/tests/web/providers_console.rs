@@ -56,6 +56,13 @@ async fn an_openid_connect_provider_is_added_edited_keeping_its_secret_and_remov
     let sign_in = Browser::new(&app).get("/sign_in").await;
     assert!(text(&sign_in).contains("/auth/oidc/corp"), "offered at once");
 
+    // Group settings made in the JSON, which the form does not show, survive its saving.
+    let mut with_groups = stored.clone();
+    with_groups[0]["groups_prefix"] = json!("vpn-");
+    with_groups[0]["groups_allowed"] = json!(["vpn-eng"]);
+    let body = json!({"configuration": {"openid_connect_providers": with_groups}});
+    app.patch("/v0/configuration", &app.admin, body).await.expect_status(StatusCode::OK);
+
     let edit = text(browser.get("/admin/providers/oidc/corp").await.expect_status(StatusCode::OK));
     assert!(!edit.contains("S3CRET-4711"), "the secret is never shown");
     assert!(edit.contains("placeholder=\"stored\""));
@@ -67,6 +74,7 @@ async fn an_openid_connect_provider_is_added_edited_keeping_its_secret_and_remov
         (&json!("Corp"), &json!("S3CRET-4711")),
         "a blank secret keeps it"
     );
+    assert_eq!((&stored[0]["groups_prefix"], &stored[0]["groups_allowed"]), (&json!("vpn-"), &json!(["vpn-eng"])));
 
     let mut bad = oidc(&token, "bad id!", "Bad", "x");
     bad[4] = ("client_id", "");

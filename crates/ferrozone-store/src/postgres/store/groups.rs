@@ -3,7 +3,10 @@
 
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
+use std::collections::HashSet;
+
 use ferrozone_domain::group::{self, Group, GroupUpdate, Member};
+use ferrozone_domain::group_sync::GroupSync;
 use ferrozone_domain::store::{GroupStore, MemberAdded};
 use ferrozone_domain::Timestamp;
 use sqlx::postgres::PgRow;
@@ -92,6 +95,53 @@ impl GroupStore for PgStore {
                 sqlx::query(sql::DELETE).bind(id).execute(tx.conn()).await.or_db("delete a group")?;
                 tx.append(group::deleted_entry(&group)).await?;
                 Ok(Some(group))
+            })
+        })
+        .await
+    }
+
+    async fn sync_user_groups(&self, user: Uuid, source: &str, names: &[String], now: Timestamp) -> Result<GroupSync> {
+        let (source, names) = (source.to_owned(), names.to_vec());
+        self.write(move |tx| {
+            Box::pin(async move {
+                const CONTEXT: &str = "apply a provider's groups";
+                // The user's row held: a delete of the user waits for these memberships.
+                let user_row = sqlx::query(sql::USER_EXISTS_LOCKED_POSTGRES).bind(user).fetch_optional(tx.conn()).await;
+                if user_row.or_db(CONTEXT)?.is_none() {
+                    return Ok(GroupSync::default());
+                }
+                let mut sync = GroupSync::default();
+                let mut wanted = HashSet::new();
+                for name in &names {
+                    let (id, made) = group_named(tx.conn(), name, &source, now).await.or_db(CONTEXT)?;
+                    if let Some(made) = made {
+                        sync.created += 1;
+                        tx.append(group::created_entry(&made)).await?;
+                    }
+                    wanted.insert(id);
+                }
+                let held: HashSet<Uuid> = sqlx::query_scalar(sql::SOURCED_MEMBERSHIPS)
+                    .bind(user)
+                    .bind(&source)
+                    .fetch_all(tx.conn())
+                    .await
+                    .or_db(CONTEXT)?
+                    .into_iter()
+                    .collect();
+                for gone in held.difference(&wanted) {
+                    let query = sqlx::query(sql::REMOVE_SOURCED_MEMBER).bind(gone).bind(user).bind(&source);
+                    query.execute(tx.conn()).await.or_db(CONTEXT)?;
+                    sync.removed += 1;
+                    tx.append(group::synced_member_entry(false, *gone, user, &source)).await?;
+                }
+                for new in wanted.difference(&held) {
+                    let query = sqlx::query(sql::ADD_MEMBER).bind(new).bind(user).bind(&source).bind(now.micros());
+                    if query.execute(tx.conn()).await.or_db(CONTEXT)?.rows_affected() > 0 {
+                        sync.added += 1;
+                        tx.append(group::synced_member_entry(true, *new, user, &source)).await?;
+                    }
+                }
+                Ok(sync)
             })
         })
         .await
@@ -189,4 +239,34 @@ fn columns(row: PgRow) -> sqlx::Result<sql::GroupColumns> {
         inserted_at: row.try_get(5)?,
         updated_at: row.try_get(6)?,
     })
+}
+
+/// The id of the group named `name` (whatever its case), held against its deletion until
+/// the transaction ends, made from `source` when there is none; the group made, if one was.
+/// Another sign-in making the same group at once: the insert waits for its commit and does
+/// nothing, and the second read finds that group.
+async fn group_named(
+    conn: &mut PgConnection,
+    name: &str,
+    source: &str,
+    now: Timestamp,
+) -> sqlx::Result<(Uuid, Option<Group>)> {
+    let key = group::name_key(name);
+    let find = || sqlx::query_scalar::<_, Uuid>(sql::ID_BY_KEY_LOCKED_POSTGRES).bind(key.clone());
+    if let Some(id) = find().fetch_optional(&mut *conn).await? {
+        return Ok((id, None));
+    }
+    let made = group::from_provider(name, source, now);
+    let inserted = sqlx::query(sql::INSERT_IF_NEW)
+        .bind(made.id)
+        .bind(&made.name)
+        .bind(&key)
+        .bind(&made.source)
+        .bind(now.micros())
+        .execute(&mut *conn)
+        .await?;
+    if inserted.rows_affected() > 0 {
+        return Ok((made.id, Some(made)));
+    }
+    Ok((find().fetch_one(&mut *conn).await?, None))
 }

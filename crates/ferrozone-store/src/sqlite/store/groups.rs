@@ -2,7 +2,10 @@
 
 use async_trait::async_trait;
 use ferrozone_domain::error::Result;
+use std::collections::HashSet;
+
 use ferrozone_domain::group::{self, Group, GroupUpdate, Member};
+use ferrozone_domain::group_sync::GroupSync;
 use ferrozone_domain::store::{GroupStore, MemberAdded};
 use ferrozone_domain::Timestamp;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -117,6 +120,47 @@ impl GroupStore for SqliteStore {
             .map(|rows: Vec<sql::GroupColumns>| rows.into_iter().map(Group::from).collect())
     }
 
+    async fn sync_user_groups(&self, user: Uuid, source: &str, names: &[String], now: Timestamp) -> Result<GroupSync> {
+        let (source, names) = (source.to_owned(), names.to_vec());
+        self.write(move |tx| {
+            const CONTEXT: &str = "apply a provider's groups";
+            if !exists(tx.conn(), sql::USER_EXISTS, user).or_db(CONTEXT)? {
+                return Ok(GroupSync::default());
+            }
+            let mut sync = GroupSync::default();
+            let mut wanted = HashSet::new();
+            for name in &names {
+                let (id, made) = group_named(tx.conn(), name, &source, now).or_db(CONTEXT)?;
+                if let Some(made) = made {
+                    sync.created += 1;
+                    tx.append(group::created_entry(&made))?;
+                }
+                wanted.insert(id);
+            }
+            let held: HashSet<Uuid> = prepare(tx.conn(), sql::SOURCED_MEMBERSHIPS)
+                .and_then(|mut stmt| stmt.query_map(params![user, source], |row| row.get(0))?.collect())
+                .or_db(CONTEXT)?;
+            for gone in held.difference(&wanted) {
+                prepare(tx.conn(), sql::REMOVE_SOURCED_MEMBER)
+                    .and_then(|mut stmt| stmt.execute(params![gone, user, source]))
+                    .or_db(CONTEXT)?;
+                sync.removed += 1;
+                tx.append(group::synced_member_entry(false, *gone, user, &source))?;
+            }
+            for new in wanted.difference(&held) {
+                let added = prepare(tx.conn(), sql::ADD_MEMBER)
+                    .and_then(|mut stmt| stmt.execute(params![new, user, source, now.micros()]))
+                    .or_db(CONTEXT)?;
+                if added > 0 {
+                    sync.added += 1;
+                    tx.append(group::synced_member_entry(true, *new, user, &source))?;
+                }
+            }
+            Ok(sync)
+        })
+        .await
+    }
+
     async fn remove_group_member(&self, group: Uuid, user: Uuid) -> Result<bool> {
         self.write(move |tx| {
             let removed = prepare(tx.conn(), sql::REMOVE_MEMBER)
@@ -130,6 +174,19 @@ impl GroupStore for SqliteStore {
         })
         .await
     }
+}
+
+/// The id of the group named `name` (whatever its case), made from `source` when there is
+/// none; the group made, if one was.
+fn group_named(conn: &Connection, name: &str, source: &str, now: Timestamp) -> rusqlite::Result<(Uuid, Option<Group>)> {
+    let key = group::name_key(name);
+    let found = prepare(conn, sql::ID_BY_KEY)?.query_row([&key], |row| row.get(0)).optional()?;
+    if let Some(id) = found {
+        return Ok((id, None));
+    }
+    let made = group::from_provider(name, source, now);
+    prepare(conn, sql::INSERT_IF_NEW)?.execute(params![made.id, made.name, key, made.source, now.micros()])?;
+    Ok((made.id, Some(made)))
 }
 
 fn by_id(conn: &Connection, id: Uuid) -> rusqlite::Result<Option<Group>> {

@@ -168,9 +168,17 @@ fn sent(kind: Kind, fields: &Fields, stored: Option<&Value>) -> Vec<Field> {
 }
 
 /// The provider's JSON entry: blank fields left out (the parser's defaults apply), a blank
-/// secret replaced by the stored one.
+/// secret replaced by the stored one, and the stored entry's keys the form does not show
+/// (the group settings, `groups_claim`, `groups_prefix`, `groups_allowed` and
+/// `groups_attribute`, set in the JSON) kept as they are.
 fn entry(fields: &[Field], stored: Option<&Value>) -> Value {
-    let mut entry = Map::new();
+    let shown = |key: &str| fields.iter().any(|field| field.key == key);
+    let mut entry: Map<String, Value> = match stored {
+        Some(Value::Object(stored)) => {
+            stored.iter().filter(|(key, _)| !shown(key)).map(|(k, v)| (k.clone(), v.clone())).collect()
+        }
+        _ => Map::new(),
+    };
     for field in fields {
         let value = match field.input {
             Input::Check(_) => Some(Value::Bool(field.checked)),

@@ -145,6 +145,15 @@ impl Idp {
         }
     }
 
+    /// The `groups` claim of the account `email` from now on.
+    pub async fn set_groups(&self, email: &str, groups: &[&str]) {
+        let query = form_urlencoded::Serializer::new(String::new())
+            .append_pair("account", email)
+            .append_pair("groups", &groups.join(","))
+            .finish();
+        self.control(&format!("/admin/groups?{query}")).await;
+    }
+
     /// Alters the next ID token the token endpoint gives: `audience`, `nonce`, `signature`.
     pub async fn tamper(&self, mode: &str) {
         self.control(&format!("/admin/tamper?mode={mode}")).await;

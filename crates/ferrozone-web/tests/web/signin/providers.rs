@@ -47,13 +47,14 @@ async fn a_provider_sign_in_keeps_the_refresh_token_only_of_a_user_it_signed_in(
     let app = TestApp::new().await;
     let closed = ProviderPolicy { auto_create_users: false, allow_admins: true };
     let token = |t: &str| Some(zeroize::Zeroizing::new(t.to_owned()));
-    let stranger = ProviderIdentity { email: "stranger@example.com".into(), refresh_token: token("refresh-1") };
+    let stranger =
+        ProviderIdentity { email: "stranger@example.com".into(), refresh_token: token("refresh-1"), groups: None };
     let refused = app.domain.sign_in_with_identity("google", &stranger, closed).await.unwrap();
     assert!(matches!(refused, ProviderSignIn::NotAllowed));
     assert!(app.domain.oidc_connections().await.unwrap().is_empty(), "no user, no connection");
 
     let (id, _) = app.user("kate@example.com", "unprivileged").await;
-    let kate = ProviderIdentity { email: "Kate@example.com".into(), refresh_token: token("refresh-2") };
+    let kate = ProviderIdentity { email: "Kate@example.com".into(), refresh_token: token("refresh-2"), groups: None };
     let session = signed_in(app.domain.sign_in_with_identity("google", &kate, closed).await.unwrap());
     assert_eq!(session.user.id.to_string(), id);
     assert_eq!(app.show_user(&id).await["last_signed_in_method"], "google");
@@ -62,7 +63,7 @@ async fn a_provider_sign_in_keeps_the_refresh_token_only_of_a_user_it_signed_in(
     assert_eq!((connections[0].user_id, connections[0].provider_id.as_str()), (session.user.id, "google"));
     assert_eq!(*app.domain.reveal_refresh_token(&connections[0]).unwrap(), "refresh-2");
 
-    let without = ProviderIdentity { email: "kate@example.com".into(), refresh_token: None };
+    let without = ProviderIdentity { email: "kate@example.com".into(), refresh_token: None, groups: None };
     signed_in(app.domain.sign_in_with_identity("saml-idp", &without, closed).await.unwrap());
     assert_eq!(app.domain.oidc_connections().await.unwrap().len(), 1, "a sign-in without a token adds none");
 }
