@@ -40,6 +40,7 @@ fuzz_target!(|data: &[u8]| {
         require_signed_assertion: false,
         require_signed_response: false,
         now: *NOW,
+        groups_attribute: Some("groups"),
     };
     let _ = verify_response(text, &expected);
 });

@@ -49,6 +49,7 @@ fn main() {
         require_signed_assertion: true,
         require_signed_response: false,
         now: Utc::now(),
+        groups_attribute: None,
     };
     let cases = [
         ("genuine response (expired by now)", RESPONSE.to_owned()),

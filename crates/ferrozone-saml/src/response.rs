@@ -55,6 +55,8 @@ pub struct Expected<'a> {
     pub require_signed_assertion: bool,
     pub require_signed_response: bool,
     pub now: DateTime<Utc>,
+    /// The attribute holding the user's groups; `None`: groups are not read.
+    pub groups_attribute: Option<&'a str>,
 }
 
 /// The signed-in identity.
@@ -62,6 +64,9 @@ pub struct Expected<'a> {
 pub struct Verified {
     pub email: String,
     pub name_id: String,
+    /// Every value of the groups attribute (none when the assertion has no such
+    /// attribute); `None` when groups are not read.
+    pub groups: Option<Vec<String>>,
 }
 
 /// The XML of a posted `SAMLResponse` field (base64, line breaks allowed).
@@ -230,7 +235,8 @@ fn check_assertion(assertion: Node<'_, '_>, expected: &Expected<'_>) -> Result<V
     if !plausible_email(&email) {
         return Err(refused("the asserted email is not an email address"));
     }
-    Ok(Verified { email, name_id: name_id_value })
+    let groups = expected.groups_attribute.map(|name| attribute_values(assertion, name)).transpose()?;
+    Ok(Verified { email, name_id: name_id_value, groups })
 }
 
 fn check_confirmation(confirmation: Node<'_, '_>, expected: &Expected<'_>) -> Result<(), Error> {
@@ -253,6 +259,21 @@ fn check_confirmation(confirmation: Node<'_, '_>, expected: &Expected<'_>) -> Re
         return Err(refused("the assertion does not answer the request Ferrozone sent (InResponseTo)"));
     }
     Ok(())
+}
+
+/// Every value of the attributes whose `Name` (or `FriendlyName`) is `name`, in order; a
+/// value that is empty or not text is skipped, not a refusal of the sign-in.
+fn attribute_values(assertion: Node<'_, '_>, name: &str) -> Result<Vec<String>, Error> {
+    let mut values = Vec::new();
+    for statement in children(assertion, NS_ASSERTION, "AttributeStatement") {
+        for attribute in children(statement, NS_ASSERTION, "Attribute") {
+            let named = attribute.attribute("Name") == Some(name) || attribute.attribute("FriendlyName") == Some(name);
+            if named {
+                values.extend(children(attribute, NS_ASSERTION, "AttributeValue").filter_map(|v| xml::value(v).ok()));
+            }
+        }
+    }
+    Ok(values)
 }
 
 /// The first value of the first email-like attribute.

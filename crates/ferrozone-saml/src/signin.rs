@@ -98,6 +98,8 @@ pub enum Finished {
 /// proved, and where the flow was to end.
 pub struct VerifiedFlow {
     pub email: String,
+    /// Every value of the assertion's groups attribute; `None`: groups are not read.
+    pub groups: Option<Vec<String>>,
     pub return_to: String,
 }
 
@@ -259,6 +261,7 @@ impl SamlSp {
             request_id,
             require_signed_assertion: config.signed_assertion_in_resp,
             require_signed_response: config.signed_envelopes_in_resp,
+            groups_attribute: config.groups.claim.clone(),
         };
         let running = admitted.run().await;
         let verified = tokio::task::spawn_blocking(move || {
@@ -267,14 +270,14 @@ impl SamlSp {
         })
         .await
         .map_err(|e| DomainError::Internal(anyhow::anyhow!("SAML response verification failed: {e}")))?;
-        let email = match verified {
-            Ok(verified) => verified.email,
+        let (email, groups) = match verified {
+            Ok(verified) => (verified.email, verified.groups),
             Err(e) => {
                 tracing::warn!(provider = %config.id, error = %e, "SAML sign-in refused");
                 return Ok(Consumed::Refused { reason: e.to_string(), return_to: flow.return_to });
             }
         };
-        let remembered = FlowState::Verified { started: relay_state.to_owned(), email }.encode();
+        let remembered = FlowState::Verified { started: relay_state.to_owned(), email, groups }.encode();
         let state = domain.begin_sign_in_flow(&config.id, &remembered, &flow.return_to).await?;
         Ok(Consumed::Verified { state })
     }
@@ -309,14 +312,14 @@ impl SamlSp {
         let Some(flow) = domain.take_sign_in_flow(&config.id, state).await? else {
             return Ok(None);
         };
-        let Some(FlowState::Verified { started, email }) = FlowState::decode(&flow.secrets) else {
+        let Some(FlowState::Verified { started, email, groups }) = FlowState::decode(&flow.secrets) else {
             return Ok(None);
         };
         if !flow_cookie.is_some_and(|cookie| bool::from(cookie.as_bytes().ct_eq(started.as_bytes()))) {
             tracing::info!(provider = %config.id, "SAML sign-in finished in a browser that did not start it");
             return Ok(None);
         }
-        Ok(Some(VerifiedFlow { email, return_to: flow.return_to }))
+        Ok(Some(VerifiedFlow { email, groups, return_to: flow.return_to }))
     }
 
     /// Signs the verified email in under the provider's policy.
@@ -328,8 +331,8 @@ impl SamlSp {
     ) -> Result<ProviderSignInEnd, DomainError> {
         let config = &provider.config;
         let policy = ProviderPolicy { auto_create_users: config.auto_create_users, allow_admins: config.allow_admins };
-        // The assertion's group attribute is not read yet (docs/design/groups.md).
-        let identity = ProviderIdentity { email: verified.email, refresh_token: None, groups: None };
+        let groups = verified.groups.map(|sent| config.groups.keep(sent.iter().map(String::as_str)));
+        let identity = ProviderIdentity { email: verified.email, refresh_token: None, groups };
         let outcome = domain.sign_in_with_identity(&config.id, &identity, policy).await?;
         Ok(ProviderSignInEnd { outcome, email: identity.email, return_to: verified.return_to })
     }
@@ -370,6 +373,7 @@ struct Check {
     request_id: String,
     require_signed_assertion: bool,
     require_signed_response: bool,
+    groups_attribute: Option<String>,
 }
 
 impl Check {
@@ -383,6 +387,7 @@ impl Check {
             require_signed_assertion: self.require_signed_assertion,
             require_signed_response: self.require_signed_response,
             now: Utc::now(),
+            groups_attribute: self.groups_attribute.as_deref(),
         };
         decode_post_response(encoded).and_then(|xml| verify_response(&xml, &expected))
     }

@@ -11,7 +11,9 @@
 //                                          with an email field and the request carried along
 //   POST /sso with SAMLRequest, RelayState  (HTTP-POST binding) the same sign-in page
 //   POST /sso with email too                the IdP's HTML form that posts the signed
-//                                          SAMLResponse and the RelayState to the SP's ACS
+//                                          SAMLResponse and the RelayState to the SP's ACS;
+//                                          a `groups` field (names separated by commas)
+//                                          becomes a `groups` attribute, one value a name
 //
 // keys/ holds throwaway test keys (idp: the IdP; other: a forger; sp: the SP), made with
 // `openssl req -x509 -newkey rsa:2048 -nodes -days 36500`; they protect nothing.
@@ -49,14 +51,14 @@ const pem = (text) => text.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
 
 const EMAIL_FORMAT = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
 
-// The user, as samlp maps it: the NameID is the email (emailAddress format), and an
-// `email` attribute carries it too.
+// The user, as samlp maps it: the NameID is the email (emailAddress format), an `email`
+// attribute carries it too, and a `groups` attribute the user's groups when it has some.
 function EmailProfile(user) {
   if (!(this instanceof EmailProfile)) return new EmailProfile(user);
   this.user = user;
 }
 EmailProfile.prototype.getClaims = function () {
-  return { email: this.user.email };
+  return this.user.groups ? { email: this.user.email, groups: this.user.groups } : { email: this.user.email };
 };
 EmailProfile.prototype.getNameIdentifier = function () {
   return { nameIdentifier: this.user.email, nameIdentifierFormat: EMAIL_FORMAT };
@@ -116,7 +118,9 @@ function respond(base, fields, res) {
       destination: acs,
       inResponseTo: request.id,
     };
-    samlp.getSamlResponse(options, { email }, (err, xml) => {
+    const names = (fields.groups ?? '').split(',').filter((name) => name);
+    const groups = names.length ? names : undefined;
+    samlp.getSamlResponse(options, { email, groups }, (err, xml) => {
       if (err) return send(res, 500, 'text/plain', String(err));
       const form = templates.form({
         type: 'SAMLResponse',

@@ -36,6 +36,7 @@ fn expected(idp: &IdpMetadata) -> Expected<'_> {
         require_signed_assertion: true,
         require_signed_response: false,
         now: at(NOW),
+        groups_attribute: Some("groups"),
     }
 }
 
@@ -55,7 +56,7 @@ fn refused_with(result: Result<Verified, Error>, words: &str) {
 }
 
 fn alice() -> Verified {
-    Verified { email: "alice@example.com".into(), name_id: "alice@example.com".into() }
+    Verified { email: "alice@example.com".into(), name_id: "alice@example.com".into(), groups: Some(vec![]) }
 }
 
 #[test]
@@ -215,7 +216,10 @@ fn takes_the_email_from_an_attribute_when_the_name_id_is_not_one() {
     let persistent = ASSERTION_SIGNED
         .replace("nameid-format:emailAddress\">alice@example.com", "nameid-format:persistent\">u-123")
         .replace("Name=\"email\"", "Name=\"mail\"");
-    assert_eq!(check_in(&persistent).unwrap(), Verified { email: "alice@example.com".into(), name_id: "u-123".into() });
+    assert_eq!(
+        check_in(&persistent).unwrap(),
+        Verified { email: "alice@example.com".into(), name_id: "u-123".into(), groups: Some(vec![]) }
+    );
     let no_email = persistent.replace("Name=\"mail\"", "Name=\"name\"");
     assert!(check_in(&no_email).is_err());
 }

@@ -6,6 +6,8 @@ use zeroize::Zeroizing;
 
 const STARTED: &str = "saml-start";
 const VERIFIED: &str = "saml-finish";
+/// A verified flow that also remembers the groups the assertion named.
+const VERIFIED_WITH_GROUPS: &str = "saml-finish-groups";
 
 /// The state of a SAML sign-in, as its flow keeps it (sealed, with the flow).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,8 +15,9 @@ pub enum FlowState {
     /// Sent to the IdP: the AuthnRequest's id, which the response must answer.
     Started { request_id: String },
     /// The IdP's response verified: the first flow's state (what the browser's flow cookie
-    /// must hold at the finish) and the email the response vouched for.
-    Verified { started: String, email: String },
+    /// must hold at the finish), the email the response vouched for, and the groups it
+    /// named (`None`: the provider's groups are not read).
+    Verified { started: String, email: String, groups: Option<Vec<String>> },
 }
 
 impl FlowState {
@@ -22,7 +25,12 @@ impl FlowState {
     pub fn encode(&self) -> Zeroizing<Vec<u8>> {
         let text = match self {
             Self::Started { request_id } => format!("{STARTED}\n{request_id}"),
-            Self::Verified { started, email } => format!("{VERIFIED}\n{started}\n{email}"),
+            Self::Verified { started, email, groups: None } => format!("{VERIFIED}\n{started}\n{email}"),
+            Self::Verified { started, email, groups: Some(groups) } => {
+                // JSON on one line: a name may hold anything but cannot break the line.
+                let groups = serde_json::to_string(groups).unwrap_or_else(|_| "[]".to_owned());
+                format!("{VERIFIED_WITH_GROUPS}\n{started}\n{groups}\n{email}")
+            }
         };
         Zeroizing::new(text.into_bytes())
     }
@@ -36,7 +44,15 @@ impl FlowState {
             STARTED => Some(Self::Started { request_id: field(rest)?.to_owned() }),
             VERIFIED => {
                 let (started, email) = rest.split_once('\n')?;
-                Some(Self::Verified { started: field(started)?.to_owned(), email: nonempty(email)?.to_owned() })
+                let (started, email) = (field(started)?.to_owned(), nonempty(email)?.to_owned());
+                Some(Self::Verified { started, email, groups: None })
+            }
+            VERIFIED_WITH_GROUPS => {
+                let (started, rest) = rest.split_once('\n')?;
+                let (groups, email) = rest.split_once('\n')?;
+                let groups = serde_json::from_str(field(groups)?).ok()?;
+                let (started, email) = (field(started)?.to_owned(), nonempty(email)?.to_owned());
+                Some(Self::Verified { started, email, groups: Some(groups) })
             }
             _ => None,
         }
@@ -61,12 +77,22 @@ mod tests {
     }
 
     fn verified() -> FlowState {
-        FlowState::Verified { started: "c3RhdGU".into(), email: "kate@example.com".into() }
+        FlowState::Verified { started: "c3RhdGU".into(), email: "kate@example.com".into(), groups: None }
+    }
+
+    fn with_groups() -> FlowState {
+        let groups = Some(vec!["eng".to_owned(), "line\nbreak \"quoted\"".to_owned()]);
+        FlowState::Verified { started: "c3RhdGU".into(), email: "kate@example.com".into(), groups }
     }
 
     #[test]
     fn decodes_what_it_encodes() {
-        for state in [started(), verified()] {
+        for state in [
+            started(),
+            verified(),
+            with_groups(),
+            FlowState::Verified { started: "s".into(), email: "e@example.com".into(), groups: Some(vec![]) },
+        ] {
             assert_eq!(FlowState::decode(&state.encode()), Some(state));
         }
     }
@@ -95,6 +121,8 @@ mod tests {
             b" saml-start\n_fz1",
             b"{\"nonce\":\"n\",\"pkce_verifier\":\"v\"}",
             b"saml-start\n\xff\xfe",
+            b"saml-finish-groups\nstate\nkate@example.com",
+            b"saml-finish-groups\nstate\n{\"not\":\"a list\"}\nkate@example.com",
         ];
         for bytes in bad {
             assert_eq!(FlowState::decode(bytes), None, "{:?}", String::from_utf8_lossy(bytes));
@@ -104,6 +132,9 @@ mod tests {
     #[test]
     fn the_email_takes_the_rest() {
         let state = FlowState::decode(b"saml-finish\nstate\nkate@example.com\nmore").unwrap();
-        assert_eq!(state, FlowState::Verified { started: "state".into(), email: "kate@example.com\nmore".into() });
+        assert_eq!(
+            state,
+            FlowState::Verified { started: "state".into(), email: "kate@example.com\nmore".into(), groups: None }
+        );
     }
 }

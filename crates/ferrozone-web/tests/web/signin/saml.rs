@@ -5,6 +5,7 @@
 //! lifetime, another audience, no signature), except the altered assertion.
 
 mod consumer;
+mod groups;
 mod identities;
 mod idp;
 mod test_sign_in;
@@ -41,11 +42,25 @@ async fn idp_answer(browser: &reqwest::Client, base: &str, email: &str) -> Form 
 
 /// Signs in as `email` on the IdP's sign-in `page`: the IdP's form for Ferrozone.
 async fn sign_in_at_idp(browser: &reqwest::Client, base: &str, page: reqwest::Response, email: &str) -> Form {
+    sign_in_at_idp_with(browser, base, page, email, &[]).await
+}
+
+/// [`sign_in_at_idp`] with more fields for the IdP (`groups`, see tests/idp/saml/idp.js).
+async fn sign_in_at_idp_with(
+    browser: &reqwest::Client,
+    base: &str,
+    page: reqwest::Response,
+    email: &str,
+    extra: &[(&str, &str)],
+) -> Form {
     assert_eq!(page.status(), StatusCode::OK, "the IdP's sign-in page");
     let url = page.url().clone();
     let mut form = Form::parse(&page.text().await.unwrap(), &url);
     assert!(!form.get("SAMLRequest").is_empty() && !form.get("RelayState").is_empty());
     form.set("email", email);
+    for (name, value) in extra {
+        form.set(name, value);
+    }
     let answer = form.submit(browser).await;
     assert_eq!(answer.status(), StatusCode::OK, "the IdP answers with a form");
     let url = answer.url().clone();
