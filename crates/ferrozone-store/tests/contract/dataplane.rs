@@ -198,8 +198,16 @@ async fn statistics_follow_a_new_key_and_go_with_their_device() {
     assert_eq!(stored.stats, Default::default(), "a deleted device's figures went with it");
 }
 
-#[tokio::test]
-async fn the_egress_policy_is_every_rule_and_the_active_devices_of_their_users() {
+/// Alice (an admin), Bob and Carol, each with a device; Alice's device.
+struct Three {
+    db: ferrozone_store::testing::TestDb,
+    alice: ferrozone_domain::model::User,
+    bob: ferrozone_domain::model::User,
+    carol: ferrozone_domain::model::User,
+    alices: ferrozone_domain::model::Device,
+}
+
+async fn three_users() -> Three {
     let db = db().await;
     let alice = add_user(&db, "alice@example.com", Role::Admin).await;
     let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
@@ -207,6 +215,12 @@ async fn the_egress_policy_is_every_rule_and_the_active_devices_of_their_users()
     let alices = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
     db.store.insert_device(&new_device(bob.id), &pools(), 10).await.unwrap();
     db.store.insert_device(&new_device(carol.id), &pools(), 10).await.unwrap();
+    Three { db, alice, bob, carol, alices }
+}
+
+#[tokio::test]
+async fn the_egress_policy_is_every_rule_and_the_active_devices_of_their_users() {
+    let Three { db, alice, bob, alices, .. } = three_users().await;
     let (global, alices_rule, bobs_rule) =
         (rule("10.0.0.0/8", None), rule("10.1.0.0/16", Some(alice.id)), rule("10.2.0.0/16", Some(bob.id)));
     for r in [&global, &alices_rule, &bobs_rule] {
@@ -412,13 +426,7 @@ fn never_expires() -> VpnSession {
 /// deletion takes its rules with it.
 #[tokio::test]
 async fn the_egress_policy_carries_the_members_of_the_groups_rules_name() {
-    let db = db().await;
-    let alice = add_user(&db, "alice@example.com", Role::Admin).await;
-    let bob = add_user(&db, "bob@example.com", Role::Unprivileged).await;
-    let carol = add_user(&db, "carol@example.com", Role::Unprivileged).await;
-    let alices = db.store.insert_device(&new_device(alice.id), &pools(), 10).await.unwrap();
-    db.store.insert_device(&new_device(bob.id), &pools(), 10).await.unwrap();
-    db.store.insert_device(&new_device(carol.id), &pools(), 10).await.unwrap();
+    let Three { db, alice, bob, carol, alices } = three_users().await;
     let (staff, idle) = (crate::groups::group("Staff"), crate::groups::group("Idle"));
     db.store.insert_group(&staff).await.unwrap();
     db.store.insert_group(&idle).await.unwrap();

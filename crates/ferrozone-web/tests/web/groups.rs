@@ -5,18 +5,9 @@
 use axum::http::StatusCode;
 use serde_json::json;
 
+use crate::admin_users::admin_browser;
 use crate::helpers::TestApp;
 use crate::signin::{password_user, text, Browser, PASSWORD};
-
-const ADMIN: &str = "boss@example.com";
-
-async fn console() -> (TestApp, Browser) {
-    let app = TestApp::new().await;
-    password_user(&app, ADMIN, "admin").await;
-    let mut browser = Browser::new(&app);
-    browser.sign_in(ADMIN, PASSWORD, "/").await.expect_status(StatusCode::SEE_OTHER);
-    (app, browser)
-}
 
 async fn post(browser: &mut Browser, path: &str, fields: &[(&str, &str)], token: &str) -> crate::helpers::TestResponse {
     let mut all = fields.to_vec();
@@ -26,9 +17,9 @@ async fn post(browser: &mut Browser, path: &str, fields: &[(&str, &str)], token:
 
 #[tokio::test]
 async fn groups_are_added_with_members_and_rules_and_deleted() {
-    let (app, mut browser) = console().await;
+    let app = TestApp::new().await;
+    let (mut browser, token, _) = admin_browser(&app).await;
     let (alice, _) = app.user("alice@example.com", "unprivileged").await;
-    let token = browser.csrf_token().await;
 
     let made =
         post(&mut browser, "/admin/groups", &[("name", " Staff "), ("description", "everyone on payroll")], &token)
