@@ -118,7 +118,9 @@ async fn an_unanswered_challenge_fails_the_order() {
     let failed = status.wait_for(|s| !matches!(s, Status::Starting | Status::Ordering));
     let failed = tokio::time::timeout(Duration::from_secs(60), failed).await.unwrap().unwrap().clone();
     let Status::Retrying { error, .. } = failed else { panic!("{failed:?}") };
-    assert!(error.contains("validation"), "{error}");
+    // The CA's refusal comes while waiting for the validation, or already in its answer to
+    // the challenge's announcement when it validated at once (under load, it can).
+    assert!(error.contains("validation") || error.contains("for the tls-alpn-01 challenge"), "{error}");
     assert!(!dir.path().join("acme").join(format!("{HOST}.pem")).exists());
     task.abort();
 }
