@@ -240,6 +240,8 @@ async fn add_member(
     ),
     responses(
         (status = 204, description = "Removed"),
+        (status = 422, body = crate::dto::ValidationErrors,
+            description = "A membership an identity provider keeps: `user_id: [\"is kept by idp:<id> and ends there\"]`"),
         crate::responses::ItemErrors,
     ))]
 async fn remove_member(
