@@ -20,7 +20,16 @@ use crate::config::Config;
 /// The held lock: released when dropped, or when the process ends.
 #[derive(Debug)]
 pub struct DatabaseLock {
-    _file: File,
+    file: File,
+}
+
+impl Drop for DatabaseLock {
+    /// Unlocks before the file closes: the lock belongs to the open file description, which
+    /// a child process shares from its fork until its exec, so closing alone could leave it
+    /// held a moment longer.
+    fn drop(&mut self) {
+        let _ = flock(&self.file, FlockOperation::Unlock);
+    }
 }
 
 /// `serve`'s lock on the configured SQLite database file; none for PostgreSQL (several
@@ -70,12 +79,12 @@ pub fn acquire(database: &Path, mode: Mode) -> anyhow::Result<Result<DatabaseLoc
         Err(e) => bail!("locking {}: {e}", path.display()),
     }
     if mode == Mode::Shared {
-        return Ok(Ok(DatabaseLock { _file: file }));
+        return Ok(Ok(DatabaseLock { file }));
     }
     file.set_len(0)?;
     file.rewind()?;
     write!(file, "{}", std::process::id())?;
-    Ok(Ok(DatabaseLock { _file: file }))
+    Ok(Ok(DatabaseLock { file }))
 }
 
 /// The process id the lock's holder wrote into the lock file.

@@ -25,7 +25,7 @@ pub struct StateDir {
     path: PathBuf,
     cipher: Cipher,
     /// Held, locked, for as long as the directory is open.
-    _lock: fs::File,
+    _lock: Lock,
 }
 
 /// What `state.sealed` holds.
@@ -120,8 +120,21 @@ impl StateDir {
     }
 }
 
-/// An exclusive lock on the file at `path`, held as long as the file is open.
-fn lock(path: &Path) -> anyhow::Result<fs::File> {
+/// An exclusive lock on a file, released when dropped.
+///
+/// Released explicitly rather than by closing the file: a `flock` belongs to the open file
+/// description, which a child process shares from its fork until its exec closes it, so a
+/// close alone can leave the lock held for a moment after the directory is closed.
+struct Lock(fs::File);
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = rustix::fs::flock(&self.0, rustix::fs::FlockOperation::Unlock);
+    }
+}
+
+/// An exclusive lock on the file at `path`, held until the `Lock` is dropped.
+fn lock(path: &Path) -> anyhow::Result<Lock> {
     use rustix::fs::{flock, FlockOperation};
     let file = OpenOptions::new()
         .read(true)
@@ -132,7 +145,7 @@ fn lock(path: &Path) -> anyhow::Result<fs::File> {
         .open(path)
         .with_context(|| format!("opening {}", path.display()))?;
     match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => Ok(file),
+        Ok(()) => Ok(Lock(file)),
         Err(rustix::io::Errno::WOULDBLOCK) => {
             anyhow::bail!("another ferrozone gateway runs on {}", path.parent().unwrap_or(path).display())
         }
