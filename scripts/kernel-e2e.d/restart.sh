@@ -30,9 +30,11 @@ in_cli() { ip netns exec "$cli" "$@"; }
 until_ok() {
   local seconds=$1 what=$2
   shift 2
-  local deadline=$((SECONDS + seconds))
+  # Microseconds of the wall clock: bash's SECONDS counts whole seconds, so SECONDS + 1 can
+  # be a moment away.
+  local deadline=$((${EPOCHREALTIME//[^0-9]/} + seconds * 1000000))
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || die "$what: not within $seconds s"
+    ((${EPOCHREALTIME//[^0-9]/} < deadline)) || die "$what: not within $seconds s"
     sleep 0.1
   done
 }
