@@ -30,6 +30,7 @@ use ferrozone_http::{reply, AppState};
         (name = "invitations", description = "Single-use sign-in links for new people, by email (Ferrozone's own)"),
         (name = "gateways", description = "Gateways on other hosts: the registry and enrolment (Ferrozone's own)"),
         (name = "groups", description = "Groups of users and their members (Ferrozone's own)"),
+        (name = "provisioning", description = "Tokens for SCIM provisioning at /scim/v2 (Ferrozone's own)"),
         (name = "audit", description = "The audit log: who changed what, from where and when (Ferrozone's own)"))
 )]
 pub struct ApiDoc;
@@ -61,6 +62,7 @@ pub fn api() -> (axum::Router<AppState>, Value) {
         .merge(crate::routes::invitations::routes())
         .merge(crate::routes::gateways::routes())
         .merge(crate::routes::groups::routes())
+        .merge(crate::routes::scim_tokens::routes())
         .merge(crate::routes::gateway_protocol::routes())
         .merge(crate::routes::audit::routes())
         .split_for_parts();

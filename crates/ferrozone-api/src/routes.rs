@@ -12,6 +12,7 @@ pub mod health;
 pub mod invitations;
 pub mod me;
 pub mod rules;
+pub mod scim_tokens;
 pub mod server;
 pub mod tokens;
 pub mod totp;

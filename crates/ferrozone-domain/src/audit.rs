@@ -110,6 +110,8 @@ pub enum ActorKind {
     Provider,
     /// Ferrozone itself, as when a provider refresh disables a user.
     System,
+    /// A SCIM client, the directory (`id`: its provisioning token's id).
+    Scim,
     /// Nobody known: a refused sign-in.
     Anonymous,
 }
@@ -123,12 +125,13 @@ impl ActorKind {
             Self::Cli => "cli",
             Self::Provider => "provider",
             Self::System => "system",
+            Self::Scim => "scim",
             Self::Anonymous => "anonymous",
         }
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Token, Self::Session, Self::User, Self::Cli, Self::Provider, Self::System, Self::Anonymous]
+        [Self::Token, Self::Session, Self::User, Self::Cli, Self::Provider, Self::System, Self::Scim, Self::Anonymous]
             .into_iter()
             .find(|kind| kind.as_str() == text)
     }

@@ -26,6 +26,7 @@ pub mod names;
 pub mod percent;
 pub mod providers;
 pub mod rules;
+pub mod scim;
 pub mod service;
 pub mod settings;
 pub mod sign_in_link;

@@ -78,6 +78,8 @@ pub enum DisabledBy {
     /// The OpenID Connect refresh: the provider with this id refused the user's refresh
     /// token (with `disable_vpn_on_oidc_error` on).
     IdentityProvider(String),
+    /// A SCIM client (the directory): `active: false`, or a delete of the SCIM user.
+    Scim,
 }
 
 impl DisabledBy {
@@ -87,6 +89,7 @@ impl DisabledBy {
             DisabledBy::Admin => "admin",
             DisabledBy::Cli => "cli",
             DisabledBy::IdentityProvider(_) => "identity_provider",
+            DisabledBy::Scim => "scim",
         }
     }
 
@@ -94,7 +97,7 @@ impl DisabledBy {
     pub fn provider_id(&self) -> Option<&str> {
         match self {
             DisabledBy::IdentityProvider(id) => Some(id),
-            DisabledBy::Admin | DisabledBy::Cli => None,
+            DisabledBy::Admin | DisabledBy::Cli | DisabledBy::Scim => None,
         }
     }
 
@@ -104,6 +107,7 @@ impl DisabledBy {
         match (name, provider_id) {
             ("admin", None) => Some(DisabledBy::Admin),
             ("cli", None) => Some(DisabledBy::Cli),
+            ("scim", None) => Some(DisabledBy::Scim),
             ("identity_provider", Some(id)) => Some(DisabledBy::IdentityProvider(id)),
             _ => None,
         }

@@ -16,6 +16,7 @@
 mod assign;
 pub mod devices;
 pub mod egress;
+pub mod scim;
 pub mod tx;
 pub mod users;
 

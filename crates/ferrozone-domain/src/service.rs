@@ -21,6 +21,7 @@ pub mod personal_tokens;
 pub mod providers;
 pub mod refused_sign_ins;
 pub mod rules;
+pub mod scim;
 pub mod sessions;
 pub mod sign_in_links;
 pub mod throttle;

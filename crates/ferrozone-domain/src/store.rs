@@ -5,6 +5,11 @@
 //! backend, so several processes sharing a PostgreSQL database keep it too.
 
 use async_trait::async_trait;
+
+use crate::scim::{
+    GroupFilter, Listed, MembersChanged, Page, ScimGroup, ScimGroupWrite, ScimMember, ScimToken, ScimUser,
+    ScimUserWrite, UserFilter,
+};
 use uuid::Uuid;
 
 use crate::audit::{AuditHead, AuditQuery, EventRecord, NewAuditEvent};
@@ -91,7 +96,7 @@ pub const STREAM_DEPTH: usize = 2;
 /// comes back as [`crate::DomainError::Invalid`] with the field and message the API shows;
 /// a database that cannot be reached as [`crate::DomainError::Unavailable`].
 #[async_trait]
-pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore + GatewayStore + GroupStore {
+pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore + GatewayStore + GroupStore + ScimStore {
     /// Checks that the database answers.
     async fn ping(&self) -> Result<()>;
 
@@ -509,4 +514,56 @@ pub trait GroupStore: Send + Sync + 'static {
     /// begin (a membership the user has already, made by hand, stays as it is). Nothing for
     /// an unknown user. Every change is audited.
     async fn sync_user_groups(&self, user: Uuid, source: &str, names: &[String], now: Timestamp) -> Result<GroupSync>;
+}
+
+/// SCIM provisioning ([`crate::scim`]), a part of every [`Store`]: the provisioning tokens,
+/// and the reads and group writes of `/scim/v2`. The user writes run in the rules
+/// ([`crate::rules::scim`]), on [`crate::rules::tx::WriteTx`].
+#[async_trait]
+pub trait ScimStore: Send + Sync + 'static {
+    /// Stores a new token; records `scim_token.created`.
+    async fn insert_scim_token(&self, token: &ScimToken) -> Result<()>;
+    /// The token whose secret hashes to `hash`, revoked or not.
+    async fn scim_token_by_hash(&self, hash: &[u8]) -> Result<Option<ScimToken>>;
+    /// Every token, newest first.
+    async fn list_scim_tokens(&self) -> Result<Vec<ScimToken>>;
+    /// Revokes a token (once: a revoked one keeps its first time); records
+    /// `scim_token.revoked`. `None` when there is no such token.
+    async fn revoke_scim_token(&self, id: Uuid, now: Timestamp) -> Result<Option<ScimToken>>;
+    /// Records that the token was used at `now` (no audit event).
+    async fn touch_scim_token(&self, id: Uuid, now: Timestamp) -> Result<()>;
+
+    /// [`crate::rules::scim::create_in`] in a transaction of its own.
+    async fn create_scim_user(&self, write: &ScimUserWrite, now: Timestamp) -> Result<ScimUser>;
+    /// [`crate::rules::scim::replace_in`] in a transaction of its own.
+    async fn replace_scim_user(&self, id: Uuid, write: &ScimUserWrite, now: Timestamp) -> Result<ScimUser>;
+    /// [`crate::rules::scim::delete_in`] in a transaction of its own.
+    async fn delete_scim_user(&self, id: Uuid, now: Timestamp) -> Result<User>;
+
+    /// One page of the SCIM users `filter` selects, in the order they were provisioned.
+    async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>>;
+    async fn scim_user(&self, id: Uuid) -> Result<Option<ScimUser>>;
+    /// One page of the SCIM groups (source `scim`) `filter` selects, by name.
+    async fn scim_groups(&self, filter: &GroupFilter, page: Page) -> Result<Listed<ScimGroup>>;
+    async fn scim_group(&self, id: Uuid) -> Result<Option<ScimGroup>>;
+    /// The SCIM members (memberships of source `scim`) of each of `groups`, by user.
+    async fn scim_members(&self, groups: &[Uuid]) -> Result<Vec<(Uuid, ScimMember)>>;
+    /// Makes the SCIM group `name`, or takes over a group of that name not kept by SCIM yet
+    /// (its source becomes `scim`; its other memberships stay), with `external_id` and
+    /// `members`. `Invalid` on `name` when a SCIM group has that name; a member that is
+    /// not a SCIM user is `Invalid` on `members`.
+    async fn create_scim_group(
+        &self,
+        group: &Group,
+        external_id: Option<&str>,
+        members: &[Uuid],
+    ) -> Result<(ScimGroup, MembersChanged)>;
+    /// Applies `write` onto the SCIM group `id`, in one transaction; `None` when there is no
+    /// such SCIM group.
+    async fn write_scim_group(
+        &self,
+        id: Uuid,
+        write: &ScimGroupWrite,
+        now: Timestamp,
+    ) -> Result<Option<(ScimGroup, MembersChanged)>>;
 }

@@ -38,6 +38,9 @@ pub trait Faces {
 
 pub const JSON_UTF8: &str = "application/json; charset=utf-8";
 
+/// The content type of every answer under `/scim/v2` (RFC 7644 section 3.1).
+pub const SCIM_JSON: &str = "application/scim+json";
+
 /// The content type of the web sign-in's pages, on any status.
 pub const HTML_UTF8: &str = "text/html; charset=utf-8";
 
@@ -334,7 +337,9 @@ pub async fn send_any(router: Router, req: Request<Body>) -> TestResponse {
         // A device configuration or its QR code: the test reads `raw`.
         Value::Null
     } else {
-        assert_eq!(content_type, Some(JSON_UTF8), "{what}: content type of {status} {text}");
+        let scim = what.split(' ').nth(1).is_some_and(|path| path.starts_with("/scim/"));
+        let expected = if scim { SCIM_JSON } else { JSON_UTF8 };
+        assert_eq!(content_type, Some(expected), "{what}: content type of {status} {text}");
         serde_json::from_slice(&raw).unwrap_or_else(|e| panic!("{what}: {status} body is not JSON ({e}): {text}"))
     };
     if status == StatusCode::UNAUTHORIZED && !html {

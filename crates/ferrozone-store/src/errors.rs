@@ -14,6 +14,7 @@ const UNIQUE_FIELDS: &[(&str, &str, &str)] = &[
     ("devices_ipv6_unique", "devices.ipv6", Unique::Ipv6.field()),
     ("gateways_name_unique", "gateways.name", Unique::GatewayName.field()),
     ("groups_name_key_unique", "groups.name_key", Unique::GroupName.field()),
+    ("scim_users_user_name_key_unique", "scim_users.user_name_key", "userName"),
 ];
 
 /// The attribute of a unique violation PostgreSQL reports on `constraint`.
@@ -33,7 +34,7 @@ mod tests {
     #[test]
     fn every_unique_field_is_a_client_attribute() {
         for (_, _, field) in UNIQUE_FIELDS {
-            assert!(["email", "public_key", "name", "ipv4", "ipv6"].contains(field));
+            assert!(["email", "public_key", "name", "ipv4", "ipv6", "userName"].contains(field));
         }
     }
 }

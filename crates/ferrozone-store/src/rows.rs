@@ -19,8 +19,10 @@ use uuid::Uuid;
 use crate::columns::columns;
 
 mod rule;
+mod scim;
 
 pub(crate) use rule::{RuleMembershipRow, RuleRow, RuleSourceRow};
+pub(crate) use scim::{ScimTokenRow, ScimUserJoinRow, ScimUserRow};
 
 columns! {
     /// A `users` row. Signing in is not an edit: the `UPDATE` leaves its columns alone.

@@ -9,6 +9,7 @@ pub(crate) mod audit;
 pub(crate) mod gateways;
 pub(crate) mod groups;
 pub(crate) mod links;
+pub(crate) mod scim;
 pub(crate) mod stats;
 pub(crate) mod text;
 pub(crate) mod totp;

@@ -22,6 +22,7 @@ mod remote_gateway;
 mod robustness;
 mod rules;
 mod rules_check;
+mod scim_tokens;
 mod tokens;
 mod users;
 mod webhooks;

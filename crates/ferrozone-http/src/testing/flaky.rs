@@ -414,6 +414,96 @@ mod gateway_calls {
     }
 }
 
+/// The SCIM calls, each `self.inner.$name(args)` after `self.check("$name")`.
+mod scim_calls {
+    use async_trait::async_trait;
+    use ferrozone_domain::error::Result;
+    use ferrozone_domain::group::Group;
+    use ferrozone_domain::scim::{
+        GroupFilter, Listed, MembersChanged, Page, ScimGroup, ScimGroupWrite, ScimMember, ScimToken, ScimUser,
+        ScimUserWrite, UserFilter,
+    };
+    use ferrozone_domain::store::ScimStore;
+    use ferrozone_domain::{Timestamp, User};
+    use uuid::Uuid;
+
+    use super::Flaky;
+
+    #[async_trait]
+    impl ScimStore for Flaky {
+        async fn insert_scim_token(&self, token: &ScimToken) -> Result<()> {
+            self.check("insert_scim_token")?;
+            self.inner.insert_scim_token(token).await
+        }
+        async fn scim_token_by_hash(&self, hash: &[u8]) -> Result<Option<ScimToken>> {
+            self.check("scim_token_by_hash")?;
+            self.inner.scim_token_by_hash(hash).await
+        }
+        async fn list_scim_tokens(&self) -> Result<Vec<ScimToken>> {
+            self.check("list_scim_tokens")?;
+            self.inner.list_scim_tokens().await
+        }
+        async fn revoke_scim_token(&self, id: Uuid, now: Timestamp) -> Result<Option<ScimToken>> {
+            self.check("revoke_scim_token")?;
+            self.inner.revoke_scim_token(id, now).await
+        }
+        async fn touch_scim_token(&self, id: Uuid, now: Timestamp) -> Result<()> {
+            self.check("touch_scim_token")?;
+            self.inner.touch_scim_token(id, now).await
+        }
+        async fn create_scim_user(&self, write: &ScimUserWrite, now: Timestamp) -> Result<ScimUser> {
+            self.check("create_scim_user")?;
+            self.inner.create_scim_user(write, now).await
+        }
+        async fn replace_scim_user(&self, id: Uuid, write: &ScimUserWrite, now: Timestamp) -> Result<ScimUser> {
+            self.check("replace_scim_user")?;
+            self.inner.replace_scim_user(id, write, now).await
+        }
+        async fn delete_scim_user(&self, id: Uuid, now: Timestamp) -> Result<User> {
+            self.check("delete_scim_user")?;
+            self.inner.delete_scim_user(id, now).await
+        }
+        async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>> {
+            self.check("scim_users")?;
+            self.inner.scim_users(filter, page).await
+        }
+        async fn scim_user(&self, id: Uuid) -> Result<Option<ScimUser>> {
+            self.check("scim_user")?;
+            self.inner.scim_user(id).await
+        }
+        async fn scim_groups(&self, filter: &GroupFilter, page: Page) -> Result<Listed<ScimGroup>> {
+            self.check("scim_groups")?;
+            self.inner.scim_groups(filter, page).await
+        }
+        async fn scim_group(&self, id: Uuid) -> Result<Option<ScimGroup>> {
+            self.check("scim_group")?;
+            self.inner.scim_group(id).await
+        }
+        async fn scim_members(&self, groups: &[Uuid]) -> Result<Vec<(Uuid, ScimMember)>> {
+            self.check("scim_members")?;
+            self.inner.scim_members(groups).await
+        }
+        async fn create_scim_group(
+            &self,
+            group: &Group,
+            external_id: Option<&str>,
+            members: &[Uuid],
+        ) -> Result<(ScimGroup, MembersChanged)> {
+            self.check("create_scim_group")?;
+            self.inner.create_scim_group(group, external_id, members).await
+        }
+        async fn write_scim_group(
+            &self,
+            id: Uuid,
+            write: &ScimGroupWrite,
+            now: Timestamp,
+        ) -> Result<Option<(ScimGroup, MembersChanged)>> {
+            self.check("write_scim_group")?;
+            self.inner.write_scim_group(id, write, now).await
+        }
+    }
+}
+
 /// Which store call fails (`"*"`: every one), and how; `None`: none.
 pub type Switch = Arc<Mutex<Option<(&'static str, Failure)>>>;
 

@@ -44,6 +44,7 @@ const FILES: &[(i64, &str, &str)] = &[
     (26, "gateway_reports", include_str!("../../migrations/postgres/0026_gateway_reports.sql")),
     (27, "groups", include_str!("../../migrations/postgres/0027_groups.sql")),
     (28, "group_rules", include_str!("../../migrations/postgres/0028_group_rules.sql")),
+    (29, "scim", include_str!("../../migrations/postgres/0029_scim.sql")),
 ];
 
 /// The history as sqlx's migrator runs it.

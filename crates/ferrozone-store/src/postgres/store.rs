@@ -47,6 +47,7 @@ mod groups;
 mod import;
 mod links;
 mod sample;
+mod scim;
 mod users_page;
 mod watch;
 mod webhooks;

@@ -205,6 +205,25 @@ pub(crate) fn oidc_connection(row: &Row<'_>) -> rusqlite::Result<OidcConnectionR
     AT.read(row)
 }
 
+/// A row of [`crate::sql::scim::USER`] and the SCIM user lists: a profile and its user.
+pub(crate) fn scim_user(row: &Row<'_>) -> rusqlite::Result<crate::rows::ScimUserJoinRow> {
+    static PROFILE: Layout = Layout::new(crate::rows::ScimUserRow::TABLE.aliased);
+    static USER: Layout = Layout::new(UserRow::TABLE.aliased);
+    Ok(crate::rows::ScimUserJoinRow { profile: PROFILE.read(row)?, user: USER.read(row)? })
+}
+
+/// A row of [`crate::sql::scim::PROFILE`].
+pub(crate) fn scim_profile(row: &Row<'_>) -> rusqlite::Result<crate::rows::ScimUserRow> {
+    static AT: Layout = Layout::new(crate::rows::ScimUserRow::TABLE.names);
+    AT.read(row)
+}
+
+/// A row of the provisioning tokens' statements.
+pub(crate) fn scim_token(row: &Row<'_>) -> rusqlite::Result<crate::rows::ScimTokenRow> {
+    static AT: Layout = Layout::new(crate::rows::ScimTokenRow::TABLE.names);
+    AT.read(row)
+}
+
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;

@@ -38,6 +38,7 @@ mod groups;
 mod import;
 mod links;
 mod sample;
+mod scim;
 mod stats;
 mod users_page;
 mod watch;

@@ -97,6 +97,7 @@ fn disabled_by(by: &DisabledBy) -> String {
         DisabledBy::Admin => "Disabled by an administrator".to_owned(),
         DisabledBy::Cli => "Disabled from the command line".to_owned(),
         DisabledBy::IdentityProvider(id) => format!("Disabled by the identity provider ({id})"),
+        DisabledBy::Scim => "Disabled by the directory (SCIM)".to_owned(),
     }
 }
 

@@ -46,7 +46,8 @@ pub struct ListArgs {
 }
 
 fn actor_kind(text: &str) -> Result<ActorKind, String> {
-    ActorKind::parse(text).ok_or_else(|| "one of token, session, user, cli, provider, system, anonymous".to_owned())
+    ActorKind::parse(text)
+        .ok_or_else(|| "one of token, session, user, cli, provider, system, scim, anonymous".to_owned())
 }
 
 fn time(text: &str) -> Result<Timestamp, String> {

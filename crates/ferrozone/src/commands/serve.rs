@@ -104,8 +104,8 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
         state = state.with_metrics(metrics.export());
     }
     tasks.spawn("OpenID Connect refresh job", as_system(oidc_refresh(config, &state, domain.clone())));
-    // The two faces, side by side; neither knows the other.
-    let faces = ferrozone_api::routes().merge(ferrozone_web::routes());
+    // The faces, side by side; none knows the others.
+    let faces = ferrozone_api::routes().merge(ferrozone_scim::routes()).merge(ferrozone_web::routes());
     let app = ferrozone_http::app(state, faces);
     if let Some((listener, app)) = redirect_listener {
         let (limits, stopping) = (config.http.limits(), tasks.stopping());

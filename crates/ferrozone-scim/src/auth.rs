@@ -1,0 +1,26 @@
+//! The provisioning token: `Authorization: Bearer fzscim_…`, created by an admin, and good
+//! for `/scim/v2` alone (an API token is refused here, and this token by `/v0`). The actor
+//! of what it does is SCIM, named by the token's id in the audit log.
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use ferrozone_domain::audit::{context, Actor, ActorKind};
+use ferrozone_domain::scim::ScimToken;
+use ferrozone_http::extract::bearer_token;
+use ferrozone_http::AppState;
+
+use crate::error::ScimError;
+
+/// The directory's token, checked.
+pub struct Provisioner(#[allow(dead_code)] pub ScimToken);
+
+impl FromRequestParts<AppState> for Provisioner {
+    type Rejection = ScimError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ScimError> {
+        let secret = bearer_token(&parts.headers).ok_or_else(ScimError::unauthorized)?;
+        let token = state.domain.scim_token(secret).await?.ok_or_else(ScimError::unauthorized)?;
+        context::set_actor(Actor { kind: ActorKind::Scim, id: Some(token.id.to_string()), user_id: None });
+        Ok(Provisioner(token))
+    }
+}

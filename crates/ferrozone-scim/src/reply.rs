@@ -1,0 +1,33 @@
+//! SCIM's answers: `application/scim+json`, never cached.
+
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, LOCATION};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
+
+/// The media type of every SCIM body (RFC 7644 section 3.1).
+pub const SCIM_JSON: &str = "application/scim+json";
+
+pub fn scim_json(status: StatusCode, body: &Value) -> Response {
+    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let mut response = (status, bytes).into_response();
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(SCIM_JSON));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+/// A resource, with its version in `ETag` and, when it was created, its `Location`.
+pub fn resource(status: StatusCode, body: &Value) -> Response {
+    let mut response = scim_json(status, body);
+    let meta = &body["meta"];
+    if let Some(version) = meta["version"].as_str().and_then(|v| HeaderValue::from_str(v).ok()) {
+        response.headers_mut().insert(ETAG, version);
+    }
+    if status == StatusCode::CREATED {
+        if let Some(location) = meta["location"].as_str().and_then(|l| HeaderValue::from_str(l).ok()) {
+            response.headers_mut().insert(LOCATION, location);
+        }
+    }
+    response
+}
