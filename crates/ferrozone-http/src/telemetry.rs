@@ -47,6 +47,13 @@ pub fn record_actor(principal: &Principal, session: Option<Uuid>) {
     context::set_actor(audit_actor(principal, session));
 }
 
+/// Names a provisioning token (SCIM) as the actor of the current request: `scim:<id>` on its
+/// log lines, the actor kind `scim` in the audit log.
+pub fn record_provisioner(token: Uuid) {
+    Span::current().record("actor", tracing::field::display(format_args!("scim:{token}")));
+    context::set_actor(Actor { kind: ActorKind::Scim, id: Some(token.to_string()), user_id: None });
+}
+
 /// The actor as a log line names it, formatted only if a line is written.
 struct LoggedActor<'a>(&'a Principal);
 

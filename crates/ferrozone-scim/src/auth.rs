@@ -4,7 +4,6 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use ferrozone_domain::audit::{context, Actor, ActorKind};
 use ferrozone_domain::scim::ScimToken;
 use ferrozone_http::extract::bearer_token;
 use ferrozone_http::AppState;
@@ -20,7 +19,7 @@ impl FromRequestParts<AppState> for Provisioner {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ScimError> {
         let secret = bearer_token(&parts.headers).ok_or_else(ScimError::unauthorized)?;
         let token = state.domain.scim_token(secret).await?.ok_or_else(ScimError::unauthorized)?;
-        context::set_actor(Actor { kind: ActorKind::Scim, id: Some(token.id.to_string()), user_id: None });
+        ferrozone_http::telemetry::record_provisioner(token.id);
         Ok(Provisioner(token))
     }
 }

@@ -104,7 +104,7 @@ async fn schema(State(app): State<AppState>, _: Provisioner, Path(id): Path<Stri
 
 fn listed(resources: Vec<Value>) -> Response {
     let total = resources.len() as u64;
-    list::reply(total, ferrozone_domain::scim::Page { start_index: 1, count: MAX_PAGE }, resources)
+    list::reply(total, ferrozone_domain::scim::Page { start_index: 1, count: MAX_PAGE }, &resources)
 }
 
 /// An attribute's description; `extra` overrides the defaults (a single, optional,

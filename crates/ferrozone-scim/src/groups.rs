@@ -44,7 +44,7 @@ async fn list_groups(
         Some(app.domain.scim_members(&ids).await?)
     };
     let base = base(&app);
-    let resources = listed
+    let resources: Vec<Value> = listed
         .resources
         .iter()
         .map(|group| {
@@ -54,7 +54,7 @@ async fn list_groups(
             representation(group, of_group.as_deref(), &base)
         })
         .collect();
-    Ok(list::reply(listed.total, query.page(), resources))
+    Ok(list::reply(listed.total, query.page(), &resources))
 }
 
 async fn get_group(State(app): State<AppState>, _: Provisioner, Path(id): Path<String>) -> Result<Response, ScimError> {

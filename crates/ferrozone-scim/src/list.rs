@@ -7,7 +7,7 @@ use axum::extract::Query;
 use axum::http::StatusCode;
 use axum::response::Response;
 use ferrozone_domain::scim::{Page, DEFAULT_PAGE, MAX_PAGE};
-use serde_json::{json, Value};
+use serde::Serialize;
 use std::collections::HashMap;
 
 use crate::error::ScimError;
@@ -46,13 +46,25 @@ pub fn query(query: Result<Query<HashMap<String, String>>, QueryRejection>) -> R
     Ok(ListQuery { filter: param("filter").map(str::to_owned), start_index, count, without_members })
 }
 
-pub fn reply(total: u64, page: Page, resources: Vec<Value>) -> Response {
-    let body = json!({
-        "schemas": [LIST_SCHEMA],
-        "totalResults": total,
-        "startIndex": page.start_index,
-        "itemsPerPage": resources.len(),
-        "Resources": resources,
-    });
+/// A `ListResponse` of `resources`, written as they are.
+pub fn reply<T: Serialize>(total: u64, page: Page, resources: &[T]) -> Response {
+    let body = ListResponse {
+        schemas: [LIST_SCHEMA],
+        total_results: total,
+        start_index: page.start_index,
+        items_per_page: resources.len(),
+        resources,
+    };
     reply::scim_json(StatusCode::OK, &body)
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListResponse<'a, T> {
+    schemas: [&'static str; 1],
+    total_results: u64,
+    start_index: u64,
+    items_per_page: usize,
+    #[serde(rename = "Resources")]
+    resources: &'a [T],
 }

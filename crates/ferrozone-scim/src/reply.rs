@@ -3,12 +3,13 @@
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, LOCATION};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use serde::Serialize;
 use serde_json::Value;
 
 /// The media type of every SCIM body (RFC 7644 section 3.1).
 pub const SCIM_JSON: &str = "application/scim+json";
 
-pub fn scim_json(status: StatusCode, body: &Value) -> Response {
+pub fn scim_json(status: StatusCode, body: &impl Serialize) -> Response {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     let mut response = (status, bytes).into_response();
     let headers = response.headers_mut();

@@ -13,7 +13,8 @@ use axum::Router;
 use ferrozone_domain::scim::{ScimProfile, ScimUser, ScimUserWrite};
 use ferrozone_domain::validate::user::is_email;
 use ferrozone_http::AppState;
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::auth::Provisioner;
@@ -38,8 +39,8 @@ async fn list_users(
     let filter = filter::users(query.filter.as_deref())?;
     let listed = app.domain.scim_users(&filter, query.page()).await?;
     let base = base(&app);
-    let resources: Vec<Value> = listed.resources.iter().map(|user| representation(user, &base)).collect();
-    Ok(list::reply(listed.total, query.page(), resources))
+    let resources: Vec<Shown<'_>> = listed.resources.iter().map(|user| shown(user, &base)).collect();
+    Ok(list::reply(listed.total, query.page(), &resources))
 }
 
 async fn get_user(State(app): State<AppState>, _: Provisioner, Path(id): Path<String>) -> Result<Response, ScimError> {
@@ -118,41 +119,81 @@ fn not_found(e: ferrozone_domain::DomainError) -> ScimError {
     }
 }
 
-/// The user as SCIM shows it.
-pub(crate) fn representation(user: &ScimUser, base: &str) -> Value {
+/// The user as SCIM shows it, typed: a list of 1,000 users is written straight from these,
+/// with no JSON tree built first.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Shown<'a> {
+    schemas: [&'static str; 1],
+    id: Uuid,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    external_id: Option<&'a str>,
+    user_name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<ShownName<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    display_name: Option<&'a str>,
+    emails: [ShownEmail<'a>; 1],
+    active: bool,
+    meta: Meta,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ShownName<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    given_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    family_name: Option<&'a str>,
+    formatted: String,
+}
+
+#[derive(Serialize)]
+struct ShownEmail<'a> {
+    value: &'a str,
+    r#type: &'static str,
+    primary: bool,
+}
+
+/// A resource's `meta`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Meta {
+    pub resource_type: &'static str,
+    pub created: String,
+    pub last_modified: String,
+    pub location: String,
+}
+
+pub(crate) fn shown<'a>(user: &'a ScimUser, base: &str) -> Shown<'a> {
     let p = &user.profile;
-    let mut shown = json!({
-        "schemas": [USER_SCHEMA],
-        "id": user.user.id,
-        "userName": p.user_name,
-        "emails": [{"value": user.user.email, "type": "work", "primary": true}],
-        "active": user.active(),
-        "meta": {
-            "resourceType": "User",
-            "created": user.inserted_at.to_string(),
-            "lastModified": user.last_modified().to_string(),
-            "location": format!("{base}/Users/{}", user.user.id),
-        },
+    let (given, family) = (p.given_name.as_deref(), p.family_name.as_deref());
+    let name = (given.is_some() || family.is_some()).then(|| ShownName {
+        given_name: given,
+        family_name: family,
+        formatted: [given, family].into_iter().flatten().collect::<Vec<_>>().join(" "),
     });
-    if let Some(external_id) = &p.external_id {
-        shown["externalId"] = json!(external_id);
+    Shown {
+        schemas: [USER_SCHEMA],
+        id: user.user.id,
+        external_id: p.external_id.as_deref(),
+        user_name: &p.user_name,
+        name,
+        display_name: p.display_name.as_deref(),
+        emails: [ShownEmail { value: &user.user.email, r#type: "work", primary: true }],
+        active: user.active(),
+        meta: Meta {
+            resource_type: "User",
+            created: user.inserted_at.to_string(),
+            last_modified: user.last_modified().to_string(),
+            location: format!("{base}/Users/{}", user.user.id),
+        },
     }
-    if let Some(display_name) = &p.display_name {
-        shown["displayName"] = json!(display_name);
-    }
-    let mut name = Map::new();
-    if let Some(given) = &p.given_name {
-        name.insert("givenName".into(), json!(given));
-    }
-    if let Some(family) = &p.family_name {
-        name.insert("familyName".into(), json!(family));
-    }
-    if !name.is_empty() {
-        let formatted = [&p.given_name, &p.family_name].into_iter().flatten().cloned().collect::<Vec<_>>().join(" ");
-        name.insert("formatted".into(), json!(formatted));
-        shown["name"] = Value::Object(name);
-    }
-    shown
+}
+
+/// [`shown`] as a JSON value, for a PATCH to apply its operations onto.
+pub(crate) fn representation(user: &ScimUser, base: &str) -> Value {
+    serde_json::to_value(shown(user, base)).unwrap_or_default()
 }
 
 /// What a create, a replace or a patched user writes.
@@ -211,6 +252,7 @@ fn primary_email(object: &Map<String, Value>) -> Result<Option<String>, ScimErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn object(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()
