@@ -104,7 +104,7 @@ impl ScimStore for PgStore {
     }
 
     async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>> {
-        let (list, count) = q::users(filter);
+        let (list, count) = q::users(filter, true);
         let (limit, offset) = (i64::from(page.count), i64::try_from(page.offset()).unwrap_or(i64::MAX));
         let rows = bind_user_filter(sqlx::query(&list).bind(limit).bind(offset), filter)
             .try_map(|row: PgRow| scim_user_row(&row))

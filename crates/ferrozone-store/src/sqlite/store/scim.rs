@@ -84,7 +84,7 @@ impl ScimStore for SqliteStore {
     }
 
     async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>> {
-        let (list, count) = q::users(filter);
+        let (list, count) = q::users(filter, false);
         let value = user_filter_value(filter);
         let (rows, total) = self.read("list SCIM users", |conn| {
             let (limit, offset) = (i64::from(page.count), i64::try_from(page.offset()).unwrap_or(i64::MAX));
