@@ -98,9 +98,13 @@ fn mailer(port: u16) -> Mailer {
     Mailer::new(&settings).expect("a mailer")
 }
 
+/// Quick polls and retries, and a lease of 5 s rather than the default 120 s: a test that
+/// aborts a worker may abort it between its claim and its record (a retry begins 20 ms after
+/// a failure), and the next worker then waits for that lease to expire.
 fn options() -> Options {
     Options {
         poll: Duration::from_millis(20),
+        lease: Duration::from_secs(5),
         first_backoff: Duration::from_millis(20),
         max_backoff: Duration::from_millis(100),
         ..Options::default()
