@@ -23,48 +23,12 @@ Only the destinations' addresses are looked for in nft's output, so this does no
 how Ferrozone lays out its sets.
 """
 
-import concurrent.futures
-import ipaddress
 import json
-import re
-import socket
-import struct
-import subprocess
 import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 
-# linux/netlink.h, linux/netfilter/nfnetlink.h, linux/netfilter/nf_tables.h
-NETLINK_NETFILTER = 12
-SOL_NETLINK = 270
-NETLINK_ADD_MEMBERSHIP = 1
-SO_RCVBUFFORCE = 33
-NFNLGRP_NFTABLES = 7
-NFNL_SUBSYS_NFTABLES = 10
-NFT_MSG_NEWGEN = 15
-
-BASE = int(ipaddress.ip_address("100.64.0.0"))
-ADDRESS = re.compile(r"\b100\.(?:6[4-9]|[7-9][0-9]|1[01][0-9]|12[0-7])\.[0-9]{1,3}\.[0-9]{1,3}\b")
-
-
-def address(i):
-    return str(ipaddress.ip_address(BASE + 2 * i))
-
-
-def call(api, token, method, path, body=None):
-    request = urllib.request.Request(
-        api + path,
-        data=json.dumps(body).encode() if body is not None else None,
-        method=method,
-        headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(request) as response:
-            return json.load(response) if response.status != 204 else None
-    except urllib.error.HTTPError as e:
-        sys.exit(f"{method} {path}: {e.code} {e.read().decode(errors='replace')}")
+from nft_watch import address, call, in_parallel, percentile, table_addresses, watch_commits
 
 
 def rule_body(i, user_id):
@@ -72,11 +36,6 @@ def rule_body(i, user_id):
     if i % 5 == 4:
         rule.update(port_type="tcp" if i % 10 == 4 else "udp", port_range=str(1000 + i % 1000))
     return {"rule": rule}
-
-
-def in_parallel(function, items):
-    with concurrent.futures.ThreadPoolExecutor(16) as pool:
-        return list(pool.map(function, items))
 
 
 def seed_users(api, token, users, out):
@@ -101,11 +60,6 @@ def delete_rules(api, token):
     in_parallel(lambda rule_id: call(api, token, "DELETE", f"/v0/rules/{rule_id}"), ids)
 
 
-def table_addresses():
-    listing = subprocess.run(["nft", "-j", "list", "table", "inet", "ferrozone"], capture_output=True, text=True)
-    return set(ADDRESS.findall(listing.stdout))
-
-
 def wait_all(rules, t0, seconds="60"):
     wanted = {address(i) for i in range(int(rules))}
     deadline = time.time() + float(seconds)
@@ -119,35 +73,6 @@ def wait_all(rules, t0, seconds="60"):
             print("list_ms %.0f" % (1000 * sorted(listings)[len(listings) // 2]))
             return 0
     sys.exit(f"the table holds {len(wanted & table_addresses())} of the {len(wanted)} destinations")
-
-
-def percentile(values, p):
-    return values[min(len(values) - 1, int(round(p * (len(values) - 1))))]
-
-
-def watch_commits(commits, committed):
-    """Appends the arrival time of every nftables commit (an NFT_MSG_NEWGEN message on the
-    nftables netlink multicast group) to `commits`. `nft monitor` would do, but 1.0.6 crashes
-    (SIGSEGV) printing an element of a concatenated interval set, which the user rules are."""
-    sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_NETFILTER)
-    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
-    sock.bind((0, 0))
-    sock.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, NFNLGRP_NFTABLES)
-
-    def run():
-        while True:
-            data = sock.recv(1 << 20)
-            now = time.time()
-            offset = 0
-            while offset + 16 <= len(data):
-                length, kind = struct.unpack_from("=IH", data, offset)
-                if kind == (NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWGEN):
-                    with committed:
-                        commits.append(now)
-                        committed.notify_all()
-                offset += max(16, (length + 3) & ~3)
-
-    threading.Thread(target=run, daemon=True).start()
 
 
 def changes(api, token, users_file, first, count):
