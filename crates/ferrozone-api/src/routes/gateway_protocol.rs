@@ -33,6 +33,11 @@ pub const SESSION_HEADER: &str = "ferrozone-gateway-session";
 /// The longest a state request waits for a change: under the 60 s read timeout of an
 /// ordinary reverse proxy.
 pub const MAX_WAIT_SECS: u64 = 25;
+/// The refusal of a state a gateway's protocol revision cannot enforce (group rules for a
+/// gateway built before them, which would take a group's rule for everyone's).
+const OUTDATED: &str = "the state has group rules, which this gateway cannot enforce: upgrade it \
+     (it keeps enforcing the state it holds meanwhile)";
+
 /// How often a waiting state request checks that its gateway was not revoked.
 const LIVENESS_CHECK: Duration = Duration::from_secs(1);
 /// The most peers one statistics request may carry (the gateway sends several).
@@ -59,6 +64,9 @@ pub struct StateQuery {
     failing: Option<bool>,
     /// The version it runs (at most 64 printable characters).
     version: Option<String>,
+    /// The state protocol revision it speaks (1 when not given): a state that needs a later
+    /// one is refused with 409, and the gateway keeps enforcing the state it holds.
+    protocol: Option<u32>,
 }
 
 impl StateQuery {
@@ -111,6 +119,9 @@ async fn state(
     loop {
         let slice = deadline.min(Instant::now() + LIVENESS_CHECK);
         hub.wait_for_change(since, slice).await;
+        if hub.protocol_needed().is_some_and(|needed| needed > query.protocol.unwrap_or(1)) {
+            return Err(ApiError::Conflict(OUTDATED));
+        }
         match hub.answer(since) {
             Some(answer @ (Answer::Snapshot { .. } | Answer::Changes { .. })) => return Ok(json(&answer)),
             Some(answer) if Instant::now() >= deadline => return Ok(json(&answer)),

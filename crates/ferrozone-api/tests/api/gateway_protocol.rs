@@ -252,3 +252,34 @@ async fn statistics_are_recorded_for_known_peers_and_bad_batches_are_4xx() {
     assert_eq!(res.status, StatusCode::UNAUTHORIZED, "an administrator's token is not a gateway's");
     publisher.abort();
 }
+
+#[tokio::test]
+async fn a_gateway_that_cannot_enforce_group_rules_is_refused_their_state() {
+    let app = Arc::new(TestApp::new().await);
+    let publisher = publish(&app);
+    let (_, credential) = enrolled(&app, "old").await;
+    let session = Uuid::new_v4();
+    let (user_id, _) = app.user("alice@example.com", "unprivileged").await;
+    app.device(&user_id).await;
+    let before = answer(&poll(&app, &credential, session, "wait=25").await);
+    assert!(matches!(before, Answer::Snapshot { .. }), "without group rules, a gateway of revision 1 is served");
+
+    let group = app.post("/v0/groups", &app.admin, json!({"group": {"name": "staff"}})).await.data()["id"].clone();
+    let rule = json!({"rule": {"destination": "10.9.0.0/16", "action": "accept", "group_id": group}});
+    app.post("/v0/rules", &app.admin, rule).await.expect_status(StatusCode::CREATED);
+    let mut refused = poll(&app, &credential, session, "wait=25").await;
+    for _ in 0..100 {
+        if refused.status == StatusCode::CONFLICT {
+            break;
+        }
+        // The publisher may not have built the state with the rule yet.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        refused = poll(&app, &credential, session, "wait=0").await;
+    }
+    assert_eq!(refused.status, StatusCode::CONFLICT, "{}", refused.body);
+    assert!(refused.body["message"].as_str().unwrap().contains("cannot enforce"), "{}", refused.body);
+    let current = format!("wait=0&protocol={}", ferrozone_domain::gateway::state::PROTOCOL);
+    let (_, state) = snapshot(answer(&poll(&app, &credential, session, &current).await));
+    assert!(state.egress.rules.iter().any(|r| r.group_id.is_some()), "a gateway of this build gets the group's rule");
+    publisher.abort();
+}

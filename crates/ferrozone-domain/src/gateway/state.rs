@@ -139,7 +139,22 @@ impl StateRule {
     }
 }
 
+/// The revision of the state protocol this build speaks. 1: the first; 2: group rules
+/// (`group_id` on rules, `groups` on peers), which a gateway of revision 1 would read as
+/// everyone's rules. A gateway says its revision with each poll (`protocol`); one that says
+/// none speaks 1.
+pub const PROTOCOL: u32 = 2;
+
 impl DesiredState {
+    /// The least protocol revision a gateway needs to enforce this state as it is meant.
+    pub fn protocol_needed(&self) -> u32 {
+        if self.egress.rules.iter().any(|rule| rule.group_id.is_some()) {
+            2
+        } else {
+            1
+        }
+    }
+
     /// Puts peers and rules in their canonical order (the version depends on it).
     pub fn canonical(mut self) -> Self {
         self.peers.sort_by(|a, b| a.public_key.cmp(&b.public_key));

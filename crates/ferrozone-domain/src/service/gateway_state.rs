@@ -68,6 +68,12 @@ impl Default for StateHub {
 }
 
 impl StateHub {
+    /// The protocol revision a gateway needs for the published state; `None` before a
+    /// first one is built.
+    pub fn protocol_needed(&self) -> Option<u32> {
+        self.current.borrow().as_ref().map(|published| published.state.protocol_needed())
+    }
+
     /// The answer to a gateway holding `since`: unchanged, its changes, or the whole state.
     pub fn answer(&self, since: Option<&str>) -> Option<Answer> {
         let current = self.current.borrow().clone()?;

@@ -133,7 +133,11 @@ impl Client {
         wait_secs: u64,
         report: &[(&'static str, String)],
     ) -> Result<Answer, PollError> {
-        let mut query = vec![("wait", wait_secs.to_string()), ("version", env!("CARGO_PKG_VERSION").to_owned())];
+        let mut query = vec![
+            ("wait", wait_secs.to_string()),
+            ("version", env!("CARGO_PKG_VERSION").to_owned()),
+            ("protocol", ferrozone_domain::gateway::state::PROTOCOL.to_string()),
+        ];
         query.extend(since.map(|v| ("since", v.to_owned())));
         query.extend(report.iter().cloned());
         let req = self.request(reqwest::Method::GET, "/gateway/v1/state").query(&query).timeout(POLL_TIMEOUT);
