@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 
-from nft_watch import address, call, in_parallel, percentile, table_addresses, watch_commits
+from nft_watch import address, call, in_parallel, latency, percentile, table_addresses, watch_commits
 
 
 def scim(api, token, method, path, body):
@@ -101,18 +101,8 @@ def changes(api, scim_token, state_file, count):
                  "Operations": [{"op": "add", "path": "members", "value": [{"value": joining["id"]}]}]}
         scim(api, scim_token, "PATCH", f"/Groups/{groups[g]}", patch)
         answered = time.time()
-        checked = before
-        deadline = answered + 10
-        while True:
-            with committed:
-                committed.wait_for(lambda: len(commits) > checked, timeout=max(0.0, deadline - time.time()))
-                seen = len(commits)
-            if seen == checked:
-                sys.exit(f"the join of {joining['ipv4']} to group {g} never reached the kernel")
-            if holds(joining["ipv4"], address(g)):
-                latencies.append(max(0.0, commits[seen - 1] - answered))
-                break
-            checked = seen
+        present = lambda: holds(joining["ipv4"], address(g))  # noqa: E731
+        latencies.append(latency(commits, committed, before, answered, present, f"the join of {joining['ipv4']} to group {g}"))
     latencies.sort()
     print("p50_ms %.1f" % (1000 * percentile(latencies, 0.50)))
     print("p99_ms %.1f" % (1000 * percentile(latencies, 0.99)))

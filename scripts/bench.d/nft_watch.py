@@ -89,3 +89,22 @@ def watch_commits(commits, committed):
                 offset += max(16, (length + 3) & ~3)
 
     threading.Thread(target=run, daemon=True).start()
+
+
+def latency(commits, committed, before, answered, present, what):
+    """The time from `answered` (a change's answer) to the last nftables commit, of those
+    after the first `before` (counted before the change was sent), before the first listing
+    for which `present()` holds (an upper bound when several commits came
+    between two listings). The table is listed after each commit; the listing's own time
+    is not in the figure. Exits when no commit brings it within 10 s."""
+    checked = before
+    deadline = answered + 10
+    while True:
+        with committed:
+            committed.wait_for(lambda: len(commits) > checked, timeout=max(0.0, deadline - time.time()))
+            seen = len(commits)
+        if seen == checked:
+            sys.exit(f"{what} never reached the kernel")
+        if present():
+            return max(0.0, commits[seen - 1] - answered)
+        checked = seen

@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 
-from nft_watch import address, call, in_parallel, percentile, table_addresses, watch_commits
+from nft_watch import address, call, in_parallel, latency, percentile, table_addresses, watch_commits
 
 
 def rule_body(i, user_id):
@@ -89,19 +89,8 @@ def changes(api, token, users_file, first, count):
         before = len(commits)
         call(api, token, "POST", "/v0/rules", rule_body(i, users[i % len(users)]))
         answered = time.time()
-        checked = before
-        deadline = answered + 10
-        while True:
-            with committed:
-                committed.wait_for(lambda: len(commits) > checked, timeout=max(0.0, deadline - time.time()))
-                seen = len(commits)
-            if seen == checked:
-                sys.exit(f"rule {address(i)} never reached the kernel: {seen - before} commits after its 201, "
-                         f"in the table now: {address(i) in table_addresses()}")
-            if address(i) in table_addresses():
-                latencies.append(max(0.0, commits[seen - 1] - answered))
-                break
-            checked = seen
+        present = lambda: address(i) in table_addresses()  # noqa: E731
+        latencies.append(latency(commits, committed, before, answered, present, f"rule {address(i)}"))
     latencies.sort()
     print("p50_ms %.1f" % (1000 * percentile(latencies, 0.50)))
     print("p99_ms %.1f" % (1000 * percentile(latencies, 0.99)))

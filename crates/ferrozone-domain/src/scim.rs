@@ -107,6 +107,26 @@ pub enum MembersChange {
     Replace(Vec<Uuid>),
 }
 
+impl MembersChange {
+    /// Whether [`Self::split`] needs the SCIM members the group has (a replace does).
+    pub fn needs_held(&self) -> bool {
+        matches!(self, MembersChange::Replace(_))
+    }
+
+    /// The users to add and to remove, given the SCIM members the group has (`held`, read
+    /// only when [`Self::needs_held`]).
+    pub fn split(&self, held: &std::collections::HashSet<Uuid>) -> (Vec<Uuid>, Vec<Uuid>) {
+        match self {
+            MembersChange::Add(users) => (users.clone(), Vec::new()),
+            MembersChange::Remove(users) => (Vec::new(), users.clone()),
+            MembersChange::Replace(users) => {
+                let wanted: std::collections::HashSet<Uuid> = users.iter().copied().collect();
+                (wanted.difference(held).copied().collect(), held.difference(&wanted).copied().collect())
+            }
+        }
+    }
+}
+
 /// What a replace or a patch writes of a SCIM group: a new name and `externalId` when
 /// given, and its members' changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

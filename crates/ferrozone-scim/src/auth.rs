@@ -4,14 +4,13 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use ferrozone_domain::scim::ScimToken;
 use ferrozone_http::extract::bearer_token;
 use ferrozone_http::AppState;
 
 use crate::error::ScimError;
 
-/// The directory's token, checked.
-pub struct Provisioner(#[allow(dead_code)] pub ScimToken);
+/// A request authenticated by a provisioning token (named as its actor).
+pub struct Provisioner;
 
 impl FromRequestParts<AppState> for Provisioner {
     type Rejection = ScimError;
@@ -20,6 +19,6 @@ impl FromRequestParts<AppState> for Provisioner {
         let secret = bearer_token(&parts.headers).ok_or_else(ScimError::unauthorized)?;
         let token = state.domain.scim_token(secret).await?.ok_or_else(ScimError::unauthorized)?;
         ferrozone_http::telemetry::record_provisioner(token.id);
-        Ok(Provisioner(token))
+        Ok(Provisioner)
     }
 }

@@ -53,6 +53,14 @@ impl ScimError {
         Self::new(StatusCode::NOT_FOUND, None, format!("{what} not found"))
     }
 
+    /// `e`, with a `NotFound` naming `what` was not found.
+    pub fn naming(what: &'static str) -> impl Fn(DomainError) -> Self {
+        move |e| match e {
+            DomainError::NotFound => Self::not_found(what),
+            e => e.into(),
+        }
+    }
+
     pub fn unauthorized() -> Self {
         Self::new(StatusCode::UNAUTHORIZED, None, "a provisioning token is required: Authorization: Bearer fzscim_…")
     }

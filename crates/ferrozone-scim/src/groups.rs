@@ -58,7 +58,7 @@ async fn list_groups(
 }
 
 async fn get_group(State(app): State<AppState>, _: Provisioner, Path(id): Path<String>) -> Result<Response, ScimError> {
-    let group = app.domain.scim_group(id_of(&id)?).await.map_err(not_found)?;
+    let group = app.domain.scim_group(id_of(&id)?).await.map_err(ScimError::naming("group"))?;
     shown(&app, &group, StatusCode::OK).await
 }
 
@@ -69,9 +69,7 @@ async fn create_group(
     body: Bytes,
 ) -> Result<Response, ScimError> {
     let object = resource::object(&headers, &body)?;
-    let name = resource::text(&object, "displayname", "displayName")?
-        .ok_or_else(|| ScimError::invalid_value("`displayName` is required"))?;
-    let external_id = resource::text(&object, "externalid", "externalId")?;
+    let (name, external_id) = name_and_external_id(&object)?;
     let members = match resource::get(&object, "members") {
         None | Some(Value::Null) => Vec::new(),
         Some(value) => member_ids(value)?,
@@ -89,17 +87,12 @@ async fn replace_group(
 ) -> Result<Response, ScimError> {
     let id = id_of(&id)?;
     let object = resource::object(&headers, &body)?;
-    let name = resource::text(&object, "displayname", "displayName")?
-        .ok_or_else(|| ScimError::invalid_value("`displayName` is required"))?;
-    let mut write = ScimGroupWrite {
-        name: Some(name),
-        external_id: Some(resource::text(&object, "externalid", "externalId")?),
-        members: Vec::new(),
-    };
+    let (name, external_id) = name_and_external_id(&object)?;
+    let mut write = ScimGroupWrite { name: Some(name), external_id: Some(external_id), members: Vec::new() };
     if let Some(value) = resource::get(&object, "members").filter(|v| !v.is_null()) {
         write.members.push(MembersChange::Replace(member_ids(value)?));
     }
-    let (group, _) = app.domain.write_scim_group(id, &write).await.map_err(not_found)?;
+    let (group, _) = app.domain.write_scim_group(id, &write).await.map_err(ScimError::naming("group"))?;
     shown(&app, &group, StatusCode::OK).await
 }
 
@@ -113,7 +106,7 @@ async fn patch_group(
     let id = id_of(&id)?;
     let operations = patch::operations(&resource::object(&headers, &body)?)?;
     let write = changes(&operations)?;
-    let (group, _) = app.domain.write_scim_group(id, &write).await.map_err(not_found)?;
+    let (group, _) = app.domain.write_scim_group(id, &write).await.map_err(ScimError::naming("group"))?;
     shown(&app, &group, StatusCode::OK).await
 }
 
@@ -123,7 +116,7 @@ async fn delete_group(
     _: Provisioner,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ScimError> {
-    app.domain.delete_scim_group(id_of(&id)?).await.map_err(not_found)?;
+    app.domain.delete_scim_group(id_of(&id)?).await.map_err(ScimError::naming("group"))?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -135,13 +128,6 @@ async fn shown(app: &AppState, group: &ScimGroup, status: StatusCode) -> Result<
 
 fn id_of(text: &str) -> Result<Uuid, ScimError> {
     Uuid::parse_str(text).map_err(|_| ScimError::not_found("group"))
-}
-
-fn not_found(e: ferrozone_domain::DomainError) -> ScimError {
-    match e {
-        ferrozone_domain::DomainError::NotFound => ScimError::not_found("group"),
-        e => e.into(),
-    }
 }
 
 /// The group as SCIM shows it; without `members` when they were not asked for.
@@ -169,6 +155,13 @@ fn representation(group: &ScimGroup, members: Option<&[ScimMember]>, base: &str)
         shown["members"] = Value::Array(members);
     }
     shown
+}
+
+/// A group body's `displayName` (required) and `externalId`.
+fn name_and_external_id(object: &Map<String, Value>) -> Result<(String, Option<String>), ScimError> {
+    let name = resource::text(object, "displayname", "displayName")?
+        .ok_or_else(|| ScimError::invalid_value("`displayName` is required"))?;
+    Ok((name, resource::text(object, "externalid", "externalId")?))
 }
 
 /// The users of a `members` value: a list of `{"value": id}`.

@@ -1,6 +1,6 @@
 //! SCIM's answers: `application/scim+json`, never cached.
 
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, LOCATION};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -18,15 +18,11 @@ pub fn scim_json(status: StatusCode, body: &impl Serialize) -> Response {
     response
 }
 
-/// A resource, with its version in `ETag` and, when it was created, its `Location`.
+/// A resource, with its `Location` when it was created.
 pub fn resource(status: StatusCode, body: &Value) -> Response {
     let mut response = scim_json(status, body);
-    let meta = &body["meta"];
-    if let Some(version) = meta["version"].as_str().and_then(|v| HeaderValue::from_str(v).ok()) {
-        response.headers_mut().insert(ETAG, version);
-    }
     if status == StatusCode::CREATED {
-        if let Some(location) = meta["location"].as_str().and_then(|l| HeaderValue::from_str(l).ok()) {
+        if let Some(location) = body["meta"]["location"].as_str().and_then(|l| HeaderValue::from_str(l).ok()) {
             response.headers_mut().insert(LOCATION, location);
         }
     }

@@ -44,7 +44,7 @@ async fn list_users(
 }
 
 async fn get_user(State(app): State<AppState>, _: Provisioner, Path(id): Path<String>) -> Result<Response, ScimError> {
-    let user = app.domain.scim_user(id_of(&id)?).await.map_err(not_found)?;
+    let user = app.domain.scim_user(id_of(&id)?).await.map_err(ScimError::naming("user"))?;
     Ok(reply::resource(StatusCode::OK, &representation(&user, &base(&app))))
 }
 
@@ -68,7 +68,7 @@ async fn replace_user(
 ) -> Result<Response, ScimError> {
     let id = id_of(&id)?;
     let write = read(&resource::object(&headers, &body)?)?;
-    let user = app.domain.replace_scim_user(id, &write).await.map_err(not_found)?;
+    let user = app.domain.replace_scim_user(id, &write).await.map_err(ScimError::naming("user"))?;
     Ok(reply::resource(StatusCode::OK, &representation(&user, &base(&app))))
 }
 
@@ -84,11 +84,11 @@ async fn patch_user(
 ) -> Result<Response, ScimError> {
     let id = id_of(&id)?;
     let operations = patch::operations(&resource::object(&headers, &body)?)?;
-    let stored = app.domain.scim_user(id).await.map_err(not_found)?;
+    let stored = app.domain.scim_user(id).await.map_err(ScimError::naming("user"))?;
     let Value::Object(mut shown) = representation(&stored, "") else { unreachable!("a user is an object") };
     patch::apply(&mut shown, &operations)?;
     let write = read(&shown)?;
-    let user = app.domain.replace_scim_user(id, &write).await.map_err(not_found)?;
+    let user = app.domain.replace_scim_user(id, &write).await.map_err(ScimError::naming("user"))?;
     Ok(reply::resource(StatusCode::OK, &representation(&user, &base(&app))))
 }
 
@@ -99,7 +99,7 @@ async fn delete_user(
     _: Provisioner,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ScimError> {
-    app.domain.delete_scim_user(id_of(&id)?).await.map_err(not_found)?;
+    app.domain.delete_scim_user(id_of(&id)?).await.map_err(ScimError::naming("user"))?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -110,13 +110,6 @@ pub(crate) fn base(app: &AppState) -> String {
 
 pub(crate) fn id_of(text: &str) -> Result<Uuid, ScimError> {
     Uuid::parse_str(text).map_err(|_| ScimError::not_found("user"))
-}
-
-fn not_found(e: ferrozone_domain::DomainError) -> ScimError {
-    match e {
-        ferrozone_domain::DomainError::NotFound => ScimError::not_found("user"),
-        e => e.into(),
-    }
 }
 
 /// The user as SCIM shows it, typed: a list of 1,000 users is written straight from these,

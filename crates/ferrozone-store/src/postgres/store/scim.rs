@@ -260,21 +260,14 @@ async fn change_members(tx: &mut PgTx, id: Uuid, changes: &[MembersChange], now:
     const CONTEXT: &str = "change a SCIM group's members";
     let mut changed = MembersChanged::default();
     for change in changes {
-        let (add, remove): (Vec<Uuid>, Vec<Uuid>) = match change {
-            MembersChange::Add(users) => (users.clone(), Vec::new()),
-            MembersChange::Remove(users) => (Vec::new(), users.clone()),
-            MembersChange::Replace(users) => {
-                let held: HashSet<Uuid> = sqlx::query_scalar(q::SCIM_MEMBER_IDS)
-                    .bind(id)
-                    .fetch_all(tx.conn())
-                    .await
-                    .or_db(CONTEXT)?
-                    .into_iter()
-                    .collect();
-                let wanted: HashSet<Uuid> = users.iter().copied().collect();
-                (wanted.difference(&held).copied().collect(), held.difference(&wanted).copied().collect())
-            }
+        let held: HashSet<Uuid> = if change.needs_held() {
+            let held: Vec<Uuid> =
+                sqlx::query_scalar(q::SCIM_MEMBER_IDS).bind(id).fetch_all(tx.conn()).await.or_db(CONTEXT)?;
+            held.into_iter().collect()
+        } else {
+            HashSet::new()
         };
+        let (add, remove) = change.split(&held);
         for user in remove {
             let gone = sqlx::query(q::REMOVE_MEMBER).bind(id).bind(user).execute(tx.conn()).await.or_db(CONTEXT)?;
             if gone.rows_affected() > 0 {

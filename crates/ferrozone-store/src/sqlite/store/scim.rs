@@ -226,17 +226,14 @@ fn change_members(
     const CONTEXT: &str = "change a SCIM group's members";
     let mut changed = MembersChanged::default();
     for change in changes {
-        let (add, remove): (Vec<Uuid>, Vec<Uuid>) = match change {
-            MembersChange::Add(users) => (users.clone(), Vec::new()),
-            MembersChange::Remove(users) => (Vec::new(), users.clone()),
-            MembersChange::Replace(users) => {
-                let held: HashSet<Uuid> = prepare(tx.conn(), q::SCIM_MEMBER_IDS)
-                    .and_then(|mut stmt| stmt.query_map([id], |row| row.get(0))?.collect())
-                    .or_db(CONTEXT)?;
-                let wanted: HashSet<Uuid> = users.iter().copied().collect();
-                (wanted.difference(&held).copied().collect(), held.difference(&wanted).copied().collect())
-            }
+        let held: HashSet<Uuid> = if change.needs_held() {
+            prepare(tx.conn(), q::SCIM_MEMBER_IDS)
+                .and_then(|mut stmt| stmt.query_map([id], |row| row.get(0))?.collect())
+                .or_db(CONTEXT)?
+        } else {
+            HashSet::new()
         };
+        let (add, remove) = change.split(&held);
         for user in remove {
             let gone = prepare(tx.conn(), q::REMOVE_MEMBER)
                 .and_then(|mut stmt| stmt.execute(params![id, user]))
