@@ -164,6 +164,16 @@ pub struct EgressPolicy {
     pub memberships: Vec<Membership>,
 }
 
+/// An [`EgressPolicy`] without its sources, from one snapshot: what a change of the rules or
+/// the memberships alone moves (docs/design/groups.md, "Membership changes").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EgressRules {
+    pub rules: Vec<Rule>,
+    pub default_action: RuleAction,
+    /// The memberships of the groups that rules name, in no order.
+    pub memberships: Vec<Membership>,
+}
+
 /// A user's membership of a group that a rule names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Membership {

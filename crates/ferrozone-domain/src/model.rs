@@ -316,6 +316,21 @@ pub struct UserUpdate {
     pub keep_session: Option<Uuid>,
 }
 
+/// The data plane's two wake-ups after a committed change (one stored permit each, so
+/// nothing is missed; one permit wakes one waiter). Apart because they cost apart: a peer
+/// change makes the gateway read every active device, a rule change only the rules and the
+/// memberships (docs/design/groups.md, "Membership changes").
+#[derive(Debug, Clone, Default)]
+pub struct DataPlaneChanges {
+    /// Devices written or deleted, users disabled, enabled or deleted, a VPN session renewed,
+    /// a new `vpn_session_duration` or default action: what the peers and the rules'
+    /// sources are built from.
+    pub peers: std::sync::Arc<tokio::sync::Notify>,
+    /// Rules written or deleted, memberships changed, groups deleted: nothing the peers
+    /// are built from.
+    pub rules: std::sync::Arc<tokio::sync::Notify>,
+}
+
 /// What the data plane needs of an active device, one that should be a peer on the
 /// interface (its owner is not disabled and its VPN session has not expired:
 /// [`crate::vpn_session::VpnSession`]).

@@ -84,7 +84,7 @@ pub struct Domain {
     server_public_key: String,
     server_private_key: Zeroizing<String>,
     /// Notified after every committed change that can change the WireGuard peers.
-    peer_changes: Arc<Notify>,
+    data_plane_changes: crate::model::DataPlaneChanges,
     /// Sign-in flows started per client address, for their cap.
     flow_starts: providers::FlowStarts,
     /// The bound on password hashing and verification.
@@ -126,7 +126,6 @@ impl Domain {
         let private_key =
             Zeroizing::new(cipher.open_str(&Sealed(stored)).context("reading the server's WireGuard key")?);
         let server_public_key = public_key_of(&private_key).context("the stored server WireGuard key is invalid")?;
-        let peer_changes = Arc::new(Notify::new());
         let flow_starts = providers::FlowStarts::default();
         let passwords = password_gate::PasswordGate::new(&settings.passwords);
         let throttle = throttle::Throttle::new(&settings.passwords);
@@ -139,7 +138,7 @@ impl Domain {
             cipher,
             server_public_key,
             server_private_key: private_key,
-            peer_changes,
+            data_plane_changes: Default::default(),
             flow_starts,
             passwords,
             refused_unknown: Default::default(),

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use crate::audit::{AuditHead, AuditQuery, EventRecord, NewAuditEvent};
 use crate::crypto::Sealed;
-use crate::egress::{EgressPolicy, Rule};
+use crate::egress::{EgressPolicy, EgressRules, Rule};
 use crate::email::{EmailLease, EmailOutcome};
 use crate::error::Result;
 use crate::gateway::{Enrolment, Gateway, GatewayInsert, Lease, LeaseOutcome};
@@ -24,8 +24,8 @@ use crate::import::{ImportBatch, ImportMode, ImportOutcome};
 use crate::input::RuleChanges;
 use crate::ipam::Pools;
 use crate::model::{
-    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
-    TotpRecord, User, UserUpdate,
+    ActivePeer, ApiToken, DataPlaneChanges, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow,
+    StatsReport, TotpRecord, User, UserUpdate,
 };
 use crate::sign_in_link::{LinkInsert, LinkKind, ListedLink, SignInLink};
 use crate::time::Timestamp;
@@ -254,6 +254,9 @@ pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore + GatewaySt
     /// with the same `session`) of the users they name, from one snapshot: two statements
     /// in one read transaction.
     async fn egress_policy(&self, session: VpnSession) -> Result<EgressPolicy>;
+    /// [`Store::egress_policy`] without the sources: every rule and the memberships of the
+    /// groups they name, from one snapshot. The default action is the caller's.
+    async fn egress_rules(&self) -> Result<EgressRules>;
 
     /// Every active device, as the data plane needs it, in no order: its owner is not
     /// disabled and, when `session` expires, never signed in or last signed in after
@@ -271,10 +274,11 @@ pub trait Store: UserDirectory + AuditLog + WebhookStore + LinkStore + GatewaySt
     async fn record_stats(&self, reports: Vec<StatsReport>) -> Result<()> {
         self.record_stats_from(Uuid::nil(), reports).await
     }
-    /// Runs until the store is closed, notifying `changed` after changes to the peers that
-    /// other processes commit (this process notifies its own through the domain). It may
-    /// notify more often than needed, never less.
-    async fn watch_peer_changes(&self, changed: std::sync::Arc<tokio::sync::Notify>) -> Result<()>;
+    /// Runs until the store is closed, notifying `changes.peers` after changes to the
+    /// peers and `changes.rules` after changes to the rules or memberships that other
+    /// processes commit (this process notifies its own through the domain). It may notify
+    /// more often than needed, never less.
+    async fn watch_data_plane(&self, changes: DataPlaneChanges) -> Result<()>;
     /// Runs until the store is closed, notifying `changed` once when it starts watching
     /// (what was committed before was not heard) and after changes to the stored
     /// configuration (the `configuration.` settings rows) that any process commits. It may

@@ -63,6 +63,10 @@ impl PolicySource for Domain {
     async fn egress_policy(&self) -> anyhow::Result<ferrozone_domain::egress::EgressPolicy> {
         Ok(Domain::egress_policy(self).await?)
     }
+
+    async fn egress_rules(&self) -> anyhow::Result<Option<ferrozone_domain::egress::EgressRules>> {
+        Ok(Some(Domain::egress_rules(self).await?))
+    }
 }
 
 /// A device's figures as stored; `None` without a handshake.

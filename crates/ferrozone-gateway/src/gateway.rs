@@ -24,7 +24,7 @@ use crate::reconciler::{ReconcileStatus, Reconciler};
 use crate::stats::StatsCollector;
 use crate::userspace::Userspace;
 use crate::{InterfaceConfig, Key, PeerSource, PolicySource, WireGuard};
-pub use egress::{egress, Skipped};
+pub use egress::{egress, egress_with, Skipped, UserSources};
 pub use routing::RoutingStatus;
 
 /// Which WireGuard implementation carries the tunnel.
@@ -119,15 +119,18 @@ pub struct Sources {
 }
 
 /// The wake-ups of the gateway's loops after a change: one for the reconciler, one for
-/// the table keeper (a `Notify` permit wakes only one waiter).
+/// the table keeper, and one for the table keeper after a change of the rules or
+/// memberships alone, which the reconciler need not hear of (a `Notify` permit wakes only
+/// one waiter).
 #[derive(Clone, Default)]
 pub struct Wakes {
     pub peers: Arc<Notify>,
     pub table: Arc<Notify>,
+    pub rules: Arc<Notify>,
 }
 
 impl Wakes {
-    /// Both, for a fan-out.
+    /// The reconciler's and the table keeper's, for a fan-out of every other change.
     pub fn all(&self) -> Vec<Arc<Notify>> {
         vec![self.peers.clone(), self.table.clone()]
     }
@@ -150,11 +153,18 @@ pub fn embedded_sources(domain: &Arc<Domain>) -> anyhow::Result<Sources> {
     })
 }
 
-/// Wakes each of `consumers` after every committed change, of this process
-/// ([`Domain::peer_changes`]) and of others sharing the database (its watch, retried when
-/// lost), under `tasks`.
-pub fn watch_domain(domain: &Arc<Domain>, consumers: Vec<Arc<Notify>>, tasks: &mut dyn Tasks) {
+/// Wakes each of `consumers` after every committed change of the peers, and each of
+/// `rule_consumers` after every change of the rules or memberships alone, of this process
+/// ([`Domain::peer_changes`], [`Domain::rule_changes`]) and of others sharing the database
+/// (its watch, retried when lost), under `tasks`.
+pub fn watch_domain(
+    domain: &Arc<Domain>,
+    consumers: Vec<Arc<Notify>>,
+    rule_consumers: Vec<Arc<Notify>>,
+    tasks: &mut dyn Tasks,
+) {
     tasks.spawn("change fan-out", Box::pin(forever(fan_out(domain.peer_changes(), consumers))));
+    tasks.spawn("rule change fan-out", Box::pin(forever(fan_out(domain.rule_changes(), rule_consumers))));
     tasks.spawn("peer change watcher", Box::pin(watch_peer_changes(domain.clone(), domain.peer_changes())));
 }
 
@@ -174,7 +184,8 @@ pub async fn start(
     let routing = routing::start(options, &sources.addresses, sources.policy.clone()).await?;
     let routing_status = routing.status();
     let (remove, repair) = (options.nft_remove_on_shutdown, options.repair_interval);
-    tasks.spawn_draining("nftables", Box::pin(routing::keep(routing, wakes.table, repair, tasks.stopping(), remove)));
+    let table_wakes = routing::TableWakes { changes: wakes.table, rules: wakes.rules };
+    tasks.spawn_draining("nftables", Box::pin(routing::keep(routing, table_wakes, repair, tasks.stopping(), remove)));
     if options.interface_remove_on_shutdown {
         let (interface, stopping) = (interface.clone(), tasks.stopping());
         tasks.spawn_draining(

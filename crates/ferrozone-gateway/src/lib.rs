@@ -67,6 +67,11 @@ pub trait PolicySource: Send + Sync + 'static {
     /// The rules, the addresses of the active devices of the users they name, and the
     /// default action.
     async fn egress_policy(&self) -> anyhow::Result<ferrozone_domain::egress::EgressPolicy>;
+    /// The rules and the memberships alone, for a change of those alone; `None` when the
+    /// source cannot read them apart (the caller reads the whole policy).
+    async fn egress_rules(&self) -> anyhow::Result<Option<ferrozone_domain::egress::EgressRules>> {
+        Ok(None)
+    }
 }
 
 /// Where the reconciler learns which peers should exist, and where statistics go.

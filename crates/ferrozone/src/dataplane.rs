@@ -6,8 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Notify;
-
+use ferrozone_domain::model::DataPlaneChanges;
 use ferrozone_domain::Domain;
 use ferrozone_gateway::gateway::{self, Backend, Gateway, Options, Task, Tasks, Wakes};
 use ferrozone_gateway::nft::Verdict;
@@ -29,10 +28,10 @@ pub async fn start(
     tasks: &mut Supervisor,
 ) -> anyhow::Result<Arc<dyn DataPlaneProbe>> {
     let wakes = Wakes::default();
-    let remote = Arc::new(Notify::new());
+    let remote = DataPlaneChanges::default();
     let mut woken = wakes.all();
-    woken.push(remote.clone());
-    gateway::watch_domain(&domain, woken, tasks);
+    woken.push(remote.peers.clone());
+    gateway::watch_domain(&domain, woken, vec![wakes.rules.clone(), remote.rules.clone()], tasks);
     let publisher = domain.clone();
     tasks.spawn(
         "gateway state",

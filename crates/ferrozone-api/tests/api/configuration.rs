@@ -241,7 +241,7 @@ async fn a_null_default_leaves_its_line_out_of_client_configurations() {
 #[tokio::test]
 async fn the_egress_default_action_is_a_key_the_policy_reads_unless_the_environment_sets_it() {
     let app = TestApp::new().await;
-    let changes = app.domain.peer_changes();
+    let changes = app.domain.rule_changes();
     // A wake-up left by the set-up does not count.
     let _ = tokio::time::timeout(Duration::ZERO, changes.notified()).await;
     let woken = changes.notified();

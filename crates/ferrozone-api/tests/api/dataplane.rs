@@ -212,13 +212,15 @@ async fn woken(changes: &tokio::sync::Notify) -> bool {
     tokio::time::timeout(Duration::ZERO, changes.notified()).await.is_ok()
 }
 
-/// Creating, changing and deleting a rule each wake the data plane, once answered; a
-/// refused write does not.
+/// Creating, changing and deleting a rule each wake the data plane's table keeper, once
+/// answered, and not the peers' reconciler (docs/design/groups.md, "Membership changes"); a
+/// refused write wakes nothing.
 #[tokio::test]
 async fn every_rule_write_wakes_the_data_plane() {
     let app = TestApp::new().await;
-    let changes = app.domain.peer_changes();
+    let (changes, peers) = (app.domain.rule_changes(), app.domain.peer_changes());
     woken(&changes).await;
+    woken(&peers).await;
     let rule = json!({"rule": {"destination": "10.9.0.0/16", "action": "drop"}});
     let created = app.post("/v0/rules", &app.admin, rule.clone()).await;
     let id = created.expect_status(StatusCode::CREATED).id();
@@ -230,6 +232,7 @@ async fn every_rule_write_wakes_the_data_plane() {
     assert!(woken(&changes).await, "after the update");
     app.delete(&path, &app.admin).await.expect_status(StatusCode::NO_CONTENT);
     assert!(woken(&changes).await, "after the delete");
+    assert!(!woken(&peers).await, "no peer changed");
 }
 
 /// A data plane whose state the test sets: the HTTP layer is what is under test.

@@ -27,7 +27,7 @@ async fn enrolled(app: &TestApp, name: &str) -> (String, String) {
 /// The state publisher `serve` runs, woken by this process's commits.
 fn publish(app: &TestApp) -> tokio::task::JoinHandle<()> {
     let domain = app.domain.clone();
-    tokio::spawn(async move { domain.publish_gateway_states(domain.peer_changes()).await })
+    tokio::spawn(async move { domain.publish_gateway_states(domain.data_plane_changes()).await })
 }
 
 async fn poll(app: &TestApp, credential: &str, session: Uuid, query: &str) -> TestResponse {

@@ -165,7 +165,7 @@ async fn the_data_plane_gets_the_members_addresses_and_wakes_on_a_membership_cha
     let device = app.device(&alice).await;
     app.device(&bob).await;
     create(&app, json!({"destination": "10.0.0.0/8", "group_id": staff})).await.expect_status(StatusCode::CREATED);
-    let changes = app.domain.peer_changes();
+    let changes = app.domain.rule_changes();
     woken(&changes).await;
 
     join(&app, &staff, &alice).await;

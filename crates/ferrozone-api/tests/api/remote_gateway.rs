@@ -42,7 +42,7 @@ impl ControlPlane {
             axum::serve(listener, router).into_future().await
         });
         let domain = app.domain.clone();
-        runtime.spawn(async move { domain.publish_gateway_states(domain.peer_changes()).await });
+        runtime.spawn(async move { domain.publish_gateway_states(domain.data_plane_changes()).await });
         Self { runtime: Some(runtime), url }
     }
 

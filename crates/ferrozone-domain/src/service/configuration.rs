@@ -125,7 +125,7 @@ impl Domain {
 
     /// Makes `values` the current ones. A new `vpn_session_duration` changes which devices
     /// are active, so it wakes the peer reconcile (here, in every process that reads it).
-    /// So does a new `egress_default_action`, which the table keeper reads with the rules.
+    /// A new `egress_default_action` wakes the table keeper, which reads it with the rules.
     fn remember(&self, values: Values) {
         let (duration, default_action) = (values.vpn_session_duration, values.egress_default_action);
         let previous = std::mem::replace(
@@ -138,7 +138,7 @@ impl Domain {
         }
         if previous.values.egress_default_action != default_action {
             tracing::info!(egress_default_action = default_action.as_str(), "the egress default action changed");
-            self.peers_changed();
+            self.rules_changed();
         }
     }
 

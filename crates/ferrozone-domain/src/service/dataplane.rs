@@ -6,25 +6,42 @@ use tokio::sync::Notify;
 use zeroize::Zeroizing;
 
 use super::Domain;
-use crate::egress::EgressPolicy;
+use crate::egress::{EgressPolicy, EgressRules};
 use crate::error::Result;
-use crate::model::{ActivePeer, StatsReport};
+use crate::model::{ActivePeer, DataPlaneChanges, StatsReport};
 use crate::time::Timestamp;
 use crate::vpn_session::VpnSession;
 
 impl Domain {
     /// Notified (one stored permit, so nothing is missed) after every committed change in
-    /// this process that can change the data plane: device writes, user deletes, disabling
-    /// (the peers and the rules' sources), rule writes, a sign-in (which renews a VPN
-    /// session), and a new `vpn_session_duration` (read by this process, whichever wrote
-    /// it). One permit wakes one consumer: a process with several fans it out.
+    /// this process that can change the peers or the rules' sources: device writes, user
+    /// deletes, disabling, a sign-in (which renews a VPN session), a new
+    /// `vpn_session_duration` or default action (read by this process, whichever wrote it).
+    /// One permit wakes one consumer: a process with several fans it out.
     pub fn peer_changes(&self) -> Arc<Notify> {
-        self.peer_changes.clone()
+        self.data_plane_changes.peers.clone()
+    }
+
+    /// Notified, as [`Domain::peer_changes`], after every committed change in this process
+    /// of the rules or of the memberships of groups, and nothing else: the peers do not
+    /// change with them (docs/design/groups.md, "Membership changes").
+    pub fn rule_changes(&self) -> Arc<Notify> {
+        self.data_plane_changes.rules.clone()
+    }
+
+    /// Both wake-ups, for a single consumer of both (a test's).
+    pub fn data_plane_changes(&self) -> DataPlaneChanges {
+        self.data_plane_changes.clone()
     }
 
     /// Called after the commit, never before: a reconciler woken by it reads the new state.
     pub(crate) fn peers_changed(&self) {
-        self.peer_changes.notify_one();
+        self.data_plane_changes.peers.notify_one();
+    }
+
+    /// [`Domain::peers_changed`] for a change of rules or memberships only.
+    pub(crate) fn rules_changed(&self) {
+        self.data_plane_changes.rules.notify_one();
     }
 
     /// The server's WireGuard private key (base64), for the interface.
@@ -54,11 +71,20 @@ impl Domain {
         Ok(policy)
     }
 
-    /// Runs until the store is closed, notifying [`Domain::peer_changes`] after changes to
-    /// the peers or the rules that other processes commit (this process's own notify it directly). An
-    /// error ends the watch: the caller may start it again.
+    /// The rules and the memberships of the groups they name, as in
+    /// [`Domain::egress_policy`] but without the sources: what a change of
+    /// [`Domain::rule_changes`] alone needs read again.
+    pub async fn egress_rules(&self) -> Result<EgressRules> {
+        let mut rules = self.store().egress_rules().await?;
+        rules.default_action = self.current_values().egress_default_action;
+        Ok(rules)
+    }
+
+    /// Runs until the store is closed, notifying [`Domain::peer_changes`] and
+    /// [`Domain::rule_changes`] after the changes other processes commit (this process's
+    /// own notify them directly). An error ends the watch: the caller may start it again.
     pub async fn watch_peer_changes(&self) -> Result<()> {
-        self.store().watch_peer_changes(self.peer_changes.clone()).await
+        self.store().watch_data_plane(self.data_plane_changes.clone()).await
     }
 
     /// Stores statistics read from the embedded gateway's interface.

@@ -175,13 +175,15 @@ impl Domain {
         &self.gateway_states
     }
 
-    /// Builds the gateway state on each of `changes` (committed changes, here or in another
-    /// process), while gateways poll: runs as long as the process.
-    pub async fn publish_gateway_states(&self, changes: Arc<Notify>) {
+    /// Builds the gateway state on each of `changes` (committed changes of the peers or of
+    /// the rules, here or in another process), while gateways poll: runs as long as the
+    /// process.
+    pub async fn publish_gateway_states(&self, changes: crate::model::DataPlaneChanges) {
         let hub = &self.gateway_states;
         loop {
             tokio::select! {
-                () = changes.notified() => {}
+                () = changes.peers.notified() => {}
+                () = changes.rules.notified() => {}
                 () = hub.demanded.notified() => {}
                 () = tokio::time::sleep(REBUILD) => {}
             }

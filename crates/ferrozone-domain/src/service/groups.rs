@@ -72,7 +72,7 @@ impl Domain {
         actor.require_admin()?;
         let deleted = self.store().delete_group(id).await?.ok_or(DomainError::NotFound)?;
         // Its rules and memberships went with it.
-        self.peers_changed();
+        self.rules_changed();
         tracing::info!(group.id = %id, "group deleted");
         Ok(deleted)
     }
@@ -95,7 +95,7 @@ impl Domain {
         let source = group_sync::source_of(provider_id);
         let sync = self.store().sync_user_groups(user, &source, groups, Timestamp::now()).await?;
         if sync.changed() {
-            self.peers_changed();
+            self.rules_changed();
             tracing::info!(
                 user.id = %user, provider = provider_id, added = sync.added, removed = sync.removed,
                 created = sync.created, "memberships from the identity provider applied"
@@ -118,7 +118,7 @@ impl Domain {
         };
         if added {
             // The group's rules now decide the user's traffic.
-            self.peers_changed();
+            self.rules_changed();
         }
         // Removed meanwhile by another request: as if never added.
         let member = self.store().group_member(id, user).await?.ok_or(DomainError::NotFound)?;
@@ -135,7 +135,7 @@ impl Domain {
             return Err(DomainError::invalid("user_id", format!("is kept by {} and ends there", member.source)));
         }
         if self.store().remove_group_member(id, user).await? {
-            self.peers_changed();
+            self.rules_changed();
             Ok(())
         } else {
             Err(DomainError::NotFound)

@@ -27,7 +27,7 @@ impl Domain {
         let now = Timestamp::now();
         let rule = checked.into_rule(Uuid::now_v7(), now, now);
         self.store().insert_rule(&rule).await?;
-        self.peers_changed();
+        self.rules_changed();
         tracing::info!(rule.id = %rule.id, "rule created");
         Ok(rule)
     }
@@ -36,7 +36,7 @@ impl Domain {
     pub async fn update_rule(&self, actor: &Principal, id: Uuid, changes: &RuleChanges) -> Result<Rule> {
         actor.require_admin()?;
         let rule = self.store().update_rule(id, changes, Timestamp::now()).await?.ok_or(DomainError::NotFound)?;
-        self.peers_changed();
+        self.rules_changed();
         tracing::info!(rule.id = %rule.id, "rule updated");
         Ok(rule)
     }
@@ -46,7 +46,7 @@ impl Domain {
         if !self.store().delete_rule(id).await? {
             return Err(DomainError::NotFound);
         }
-        self.peers_changed();
+        self.rules_changed();
         tracing::info!(rule.id = %id, "rule deleted");
         Ok(())
     }

@@ -139,7 +139,7 @@ impl Domain {
         let group = group::from_provider(&name, SOURCE, Timestamp::now());
         let (group, changed) = self.store().create_scim_group(&group, external_id, members).await?;
         if changed.any() {
-            self.peers_changed();
+            self.rules_changed();
         }
         tracing::info!(group.id = %group.group.id, "group provisioned");
         Ok((group, changed))
@@ -152,7 +152,7 @@ impl Domain {
         let written = self.store().write_scim_group(id, write, Timestamp::now()).await?;
         let (group, changed) = written.ok_or(DomainError::NotFound)?;
         if changed.any() {
-            self.peers_changed();
+            self.rules_changed();
         }
         Ok((group, changed))
     }
@@ -161,7 +161,7 @@ impl Domain {
     pub async fn delete_scim_group(&self, id: Uuid) -> Result<()> {
         self.store().scim_group(id).await?.ok_or(DomainError::NotFound)?;
         self.store().delete_group(id).await?.ok_or(DomainError::NotFound)?;
-        self.peers_changed();
+        self.rules_changed();
         tracing::info!(group.id = %id, "group deprovisioned");
         Ok(())
     }

@@ -13,7 +13,7 @@ use anyhow::Context;
 use ipnet::IpNet;
 use tokio::sync::{watch, Notify};
 
-use super::egress::{egress, Skipped};
+use super::egress::{egress, egress_with, Skipped, UserSources};
 use super::Options;
 use crate::PolicySource;
 
@@ -39,6 +39,9 @@ pub struct Routing {
     status: watch::Sender<RoutingStatus>,
     /// The stored rules the last read left out.
     skipped: Vec<Skipped>,
+    /// The sources of the last read of the whole policy, for the passes that read the rules
+    /// alone; `None` until one succeeds.
+    sources: Option<UserSources>,
     /// Where the default route is read from when the egress interface follows it (masquerade
     /// on, `FERROZONE_EGRESS_INTERFACE` unset); `None` when it does not.
     default_route: Option<PathBuf>,
@@ -73,8 +76,9 @@ impl Routing {
     pub async fn open(nft: Nft, policy: Arc<dyn PolicySource>, table: Table) -> anyhow::Result<Self> {
         let keeper = Keeper::new(nft, table.clone());
         let (status, _) = watch::channel(RoutingStatus::default());
-        let mut routing = Routing { keeper, policy, table, status, skipped: Vec::new(), default_route: None };
-        routing.pass(true).await.context("applying the nftables table inet ferrozone")?;
+        let mut routing =
+            Routing { keeper, policy, table, status, skipped: Vec::new(), sources: None, default_route: None };
+        routing.pass(Pass::Repair).await.context("applying the nftables table inet ferrozone")?;
         Ok(routing)
     }
 
@@ -90,15 +94,36 @@ impl Routing {
         self.status.subscribe()
     }
 
-    /// One pass: reads the rules, and applies the table when they changed, or when
-    /// `repair` and the table is not as last applied (changed behind Ferrozone's back). A
-    /// failed read keeps the table as it was (still repaired): the rules it holds are the
-    /// last ones known. After a failed pass the next one always checks the table.
-    async fn pass(&mut self, repair: bool) -> anyhow::Result<()> {
-        let repair = repair || self.status.borrow().last_pass_failed;
-        let result = self.apply_current(repair).await;
+    /// One pass: reads the rules (`pass` says what), and applies the table when they
+    /// changed, or when repairing and the table is not as last applied (changed behind
+    /// Ferrozone's back). A failed read keeps the table as it was (still repaired): the rules
+    /// it holds are the last ones known. After a failed pass the next one always repairs.
+    async fn pass(&mut self, pass: Pass) -> anyhow::Result<()> {
+        let pass = if self.status.borrow().last_pass_failed { Pass::Repair } else { pass };
+        let result = self.apply_current(pass).await;
         self.status.send_modify(|status| status.last_pass_failed = result.is_err());
         result
+    }
+
+    /// The rules as the table holds them. [`Pass::Rules`] reads the rules and memberships
+    /// alone and takes the sources of the last whole read, unless the source cannot read
+    /// them apart or they name a user that read did not cover: then, as the other passes,
+    /// it reads the whole policy (docs/design/groups.md, "Membership changes").
+    async fn read(&mut self, pass: Pass) -> anyhow::Result<(crate::nft::Egress, Vec<Skipped>)> {
+        let wireguard = self.table.egress.wireguard.clone();
+        if let (Pass::Rules, Some(sources)) = (pass, &self.sources) {
+            if let Some(rules) = self.policy.egress_rules().await.context("reading the egress rules")? {
+                if let Some(egress) = egress_with(&rules, sources, wireguard.clone()) {
+                    return Ok(egress);
+                }
+                tracing::debug!("the rules name a user whose devices were not read: reading the whole policy");
+            }
+        }
+        let policy = self.policy.egress_policy().await.context("reading the egress rules")?;
+        let sources = UserSources::of(&policy);
+        let egress = egress(&policy, wireguard);
+        self.sources = Some(sources);
+        Ok(egress)
     }
 
     /// Warns of each rule left out, once while it stays left out (passes are frequent).
@@ -109,11 +134,14 @@ impl Routing {
         self.skipped = skipped;
     }
 
-    async fn apply_current(&mut self, repair: bool) -> anyhow::Result<()> {
-        let read = self.policy.egress_policy().await.context("reading the egress rules");
+    async fn apply_current(&mut self, pass: Pass) -> anyhow::Result<()> {
+        let repair = pass == Pass::Repair;
+        let (read, failed) = match self.read(pass).await {
+            Ok(read) => (Some(read), Ok(())),
+            Err(e) => (None, Err(e)),
+        };
         let mut changed = repair && self.egress_interface_moved();
-        if let Ok(policy) = &read {
-            let (egress, skipped) = egress(policy, self.table.egress.wireguard.clone());
+        if let Some((egress, skipped)) = read {
             self.warn_of(skipped);
             if egress != self.table.egress {
                 tracing::debug!(rules = egress.rules.len(), "the egress rules changed: applying the table");
@@ -125,7 +153,7 @@ impl Routing {
         // A change that left the rules as they were (most commits on SQLite, statistics
         // among them) costs one read of the database, not a read of the table.
         if !(changed || repair) {
-            return read.map(|_| ());
+            return failed;
         }
         let applied = self.keeper.reconcile_once().await?;
         let (rules, default_action) = (self.table.egress.rules.len(), self.table.egress.default);
@@ -137,7 +165,7 @@ impl Routing {
                 status.last_apply = Some(SystemTime::now());
             }
         });
-        read.map(|_| ())
+        failed
     }
 }
 
@@ -164,6 +192,17 @@ impl Routing {
     }
 }
 
+/// What woke a pass, and so what it reads and checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// A change of the rules or memberships alone: the rules are read without the sources.
+    Rules,
+    /// Any other change: the whole policy is read.
+    Changes,
+    /// The timer, or a start: the whole policy is read and the table checked for drift.
+    Repair,
+}
+
 /// Where Linux shows the IPv4 routing table.
 const PROC_NET_ROUTE: &str = "/proc/net/route";
 
@@ -182,19 +221,20 @@ fn masquerade_on(options: &Options) -> anyhow::Result<Option<IfName>> {
     }
 }
 
-/// Keeps the table until `stopping`: a pass at each wake-up of `changes` (a committed
-/// change of the rules or of their users' devices, here or in another process) and every
-/// `interval` (repairing the table if it was changed behind Ferrozone's back). Then removes
-/// the table if `remove` (the setting).
+/// Keeps the table until `stopping`: a pass at each wake-up of `wakes` (a committed change
+/// of the users' devices, `wakes.changes`, or of the rules and memberships alone,
+/// `wakes.rules`, here or in another process) and every `interval` (repairing the table if
+/// it was changed behind Ferrozone's back). Then removes the table if `remove` (the
+/// setting).
 pub async fn keep(
     mut routing: Routing,
-    changes: Arc<Notify>,
+    wakes: TableWakes,
     interval: Duration,
     stopping: impl Future<Output = ()>,
     remove: bool,
 ) -> anyhow::Result<()> {
     tokio::select! {
-        () = passes(&mut routing, &changes, interval) => {}
+        () = passes(&mut routing, &wakes, interval) => {}
         () = stopping => {}
     }
     if remove {
@@ -204,18 +244,30 @@ pub async fn keep(
     Ok(())
 }
 
+/// The wake-ups of the table keeper.
+#[derive(Debug, Clone, Default)]
+pub struct TableWakes {
+    /// Changes of what the rules' sources are built from (and of anything else).
+    pub changes: Arc<Notify>,
+    /// Changes of the rules or the memberships alone.
+    pub rules: Arc<Notify>,
+}
+
 /// Passes forever: on each change, and a repairing one every `interval` however often
 /// changes come. A failed pass is logged and retried at the next.
-async fn passes(routing: &mut Routing, changes: &Notify, interval: Duration) {
+async fn passes(routing: &mut Routing, wakes: &TableWakes, interval: Duration) {
     let mut repairs = tokio::time::interval(interval);
     repairs.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     repairs.tick().await;
     loop {
-        let repair = tokio::select! {
-            _ = repairs.tick() => true,
-            () = changes.notified() => false,
+        // A wake-up not taken stays stored for the next turn.
+        let pass = tokio::select! {
+            biased;
+            _ = repairs.tick() => Pass::Repair,
+            () = wakes.changes.notified() => Pass::Changes,
+            () = wakes.rules.notified() => Pass::Rules,
         };
-        if let Err(e) = routing.pass(repair).await {
+        if let Err(e) = routing.pass(pass).await {
             tracing::warn!(error = format!("{e:#}"), "keeping the nftables table inet ferrozone failed");
         }
     }

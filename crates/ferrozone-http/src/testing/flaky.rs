@@ -7,13 +7,14 @@ use async_trait::async_trait;
 use axum::http::Method;
 use ferrozone_domain::audit::{AuditHead, AuditQuery, EventRecord, NewAuditEvent};
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::{EgressPolicy, Rule};
+use ferrozone_domain::egress::{EgressPolicy, EgressRules, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport, TotpRecord, UserUpdate,
+    ActivePeer, DataPlaneChanges, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
+    TotpRecord, UserUpdate,
 };
 use ferrozone_domain::store::{
     AuditLog, Belongings, DeviceBatches, DeviceQuery, ListedUser, TokenPage, UserDirectory, UserQuery,
@@ -121,7 +122,8 @@ delegate! {
         egress_policy(session: VpnSession) -> EgressPolicy;
         active_peers(session: VpnSession) -> Vec<ActivePeer>;
         record_stats_from(source: Uuid, reports: Vec<StatsReport>) -> ();
-        watch_peer_changes(changed: Arc<tokio::sync::Notify>) -> ();
+        egress_rules() -> EgressRules;
+        watch_data_plane(changes: DataPlaneChanges) -> ();
         watch_configuration_changes(changed: Arc<tokio::sync::Notify>) -> ();
         import(batch: &ImportBatch, mode: ImportMode) -> ImportOutcome;
 }

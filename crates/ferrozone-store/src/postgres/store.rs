@@ -8,14 +8,14 @@ use async_trait::async_trait;
 use ferrozone_domain::audit::context::{self, Context};
 use ferrozone_domain::audit::{changes, AuditKey, Entry};
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::{EgressPolicy, Membership, Rule};
+use ferrozone_domain::egress::{EgressPolicy, EgressRules, Membership, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
-    TotpRecord, User, UserUpdate,
+    ActivePeer, ApiToken, DataPlaneChanges, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow,
+    StatsReport, TotpRecord, User, UserUpdate,
 };
 use ferrozone_domain::rules;
 use ferrozone_domain::rules::tx::{finish, Begin, Commit};
@@ -52,7 +52,7 @@ mod users_page;
 mod watch;
 mod webhooks;
 
-use watch::{CONFIGURATION_CHANNEL, PEERS_CHANNEL};
+use watch::{CONFIGURATION_CHANNEL, PEERS_CHANNEL, RULES_PAYLOAD};
 
 /// Runs a multi-statement write to its end even when the caller goes away: a request
 /// cancelled by a client disconnect must not abandon a transaction halfway (holding its
@@ -825,6 +825,25 @@ impl Store for PgStore {
         })
     }
 
+    async fn egress_rules(&self) -> Result<EgressRules> {
+        const CONTEXT: &str = "read the egress rules";
+        let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
+        sqlx::query(SNAPSHOT).execute(&mut *tx).await.or_db(CONTEXT)?;
+        let rules =
+            sqlx::query(sql::LIST_RULES).try_map(from_row::<RuleRow>).fetch_all(&mut *tx).await.or_db(CONTEXT)?;
+        let memberships = sqlx::query(sql::RULE_MEMBERSHIPS)
+            .try_map(|row: PgRow| read_aliased::<RuleMembershipRow>(&row))
+            .fetch_all(&mut *tx)
+            .await
+            .or_db(CONTEXT)?;
+        tx.commit().await.or_db(CONTEXT)?;
+        Ok(EgressRules {
+            rules: decode_all(rules)?,
+            memberships: memberships.into_iter().map(Membership::from).collect(),
+            ..Default::default()
+        })
+    }
+
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {
         let rows = sqlx::query(sql::ACTIVE_PEERS)
             .bind(session.cutoff().map(Timestamp::micros))
@@ -856,12 +875,13 @@ impl Store for PgStore {
         .await
     }
 
-    async fn watch_peer_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        self.listen(PEERS_CHANNEL, changed, false, "listen for peer changes").await
+    async fn watch_data_plane(&self, changes: DataPlaneChanges) -> Result<()> {
+        let wakes = [("", changes.peers), (RULES_PAYLOAD, changes.rules)];
+        self.listen(PEERS_CHANNEL, &wakes, false, "listen for peer changes").await
     }
 
     async fn watch_configuration_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        self.listen(CONFIGURATION_CHANNEL, changed, true, "listen for configuration changes").await
+        self.listen(CONFIGURATION_CHANNEL, &[("", changed)], true, "listen for configuration changes").await
     }
 
     async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {

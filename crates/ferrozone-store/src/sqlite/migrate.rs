@@ -95,6 +95,7 @@ pub static MIGRATIONS: &[Migration] = &[
     Migration { version: 27, name: "groups", sql: include_str!("../../migrations/sqlite/0027_groups.sql") },
     Migration { version: 28, name: "group_rules", sql: include_str!("../../migrations/sqlite/0028_group_rules.sql") },
     Migration { version: 29, name: "scim", sql: include_str!("../../migrations/sqlite/0029_scim.sql") },
+    Migration { version: 30, name: "rule_changes", sql: include_str!("../../migrations/sqlite/0030_rule_changes.sql") },
 ];
 
 /// Applies every migration newer than the database.

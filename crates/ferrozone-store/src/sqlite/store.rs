@@ -9,14 +9,14 @@ use anyhow::Context;
 use async_trait::async_trait;
 use ferrozone_domain::audit::{changes, context, AuditKey, Entry};
 use ferrozone_domain::crypto::Sealed;
-use ferrozone_domain::egress::{EgressPolicy, Membership, Rule};
+use ferrozone_domain::egress::{EgressPolicy, EgressRules, Membership, Rule};
 use ferrozone_domain::error::Result;
 use ferrozone_domain::import::{ImportBatch, ImportMode, ImportOutcome};
 use ferrozone_domain::input::RuleChanges;
 use ferrozone_domain::ipam::Pools;
 use ferrozone_domain::model::{
-    ActivePeer, ApiToken, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow, StatsReport,
-    TotpRecord, User, UserUpdate,
+    ActivePeer, ApiToken, DataPlaneChanges, Device, DeviceInsert, DeviceUpdate, OidcConnection, Session, SignInFlow,
+    StatsReport, TotpRecord, User, UserUpdate,
 };
 use ferrozone_domain::rules;
 use ferrozone_domain::store::{DeviceBatches, DeviceQuery, Store, TokenPage, STREAM_DEPTH};
@@ -811,6 +811,25 @@ impl Store for SqliteStore {
         })
     }
 
+    async fn egress_rules(&self) -> Result<EgressRules> {
+        let read = self.read_long("read the egress rules", move |conn| {
+            let tx = conn.unchecked_transaction()?;
+            let rules =
+                prepare(&tx, sql::LIST_RULES)?.query_map([], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()?;
+            let memberships = prepare(&tx, sql::RULE_MEMBERSHIPS)?
+                .query_map([], rows::rule_membership)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            tx.commit()?;
+            Ok((rules, memberships))
+        });
+        let (rules, memberships) = read.await?;
+        Ok(EgressRules {
+            rules: decode_all(rules)?,
+            memberships: memberships.into_iter().map(Membership::from).collect(),
+            ..Default::default()
+        })
+    }
+
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {
         let cutoff = session.cutoff().map(Timestamp::micros);
         let rows = self.read_long("list the active peers", move |conn| {
@@ -821,13 +840,12 @@ impl Store for SqliteStore {
         decode_all(rows.await?)
     }
 
-    /// Any commit counts as a possible peer change (see `store/watch.rs`).
-    async fn watch_peer_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        self.watch_topic(watch::Topic::Peers, changed, false).await
+    async fn watch_data_plane(&self, changes: DataPlaneChanges) -> Result<()> {
+        self.watch_topics(&[(watch::Topic::Peers, changes.peers), (watch::Topic::Rules, changes.rules)], false).await
     }
 
     async fn watch_configuration_changes(&self, changed: Arc<Notify>) -> Result<()> {
-        self.watch_topic(watch::Topic::Configuration, changed, true).await
+        self.watch_topics(&[(watch::Topic::Configuration, changed)], true).await
     }
 
     async fn record_stats_from(&self, source: Uuid, reports: Vec<StatsReport>) -> Result<()> {

@@ -8,11 +8,12 @@ use std::time::Duration;
 use ferrozone_domain::egress::{Rule, RuleAction, RuleSource};
 use ferrozone_domain::input::{Patch, RuleChanges};
 use ferrozone_domain::ipam::Pools;
-use ferrozone_domain::model::{ActivePeer, DeviceInsert, DeviceUpdate, Role, StatsReport, UserUpdate};
+use ferrozone_domain::model::{
+    ActivePeer, DataPlaneChanges, DeviceInsert, DeviceUpdate, Role, StatsReport, UserUpdate,
+};
 use ferrozone_domain::store::DeviceQuery;
 use ferrozone_domain::vpn_session::{VpnSession, ONCE};
 use ferrozone_domain::{Store, Timestamp};
-use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::rules::rule;
@@ -272,31 +273,54 @@ async fn on_sqlite_statistics_move_no_change_counter_and_edits_do() {
     db.store.record_sign_in(alice.id, "email", Timestamp::now()).await.unwrap();
     assert_eq!(generation("peers"), peers, "statistics and sign-ins change no peer");
 
+    let rules = generation("rules");
     db.store.insert_rule(&fresh_rule()).await.unwrap();
-    assert_eq!(generation("peers"), peers + 1, "a rule changes the data plane");
+    assert_eq!(
+        (generation("peers"), generation("rules")),
+        (peers, rules + 1),
+        "a rule changes the rules, not the peers"
+    );
     db.store.delete_device(device.id).await.unwrap();
-    assert_eq!(generation("peers"), peers + 2, "so does a device");
+    assert_eq!((generation("peers"), generation("rules")), (peers + 1, rules + 1), "a device changes the peers");
+    let staff = crate::groups::group("Staff");
+    db.store.insert_group(&staff).await.unwrap();
+    db.store.add_group_member(staff.id, alice.id, "manual", Timestamp::now()).await.unwrap();
+    assert_eq!((generation("peers"), generation("rules")), (peers + 1, rules + 2), "a membership changes the rules");
     db.store.put_settings(&[("configuration.default_client_mtu".to_owned(), b"1400".to_vec())]).await.unwrap();
     db.store.put_settings(&[("unrelated".to_owned(), b"x".to_vec())]).await.unwrap();
     assert_eq!(generation("configuration"), configuration + 1, "only configuration rows count");
 }
 
+/// Which wake-up of [`DataPlaneChanges`] a change is heard on.
+#[derive(Clone, Copy)]
+enum Heard {
+    Peers,
+    Rules,
+}
+
 /// Commits `change` through a second store on the same database (another process) until
-/// the first store's watch hears one: the watch may start listening after the first
-/// commit (a deadline, not a timing assertion). `setup` commits before the watch starts,
-/// so what it commits is never what the watch hears.
-async fn heard_from_another_process<S, F, Fut>(setup: impl AsyncFnOnce(&Arc<dyn Store>) -> S, mut change: F)
-where
+/// the first store's watch hears one on `heard`: the watch may start listening after the
+/// first commit (a deadline, not a timing assertion). `setup` commits before the watch
+/// starts, so what it commits is never what the watch hears.
+async fn heard_from_another_process<S, F, Fut>(
+    heard: Heard,
+    setup: impl AsyncFnOnce(&Arc<dyn Store>) -> S,
+    mut change: F,
+) where
     F: FnMut(Arc<dyn Store>, &mut S) -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
     let db = db().await;
     let other = ferrozone_store::open(&db.url, &ferrozone_store::StoreOptions::default()).await.unwrap().into_store();
     let mut state = setup(&other).await;
-    let changed = Arc::new(Notify::new());
+    let changes = DataPlaneChanges::default();
+    let changed = match heard {
+        Heard::Peers => changes.peers.clone(),
+        Heard::Rules => changes.rules.clone(),
+    };
     let watcher = {
-        let (store, changed) = (db.store.clone(), changed.clone());
-        tokio::spawn(async move { store.watch_peer_changes(changed).await })
+        let store = db.store.clone();
+        tokio::spawn(async move { store.watch_data_plane(changes).await })
     };
     let heard = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
@@ -317,7 +341,7 @@ async fn another_process_committing_a_peer_change_is_noticed() {
         store.insert_user(&alice).await.unwrap();
         alice.id
     };
-    heard_from_another_process(alice, |other, alice| {
+    heard_from_another_process(Heard::Peers, alice, |other, alice| {
         let alice = *alice;
         async move {
             other.insert_device(&new_device(alice), &pools(), 100).await.unwrap();
@@ -335,6 +359,7 @@ fn fresh_rule() -> Rule {
 #[tokio::test]
 async fn another_process_creating_a_rule_is_noticed() {
     heard_from_another_process(
+        Heard::Rules,
         async |_| (),
         |other, ()| async move {
             other.insert_rule(&fresh_rule()).await.unwrap();
@@ -350,7 +375,7 @@ async fn another_process_updating_a_rule_is_noticed() {
         store.insert_rule(&r).await.unwrap();
         r
     };
-    heard_from_another_process(stored, |other, r| {
+    heard_from_another_process(Heard::Rules, stored, |other, r| {
         r.action = if r.action == RuleAction::Drop { RuleAction::Accept } else { RuleAction::Drop };
         let flip = RuleChanges { action: Patch::Value(r.action.as_str().to_owned()), ..Default::default() };
         let id = r.id;
@@ -371,7 +396,7 @@ async fn another_process_deleting_a_rule_is_noticed() {
         }
         rules
     };
-    heard_from_another_process(stored, |other, rules| {
+    heard_from_another_process(Heard::Rules, stored, |other, rules| {
         let id = rules.pop().expect("a rule left to delete");
         async move { assert!(other.delete_rule(id).await.unwrap()) }
     })
@@ -447,6 +472,14 @@ async fn the_egress_policy_carries_the_members_of_the_groups_rules_name() {
     assert_eq!(memberships, expected, "the named group's members only, not the idle group's");
     let alices_source = RuleSource { user_id: alice.id, ipv4: alices.ipv4, ipv6: alices.ipv6 };
     assert_eq!(policy.sources, vec![alices_source], "bob is disabled, carol's group has no rule");
+    let rules = db.store.egress_rules().await.unwrap();
+    let mut alone: Vec<(Uuid, Uuid)> = rules.memberships.iter().map(|m| (m.group_id, m.user_id)).collect();
+    alone.sort();
+    assert_eq!(
+        (rules.rules, alone),
+        (policy.rules.clone(), memberships),
+        "the rules alone: the same rules and members"
+    );
 
     let both = Rule { group_id: Some(staff.id), ..rule("10.0.0.0/8", Some(alice.id)) };
     let refused = db.store.insert_rule(&both).await;
@@ -466,7 +499,7 @@ async fn another_process_changing_a_membership_is_noticed() {
         store.insert_group(&staff).await.unwrap();
         (staff.id, alice.id, false)
     };
-    heard_from_another_process(setup, |other, (group, user, member)| {
+    heard_from_another_process(Heard::Rules, setup, |other, (group, user, member)| {
         let (group, user, join) = (*group, *user, !*member);
         *member = join;
         async move {

@@ -42,7 +42,7 @@ async fn a_gateway_added_in_the_console_enrols_and_is_revoked() {
     let session = uuid::Uuid::new_v4().to_string();
     let headers = [("authorization", auth.as_str()), ("ferrozone-gateway-session", session.as_str())];
     let domain = app.domain.clone();
-    let publisher = tokio::spawn(async move { domain.publish_gateway_states(domain.peer_changes()).await });
+    let publisher = tokio::spawn(async move { domain.publish_gateway_states(domain.data_plane_changes()).await });
     let path = "/gateway/v1/state?wait=25&backend=userspace&applied=65536&refused=12&failing=false";
     let polled = app.raw(Method::GET, path, &headers, axum::body::Body::empty()).await;
     assert_eq!(polled.status, StatusCode::OK, "{:?}", polled.body);

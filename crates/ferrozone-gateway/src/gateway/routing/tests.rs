@@ -85,14 +85,15 @@ async fn rules_written_here_or_by_another_process_reach_the_table_on_the_change_
     let mut status = routing.status();
     assert_eq!(*status.borrow(), RoutingStatus { last_pass_failed: false, ..*status.borrow() });
     assert!(status.borrow().last_apply.is_some(), "the first pass applies the table");
-    // What `serve` runs: the domain's signal fanned out, the database watched.
-    let table_changed = Arc::new(Notify::new());
-    let fan_out = tokio::spawn(super::super::fan_out(domain.peer_changes(), vec![table_changed.clone()]));
+    // What `serve` runs: the domain's signals fanned out, the database watched.
+    let wakes = TableWakes::default();
+    let fan_out = tokio::spawn(super::super::fan_out(domain.peer_changes(), vec![wakes.changes.clone()]));
+    let rules_fan_out = tokio::spawn(super::super::fan_out(domain.rule_changes(), vec![wakes.rules.clone()]));
     let watch = tokio::spawn({
         let domain = domain.clone();
         async move { domain.watch_peer_changes().await }
     });
-    let keeper = tokio::spawn(keep(routing, table_changed, NO_TIMED_PASS, std::future::pending(), false));
+    let keeper = tokio::spawn(keep(routing, wakes, NO_TIMED_PASS, std::future::pending(), false));
 
     let started = Instant::now();
     create_rule(&domain, "192.0.2.0/24".into()).await;
@@ -112,6 +113,7 @@ async fn rules_written_here_or_by_another_process_reach_the_table_on_the_change_
     eprintln!("{}: a rule written by another process reached the table in {heard:?}", db.backend);
     assert!(!status.borrow().last_pass_failed);
     fan_out.abort();
+    rules_fan_out.abort();
     keeper.abort();
     watch.abort();
 }
@@ -134,10 +136,11 @@ async fn a_failed_pass_is_reported_and_the_default_action_is_applied() {
     assert_eq!(routing.table.egress.default, Verdict::Drop, "the configuration's default action");
     assert_eq!(routing.status.borrow().default_action, Verdict::Drop);
     assert!(!routing.status.borrow().last_pass_failed);
-    // `nft` cannot run any more: the namespace is gone.
+    // `nft` cannot run any more: the namespace is gone (a new rule needs it).
     let deleted = Command::new("ip").args(["netns", "delete", &ns.0]).status().unwrap();
     assert!(deleted.success());
-    routing.pass(true).await.unwrap_err();
+    create_rule(&domain, "198.51.100.0/24".into()).await;
+    routing.pass(Pass::Rules).await.unwrap_err();
     let status = *routing.status.borrow();
     assert!(status.last_pass_failed);
     assert_eq!(status.rules, 1, "the last rules applied");
@@ -163,12 +166,12 @@ async fn a_deleted_table_is_put_back_by_the_timed_pass_however_often_changes_com
     let routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table).await.unwrap();
     let mut status = routing.status();
     let first_apply = status.borrow().last_apply;
-    let changes = Arc::new(Notify::new());
-    let keeper =
-        tokio::spawn(keep(routing, changes.clone(), Duration::from_millis(300), std::future::pending(), false));
+    let wakes = TableWakes::default();
+    let keeper = tokio::spawn(keep(routing, wakes.clone(), Duration::from_millis(300), std::future::pending(), false));
     let noise = tokio::spawn(async move {
         loop {
-            changes.notify_one();
+            wakes.changes.notify_one();
+            wakes.rules.notify_one();
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     });
@@ -208,10 +211,10 @@ async fn a_users_rule_follows_its_active_devices() {
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses.clone()));
 
     domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "roams@example.com", true).await.unwrap();
-    routing.pass(false).await.unwrap();
+    routing.pass(Pass::Changes).await.unwrap();
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(vec![]), "disabled: no sources");
     domain.set_user_disabled(&ferrozone_domain::Principal::operator(), "roams@example.com", false).await.unwrap();
-    routing.pass(false).await.unwrap();
+    routing.pass(Pass::Changes).await.unwrap();
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses));
 }
 
@@ -265,12 +268,101 @@ async fn the_masquerade_follows_the_default_route_at_repair_passes() {
     assert!(on("uplink0"));
 
     std::fs::write(routes.path(), default_route_by("uplink1")).unwrap();
-    routing.pass(false).await.unwrap();
+    routing.pass(Pass::Changes).await.unwrap();
     assert!(on("uplink0"), "a change pass does not read the routes");
-    routing.pass(true).await.unwrap();
+    routing.pass(Pass::Repair).await.unwrap();
     assert!(on("uplink1"), "moved with the default route: {:?}", masquerade_rules(&ns));
 
     std::fs::write(routes.path(), default_route_by("uplink1").lines().next().unwrap()).unwrap();
-    routing.pass(true).await.unwrap();
+    routing.pass(Pass::Repair).await.unwrap();
     assert!(on("uplink1") && masquerade_rules(&ns).len() == 2, "no default route: kept");
+}
+
+/// Counts the reads of a [`PolicySource`]: whole policies and rules alone.
+struct Counted {
+    domain: Arc<Domain>,
+    whole: AtomicU32,
+    rules: AtomicU32,
+}
+
+#[async_trait::async_trait]
+impl PolicySource for Counted {
+    async fn egress_policy(&self) -> anyhow::Result<ferrozone_domain::egress::EgressPolicy> {
+        self.whole.fetch_add(1, Ordering::SeqCst);
+        self.domain.egress_policy().await.map_err(Into::into)
+    }
+    async fn egress_rules(&self) -> anyhow::Result<Option<ferrozone_domain::egress::EgressRules>> {
+        self.rules.fetch_add(1, Ordering::SeqCst);
+        Ok(Some(self.domain.egress_rules().await?))
+    }
+}
+
+/// A rules pass (docs/design/groups.md, "Membership changes") reads the rules and the
+/// memberships alone and takes the sources of the last whole read; a membership naming a
+/// user that read did not cover reads the whole policy instead. Either way the group's
+/// rule matches exactly its members' addresses.
+#[tokio::test]
+async fn a_membership_change_reads_the_rules_alone_when_the_sources_cover_it() {
+    use ferrozone_domain::service::groups::MemberInput;
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    let admin = Principal::operator();
+    let mut addresses = std::collections::HashMap::new();
+    for email in ["alice@example.com", "bob@example.com"] {
+        let new_user = NewUser { email: Some(email.into()), ..NewUser::default() };
+        let user = domain.create_user(&admin, &new_user).await.unwrap();
+        let new_device = NewDevice { user_id: Some(user.id.to_string()), ..NewDevice::default() };
+        let device = domain.create_device(&admin, &new_device).await.unwrap().device;
+        let ips: Vec<IpAddr> = device.ipv4.map(IpAddr::V4).into_iter().chain(device.ipv6.map(IpAddr::V6)).collect();
+        addresses.insert(email, (user.id, ips));
+    }
+    let (staff, ops) = (group(&domain, "Staff").await, group(&domain, "Ops").await);
+    let member = |email: &str| MemberInput { user_id: Some(addresses[email].0.to_string()), ..MemberInput::default() };
+    domain.add_group_member(&admin, staff, &member("alice@example.com")).await.unwrap();
+    for (group, destination) in [(staff, "192.0.2.0/24"), (ops, "198.51.100.0/24")] {
+        let rule =
+            NewRule { destination: Some(destination.into()), group_id: Some(group.to_string()), ..NewRule::default() };
+        domain.create_rule(&admin, &rule).await.unwrap();
+    }
+    let counted = Arc::new(Counted { domain: domain.clone(), whole: AtomicU32::new(0), rules: AtomicU32::new(0) });
+    let mut routing = Routing::open(Nft::in_netns(&ns.0), counted.clone(), base_table(&domain)).await.unwrap();
+    let reads = || (counted.whole.load(Ordering::SeqCst), counted.rules.load(Ordering::SeqCst));
+    let scopes =
+        |routing: &Routing| -> Vec<Scope> { routing.table.egress.rules.iter().map(|r| r.scope.clone()).collect() };
+    let alice = addresses["alice@example.com"].1.clone();
+    assert_eq!(scopes(&routing), [Scope::Group(alice.clone()), Scope::Group(vec![])]);
+    assert_eq!(reads(), (1, 0));
+
+    // Alice joins Ops: her devices were read, the rules alone are.
+    domain.add_group_member(&admin, ops, &member("alice@example.com")).await.unwrap();
+    routing.pass(Pass::Rules).await.unwrap();
+    assert_eq!(reads(), (1, 1));
+    assert_eq!(scopes(&routing), [Scope::Group(alice.clone()), Scope::Group(alice.clone())]);
+
+    // Bob joins Staff: no read covered him, so the whole policy is read.
+    domain.add_group_member(&admin, staff, &member("bob@example.com")).await.unwrap();
+    routing.pass(Pass::Rules).await.unwrap();
+    assert_eq!(reads(), (2, 2));
+    let mut both: Vec<IpAddr> = alice.iter().chain(&addresses["bob@example.com"].1).copied().collect();
+    both.sort_unstable();
+    assert_eq!(scopes(&routing), [Scope::Group(both), Scope::Group(alice.clone())]);
+
+    // Bob leaves: covered, the rules alone again.
+    domain.remove_group_member(&admin, staff, addresses["bob@example.com"].0).await.unwrap();
+    routing.pass(Pass::Rules).await.unwrap();
+    assert_eq!(reads(), (2, 3));
+    assert_eq!(scopes(&routing), [Scope::Group(alice.clone()), Scope::Group(alice)]);
+    let listed = Command::new("ip")
+        .args(["netns", "exec", &ns.0, "nft", "list", "set", "inet", "ferrozone", "group_ip_drop"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    let bob_v4 = addresses["bob@example.com"].1.iter().find(|a| a.is_ipv4()).unwrap().to_string();
+    assert!(!listed.contains(&bob_v4), "bob's address left the kernel's set: {listed}");
+}
+
+async fn group(domain: &Domain, name: &str) -> uuid::Uuid {
+    let input = ferrozone_domain::service::groups::GroupInput { name: Patch::Value(name.into()), ..Default::default() };
+    domain.create_group(&Principal::operator(), &input).await.unwrap().id
 }

@@ -86,7 +86,7 @@ async fn a_refresh_applies_the_groups_and_a_groups_rule_follows_within_a_second(
     app.post("/v0/rules", &app.admin, rule).await.expect_status(StatusCode::CREATED);
     assert_eq!(app.domain.egress_policy().await.unwrap().memberships.len(), 1);
 
-    let changes = app.domain.peer_changes();
+    let changes = app.domain.rule_changes();
     let _ = tokio::time::timeout(Duration::from_millis(10), changes.notified()).await;
     env.idp.set_groups("alice@example.com", &[]).await;
     assert_eq!(env.pass().await.refreshed, 1);
