@@ -5,7 +5,9 @@
 //! ruleset text, which [`Nft::apply`] hands to `nft -f -`: a file is one transaction, and
 //! the text declares the table, deletes it and defines it again, so the table is replaced
 //! atomically and nothing outside it is touched. [`Nft::read`] lists the table back as JSON
-//! (without handles, set elements sorted) so a reconciler can see it changed behind its back.
+//! (without handles, set elements sorted) so a reconciler can see it changed behind its back,
+//! when the ruleset generation says something was committed since its own apply
+//! (`nft/generation.rs`).
 //!
 //! The egress rules are the elements of twenty-four named interval sets, twelve per family:
 //! user rules keyed by `source . destination` (one element per tunnel address of the user),
@@ -37,6 +39,7 @@
 
 mod apply;
 mod delta;
+mod generation;
 mod json;
 mod keep;
 mod render;

@@ -7,6 +7,7 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 use tokio::process::Command;
 
+use super::generation::Generation;
 use super::render::TABLE;
 
 /// The table as `nft -j list table` shows it, without the handles (which change on every
@@ -23,23 +24,34 @@ pub enum TableState {
 #[derive(Debug, Clone)]
 pub struct Nft {
     command: Vec<String>,
+    /// The `ip netns` namespace it runs in; `None`: this process's.
+    namespace: Option<String>,
 }
 
 impl Default for Nft {
     fn default() -> Self {
-        Self { command: vec!["nft".to_owned()] }
+        Self::program("nft")
     }
 }
 
 impl Nft {
     /// The nft program at `program` (a name looked up in `PATH`, or a path).
     pub fn program(program: &str) -> Self {
-        Self { command: vec![program.to_owned()] }
+        Self { command: vec![program.to_owned()], namespace: None }
     }
 
     /// `nft` in another network namespace (`ip netns exec NS nft`): for tests.
     pub fn in_netns(namespace: &str) -> Self {
-        Self { command: ["ip", "netns", "exec", namespace, "nft"].map(str::to_owned).to_vec() }
+        let command = ["ip", "netns", "exec", namespace, "nft"].map(str::to_owned).to_vec();
+        Self { command, namespace: Some(namespace.to_owned()) }
+    }
+
+    /// The ruleset generation of the namespace it runs in.
+    pub fn generation(&self) -> anyhow::Result<Generation> {
+        match &self.namespace {
+            None => Generation::here(),
+            Some(namespace) => Generation::in_netns(namespace),
+        }
     }
 
     fn command(&self) -> Command {

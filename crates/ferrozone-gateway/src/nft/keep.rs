@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::apply::{Nft, TableState};
 use super::delta::Delta;
+use super::generation::Generation;
 use super::render::{render_with, Table};
 use super::sets::SetElements;
 
@@ -26,9 +27,14 @@ pub enum Pass {
 #[derive(Debug)]
 pub struct Keeper {
     nft: Nft,
+    /// The ruleset generation of nft's namespace; `None` when it cannot be read (every
+    /// check then lists the table).
+    generation: Option<Generation>,
     table: Table,
     sets: SetElements,
     applied: Option<Applied>,
+    /// How many times the table was listed, for tests.
+    listings: u64,
 }
 
 /// What the last successful apply left.
@@ -38,13 +44,42 @@ struct Applied {
     sets: SetElements,
     /// The table as read right after that apply.
     reading: TableState,
+    /// The ruleset generation when the table was known to be `reading`: nothing has been
+    /// committed since while the generation is still this one. `None`: not known.
+    generation: Option<u32>,
 }
 
 impl Keeper {
     /// Nothing is applied until the first pass.
     pub fn new(nft: Nft, table: Table) -> Self {
         let sets = SetElements::of(&table.egress);
-        Self { nft, table, sets, applied: None }
+        let generation = nft
+            .generation()
+            .inspect_err(|e| {
+                tracing::debug!(error = format!("{e:#}"), "no ruleset generation: every check lists the table")
+            })
+            .ok();
+        Self { nft, generation, table, sets, applied: None, listings: 0 }
+    }
+
+    /// The ruleset generation now; `None` when it cannot be read.
+    fn generation(&self) -> Option<u32> {
+        let generation = self.generation.as_ref()?;
+        generation
+            .read()
+            .inspect_err(|e| tracing::debug!(error = format!("{e:#}"), "reading the ruleset generation failed"))
+            .ok()
+    }
+
+    /// Lists the table.
+    async fn read(&mut self) -> anyhow::Result<TableState> {
+        self.listings += 1;
+        self.nft.read().await
+    }
+
+    /// How many times the table was listed.
+    pub fn listings(&self) -> u64 {
+        self.listings
     }
 
     /// A new desired table, applied by the next pass if it differs.
@@ -60,15 +95,16 @@ impl Keeper {
         Ok(self.reconcile().await? != Pass::Unchanged)
     }
 
-    /// One pass. When the desired table is the one last applied: reads the table and
-    /// replaces it if it is not what that apply left. When only the rules changed: applies
-    /// their delta without reading the table first (listing 10,000s of elements takes far
-    /// longer than the delta) and brings the last reading up to date instead, so drift from
-    /// before the delta is still seen, by the next pass. Anything else: replaces the table.
+    /// One pass. When the desired table is the one last applied: checks that the table is
+    /// what that apply left (unchanged ruleset generation, else a listing of it) and
+    /// replaces it if not. When only the rules changed: applies their delta without reading
+    /// the table first (listing 10,000s of elements takes far longer than the delta) and
+    /// brings the last reading up to date instead, so drift from before the delta is still
+    /// seen, by the next pass. Anything else: replaces the table.
     pub async fn reconcile(&mut self) -> anyhow::Result<Pass> {
         let Some(mut applied) = self.applied.take() else { return self.full().await };
         if applied.table == self.table {
-            if self.nft.read().await? != applied.reading {
+            if !self.still(&mut applied).await? {
                 tracing::warn!("the nftables table inet ferrozone changed behind Ferrozone's back: applying it again");
                 return self.full().await;
             }
@@ -80,20 +116,49 @@ impl Keeper {
         }
         let delta = Delta::between(&applied.sets, &self.sets);
         if !delta.is_empty() {
+            let before = self.generation();
             if let Err(e) = self.nft.apply(&delta.text()).await {
                 tracing::warn!(error = format!("{e:#}"), "the rules' delta failed: replacing the whole table");
                 return self.full().await;
             }
+            // The delta was the only commit since the table was known: known still.
+            let after = self.generation();
+            let known = applied.generation.is_some() && before == applied.generation;
+            applied.generation = after.filter(|&after| known && Some(after) == before.map(|g| g.wrapping_add(1)));
             let patched = match &mut applied.reading {
                 TableState::Present(reading) => delta.patch(reading),
                 TableState::Absent => false,
             };
             if !patched {
-                applied.reading = self.nft.read().await?;
+                (applied.reading, applied.generation) = self.read_known().await?;
             }
         }
-        self.applied = Some(Applied { table: self.table.clone(), sets: self.sets.clone(), reading: applied.reading });
+        self.applied = Some(Applied { table: self.table.clone(), sets: self.sets.clone(), ..applied });
         Ok(Pass::Delta)
+    }
+
+    /// Whether the table is still as `applied` records: the ruleset generation has not
+    /// moved since it was known, or (it moved, or is not known) a listing equals the record,
+    /// which makes the generation of the listing known.
+    async fn still(&mut self, applied: &mut Applied) -> anyhow::Result<bool> {
+        if applied.generation.is_some() && self.generation() == applied.generation {
+            return Ok(true);
+        }
+        let (reading, generation) = self.read_known().await?;
+        if reading != applied.reading {
+            return Ok(false);
+        }
+        applied.generation = generation;
+        Ok(true)
+    }
+
+    /// A listing of the table, with the ruleset generation it was listed at when no commit
+    /// came between the two readings of the generation around it.
+    async fn read_known(&mut self) -> anyhow::Result<(TableState, Option<u32>)> {
+        let before = self.generation();
+        let reading = self.read().await?;
+        let after = self.generation();
+        Ok((reading, before.filter(|_| before == after)))
     }
 
     async fn full(&mut self) -> anyhow::Result<Pass> {
@@ -104,8 +169,8 @@ impl Keeper {
 
     /// Records the desired table as applied, with the table as it now reads.
     async fn remember(&mut self) -> anyhow::Result<()> {
-        let reading = self.nft.read().await?;
-        self.applied = Some(Applied { table: self.table.clone(), sets: self.sets.clone(), reading });
+        let (reading, generation) = self.read_known().await?;
+        self.applied = Some(Applied { table: self.table.clone(), sets: self.sets.clone(), reading, generation });
         Ok(())
     }
 

@@ -366,3 +366,43 @@ async fn group(domain: &Domain, name: &str) -> uuid::Uuid {
     let input = ferrozone_domain::service::groups::GroupInput { name: Patch::Value(name.into()), ..Default::default() };
     domain.create_group(&Principal::operator(), &input).await.unwrap().id
 }
+
+/// `nft` in the namespace, which must succeed.
+fn nft_in(ns: &Namespace, args: &[&str]) -> String {
+    let out = Command::new("ip").args(["netns", "exec", &ns.0, "nft"]).args(args).output().unwrap();
+    assert!(out.status.success(), "nft {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The repair pass lists the table only when the ruleset generation moved since the table
+/// was last known (docs/design/data-plane.md, "Drift"): not after its own applies, once
+/// after another table's commit, and an edit of the table's elements is still put right.
+#[tokio::test]
+async fn a_repair_lists_the_table_only_when_the_ruleset_generation_moved() {
+    let Some(ns) = Namespace::new() else { return };
+    let db = fresh().await.unwrap();
+    let domain = domain_on(&db, &Cipher::generate_key()).await;
+    create_rule(&domain, "192.0.2.0/24".into()).await;
+    let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), base_table(&domain)).await.unwrap();
+    let listed = routing.keeper.listings();
+    routing.pass(Pass::Repair).await.unwrap();
+    assert_eq!(routing.keeper.listings(), listed, "nothing was committed since the first apply");
+
+    create_rule(&domain, "198.51.100.0/24".into()).await;
+    routing.pass(Pass::Rules).await.unwrap();
+    routing.pass(Pass::Repair).await.unwrap();
+    assert_eq!(routing.keeper.listings(), listed, "the delta was the only commit");
+
+    nft_in(&ns, &["add", "table", "inet", "elsewhere"]);
+    routing.pass(Pass::Repair).await.unwrap();
+    assert_eq!(routing.keeper.listings(), listed + 1, "another table's commit: listed, found as applied");
+    routing.pass(Pass::Repair).await.unwrap();
+    assert_eq!(routing.keeper.listings(), listed + 1, "known again");
+
+    let applied = routing.status.borrow().last_apply;
+    nft_in(&ns, &["flush", "set", "inet", "ferrozone", "ip_drop"]);
+    routing.pass(Pass::Repair).await.unwrap();
+    assert_ne!(routing.status.borrow().last_apply, applied, "the flushed set was applied again");
+    let set = nft_in(&ns, &["list", "set", "inet", "ferrozone", "ip_drop"]);
+    assert!(set.contains("192.0.2.0/24") && set.contains("198.51.100.0/24"), "{set}");
+}
