@@ -802,46 +802,24 @@ impl Store for PgStore {
         // Three statements, one snapshot: a REPEATABLE READ transaction.
         let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
         sqlx::query(SNAPSHOT).execute(&mut *tx).await.or_db(CONTEXT)?;
-        let rules =
-            sqlx::query(sql::LIST_RULES).try_map(from_row::<RuleRow>).fetch_all(&mut *tx).await.or_db(CONTEXT)?;
+        let EgressRules { rules, memberships, .. } = egress_rules_in(&mut tx).await?;
         let sources = sqlx::query(sql::RULE_SOURCES)
             .bind(session.cutoff().map(Timestamp::micros))
             .try_map(|row: PgRow| read_aliased::<RuleSourceRow>(&row))
             .fetch_all(&mut *tx)
             .await
             .or_db(CONTEXT)?;
-        let memberships = sqlx::query(sql::RULE_MEMBERSHIPS)
-            .try_map(|row: PgRow| read_aliased::<RuleMembershipRow>(&row))
-            .fetch_all(&mut *tx)
-            .await
-            .or_db(CONTEXT)?;
         tx.commit().await.or_db(CONTEXT)?;
         // The default action is the configuration's; the domain sets it.
-        Ok(EgressPolicy {
-            rules: decode_all(rules)?,
-            sources: decode_all(sources)?,
-            memberships: memberships.into_iter().map(Membership::from).collect(),
-            ..Default::default()
-        })
+        Ok(EgressPolicy { rules, sources: decode_all(sources)?, memberships, ..Default::default() })
     }
 
     async fn egress_rules(&self) -> Result<EgressRules> {
-        const CONTEXT: &str = "read the egress rules";
-        let mut tx = self.pool.begin().await.or_db(CONTEXT)?;
-        sqlx::query(SNAPSHOT).execute(&mut *tx).await.or_db(CONTEXT)?;
-        let rules =
-            sqlx::query(sql::LIST_RULES).try_map(from_row::<RuleRow>).fetch_all(&mut *tx).await.or_db(CONTEXT)?;
-        let memberships = sqlx::query(sql::RULE_MEMBERSHIPS)
-            .try_map(|row: PgRow| read_aliased::<RuleMembershipRow>(&row))
-            .fetch_all(&mut *tx)
-            .await
-            .or_db(CONTEXT)?;
-        tx.commit().await.or_db(CONTEXT)?;
-        Ok(EgressRules {
-            rules: decode_all(rules)?,
-            memberships: memberships.into_iter().map(Membership::from).collect(),
-            ..Default::default()
-        })
+        let mut tx = self.pool.begin().await.or_db("read the egress rules")?;
+        sqlx::query(SNAPSHOT).execute(&mut *tx).await.or_db("read the egress rules")?;
+        let rules = egress_rules_in(&mut tx).await?;
+        tx.commit().await.or_db("read the egress rules")?;
+        Ok(rules)
     }
 
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {
@@ -895,3 +873,21 @@ const SETTING_FOR_UPDATE: &str = "SELECT value FROM settings WHERE key = $1 FOR 
 
 /// Makes a transaction's statements read one snapshot (its first statement).
 const SNAPSHOT: &str = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+
+/// Every rule and the memberships of the groups they name, read in `tx` (a snapshot: both
+/// [`Store::egress_policy`] and [`Store::egress_rules`] read them so). The default action is
+/// the caller's.
+async fn egress_rules_in(tx: &mut sqlx::PgConnection) -> Result<EgressRules> {
+    const CONTEXT: &str = "read the egress rules";
+    let rules = sqlx::query(sql::LIST_RULES).try_map(from_row::<RuleRow>).fetch_all(&mut *tx).await.or_db(CONTEXT)?;
+    let memberships = sqlx::query(sql::RULE_MEMBERSHIPS)
+        .try_map(|row: PgRow| read_aliased::<RuleMembershipRow>(&row))
+        .fetch_all(&mut *tx)
+        .await
+        .or_db(CONTEXT)?;
+    Ok(EgressRules {
+        rules: decode_all(rules)?,
+        memberships: memberships.into_iter().map(Membership::from).collect(),
+        ..Default::default()
+    })
+}

@@ -790,44 +790,27 @@ impl Store for SqliteStore {
         let read = self.read_long("read the egress rules", move |conn| {
             // Three statements, one snapshot: a read transaction.
             let tx = conn.unchecked_transaction()?;
-            let rules =
-                prepare(&tx, sql::LIST_RULES)?.query_map([], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()?;
+            let rules = rule_rows_in(&tx)?;
             let sources = prepare(&tx, sql::RULE_SOURCES)?
                 .query_map([cutoff], rows::rule_source)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
-            let memberships = prepare(&tx, sql::RULE_MEMBERSHIPS)?
-                .query_map([], rows::rule_membership)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
             tx.commit()?;
-            Ok((rules, sources, memberships))
+            Ok((rules, sources))
         });
-        let (rules, sources, memberships) = read.await?;
+        let (rules, sources) = read.await?;
+        let EgressRules { rules, memberships, .. } = egress_rules(rules)?;
         // The default action is the configuration's; the domain sets it.
-        Ok(EgressPolicy {
-            rules: decode_all(rules)?,
-            sources: decode_all(sources)?,
-            memberships: memberships.into_iter().map(Membership::from).collect(),
-            ..Default::default()
-        })
+        Ok(EgressPolicy { rules, sources: decode_all(sources)?, memberships, ..Default::default() })
     }
 
     async fn egress_rules(&self) -> Result<EgressRules> {
         let read = self.read_long("read the egress rules", move |conn| {
             let tx = conn.unchecked_transaction()?;
-            let rules =
-                prepare(&tx, sql::LIST_RULES)?.query_map([], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()?;
-            let memberships = prepare(&tx, sql::RULE_MEMBERSHIPS)?
-                .query_map([], rows::rule_membership)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let rules = rule_rows_in(&tx)?;
             tx.commit()?;
-            Ok((rules, memberships))
+            Ok(rules)
         });
-        let (rules, memberships) = read.await?;
-        Ok(EgressRules {
-            rules: decode_all(rules)?,
-            memberships: memberships.into_iter().map(Membership::from).collect(),
-            ..Default::default()
-        })
+        egress_rules(read.await?)
     }
 
     async fn active_peers(&self, session: VpnSession) -> Result<Vec<ActivePeer>> {
@@ -856,4 +839,26 @@ impl Store for SqliteStore {
     async fn import(&self, batch: &ImportBatch, mode: ImportMode) -> Result<ImportOutcome> {
         self.import_batch(batch, mode).await
     }
+}
+
+/// The rows of every rule and of the memberships of the groups they name.
+type RuleRows = (Vec<crate::rows::RuleRow>, Vec<crate::rows::RuleMembershipRow>);
+
+/// [`RuleRows`] read in `tx` (one snapshot: [`Store::egress_policy`] and
+/// [`Store::egress_rules`] read them so).
+fn rule_rows_in(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<RuleRows> {
+    let rules = prepare(tx, sql::LIST_RULES)?.query_map([], rows::rule)?.collect::<rusqlite::Result<Vec<_>>>()?;
+    let memberships = prepare(tx, sql::RULE_MEMBERSHIPS)?
+        .query_map([], rows::rule_membership)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((rules, memberships))
+}
+
+/// Those rows decoded; the default action is the caller's.
+fn egress_rules((rules, memberships): RuleRows) -> Result<EgressRules> {
+    Ok(EgressRules {
+        rules: decode_all(rules)?,
+        memberships: memberships.into_iter().map(Membership::from).collect(),
+        ..Default::default()
+    })
 }

@@ -197,16 +197,11 @@ async fn a_users_rule_follows_its_active_devices() {
     let db = fresh().await.unwrap();
     let domain = domain_on(&db, &Cipher::generate_key()).await;
     let admin = Principal::operator();
-    let new_user = NewUser { email: Some("roams@example.com".into()), ..NewUser::default() };
-    let user = domain.create_user(&admin, &new_user).await.unwrap();
-    let new_device = NewDevice { user_id: Some(user.id.to_string()), ..NewDevice::default() };
-    let device = domain.create_device(&admin, &new_device).await.unwrap().device;
-    let rule =
-        NewRule { destination: Some("192.0.2.7".into()), user_id: Some(user.id.to_string()), ..NewRule::default() };
+    let (user, addresses) = user_with_device(&domain, "roams@example.com").await;
+    let rule = NewRule { destination: Some("192.0.2.7".into()), user_id: Some(user.to_string()), ..NewRule::default() };
     domain.create_rule(&admin, &rule).await.unwrap();
     let table = base_table(&domain);
     let mut routing = Routing::open(Nft::in_netns(&ns.0), domain.clone(), table).await.unwrap();
-    let addresses: Vec<IpAddr> = device.ipv4.map(IpAddr::V4).into_iter().chain(device.ipv6.map(IpAddr::V6)).collect();
     assert_eq!(addresses.len(), 2);
     assert_eq!(routing.table.egress.rules[0].scope, Scope::Sources(addresses.clone()));
 
@@ -310,12 +305,7 @@ async fn a_membership_change_reads_the_rules_alone_when_the_sources_cover_it() {
     let admin = Principal::operator();
     let mut addresses = std::collections::HashMap::new();
     for email in ["alice@example.com", "bob@example.com"] {
-        let new_user = NewUser { email: Some(email.into()), ..NewUser::default() };
-        let user = domain.create_user(&admin, &new_user).await.unwrap();
-        let new_device = NewDevice { user_id: Some(user.id.to_string()), ..NewDevice::default() };
-        let device = domain.create_device(&admin, &new_device).await.unwrap().device;
-        let ips: Vec<IpAddr> = device.ipv4.map(IpAddr::V4).into_iter().chain(device.ipv6.map(IpAddr::V6)).collect();
-        addresses.insert(email, (user.id, ips));
+        addresses.insert(email, user_with_device(&domain, email).await);
     }
     let (staff, ops) = (group(&domain, "Staff").await, group(&domain, "Ops").await);
     let member = |email: &str| MemberInput { user_id: Some(addresses[email].0.to_string()), ..MemberInput::default() };
@@ -360,6 +350,16 @@ async fn a_membership_change_reads_the_rules_alone_when_the_sources_cover_it() {
     let listed = String::from_utf8(listed.stdout).unwrap();
     let bob_v4 = addresses["bob@example.com"].1.iter().find(|a| a.is_ipv4()).unwrap().to_string();
     assert!(!listed.contains(&bob_v4), "bob's address left the kernel's set: {listed}");
+}
+
+/// A new user with one device: its id and the device's tunnel addresses.
+async fn user_with_device(domain: &Domain, email: &str) -> (uuid::Uuid, Vec<IpAddr>) {
+    let admin = Principal::operator();
+    let new_user = NewUser { email: Some(email.into()), ..NewUser::default() };
+    let user = domain.create_user(&admin, &new_user).await.unwrap();
+    let new_device = NewDevice { user_id: Some(user.id.to_string()), ..NewDevice::default() };
+    let device = domain.create_device(&admin, &new_device).await.unwrap().device;
+    (user.id, device.ipv4.map(IpAddr::V4).into_iter().chain(device.ipv6.map(IpAddr::V6)).collect())
 }
 
 async fn group(domain: &Domain, name: &str) -> uuid::Uuid {
