@@ -195,6 +195,27 @@ pub struct Listed<T> {
     pub resources: Vec<T>,
 }
 
+/// Where a page of every SCIM user begins, in the order they were provisioned
+/// (docs/design/scim.md, "Paging").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// After skipping this many.
+    Offset(u64),
+    /// After the user with this key (`inserted_at`, user id).
+    After(Timestamp, Uuid),
+}
+
+/// A page of every SCIM user, with the count and the [`generation`](Self::generation) read
+/// in the same snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsersPage {
+    pub total: u64,
+    /// Moves whenever a SCIM user is made or removed: two reads with the same generation
+    /// saw the same users in the same order.
+    pub generation: u64,
+    pub resources: Vec<ScimUser>,
+}
+
 /// `userName` as compared for uniqueness and filters: RFC 7643 makes it case-insensitive.
 pub fn user_name_key(user_name: &str) -> String {
     text_key(user_name)

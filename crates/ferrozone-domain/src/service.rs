@@ -22,6 +22,7 @@ pub mod providers;
 pub mod refused_sign_ins;
 pub mod rules;
 pub mod scim;
+mod scim_walks;
 pub mod sessions;
 pub mod sign_in_links;
 pub mod throttle;
@@ -104,6 +105,8 @@ pub struct Domain {
     /// Notified when this process queues an email, so that its mail worker sends it at once.
     mail_queued: Arc<Notify>,
     /// The state gateways on other hosts poll ([`gateway_state`]).
+    /// Where the walks through every SCIM user stand ([`scim_walks`]).
+    scim_walks: scim_walks::Walks,
     gateway_states: gateway_state::StateHub,
 }
 
@@ -148,6 +151,7 @@ impl Domain {
             configuration_providers,
             imported_token_secret: Default::default(),
             mail_queued: Arc::new(Notify::new()),
+            scim_walks: Default::default(),
             gateway_states: Default::default(),
         };
         domain.reload_configuration().await?;

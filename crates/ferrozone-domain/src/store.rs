@@ -8,7 +8,7 @@ use async_trait::async_trait;
 
 use crate::scim::{
     GroupFilter, Listed, MembersChanged, Page, ScimGroup, ScimGroupWrite, ScimMember, ScimToken, ScimUser,
-    ScimUserWrite, UserFilter,
+    ScimUserWrite, Start, UserFilter, UsersPage,
 };
 use uuid::Uuid;
 
@@ -546,6 +546,9 @@ pub trait ScimStore: Send + Sync + 'static {
 
     /// One page of the SCIM users `filter` selects, in the order they were provisioned.
     async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>>;
+    /// `count` SCIM users from `start`, in the order they were provisioned, with their
+    /// total and generation as of the same read.
+    async fn every_scim_user(&self, count: u32, start: Start) -> Result<UsersPage>;
     async fn scim_user(&self, id: Uuid) -> Result<Option<ScimUser>>;
     /// One page of the SCIM groups (source `scim`) `filter` selects, by name.
     async fn scim_groups(&self, filter: &GroupFilter, page: Page) -> Result<Listed<ScimGroup>>;

@@ -46,7 +46,7 @@ thread_local! {
 /// one allocation per response. `serde_json::to_vec` would grow a new vector from 128 bytes,
 /// four allocations for a device, the last of them large enough that glibc consolidates its
 /// free lists (docs/benchmarks.md, "Where the time goes").
-fn to_bytes(body: &impl Serialize) -> serde_json::Result<Bytes> {
+pub fn to_bytes(body: &impl Serialize) -> serde_json::Result<Bytes> {
     SCRATCH.with_borrow_mut(|buf| {
         buf.clear();
         let bytes = serde_json::to_writer(&mut *buf, body).map(|()| Bytes::copy_from_slice(buf));

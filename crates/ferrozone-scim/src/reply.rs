@@ -9,8 +9,10 @@ use serde_json::Value;
 /// The media type of every SCIM body (RFC 7644 section 3.1).
 pub const SCIM_JSON: &str = "application/scim+json";
 
+/// `body` in `application/scim+json`, serialised as the API's bodies are (one allocation
+/// of the body's size: [`ferrozone_http::reply::to_bytes`]).
 pub fn scim_json(status: StatusCode, body: &impl Serialize) -> Response {
-    let bytes = serde_json::to_vec(body).unwrap_or_default();
+    let bytes = ferrozone_http::reply::to_bytes(body).unwrap_or_default();
     let mut response = (status, bytes).into_response();
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(SCIM_JSON));

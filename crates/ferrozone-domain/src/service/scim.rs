@@ -80,6 +80,10 @@ impl Domain {
     }
 
     pub async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>> {
+        if *filter == UserFilter::All {
+            let every = self.every_scim_user(page).await?;
+            return Ok(Listed { total: every.total, resources: every.resources });
+        }
         self.store().scim_users(filter, page).await
     }
 

@@ -423,7 +423,7 @@ mod scim_calls {
     use ferrozone_domain::group::Group;
     use ferrozone_domain::scim::{
         GroupFilter, Listed, MembersChanged, Page, ScimGroup, ScimGroupWrite, ScimMember, ScimToken, ScimUser,
-        ScimUserWrite, UserFilter,
+        ScimUserWrite, Start, UserFilter, UsersPage,
     };
     use ferrozone_domain::store::ScimStore;
     use ferrozone_domain::{Timestamp, User};
@@ -468,6 +468,10 @@ mod scim_calls {
         async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>> {
             self.check("scim_users")?;
             self.inner.scim_users(filter, page).await
+        }
+        async fn every_scim_user(&self, count: u32, start: Start) -> Result<UsersPage> {
+            self.check("every_scim_user")?;
+            self.inner.every_scim_user(count, start).await
         }
         async fn scim_user(&self, id: Uuid) -> Result<Option<ScimUser>> {
             self.check("scim_user")?;

@@ -4,6 +4,7 @@ use axum::http::Method;
 use ferrozone_domain::audit::{ActorKind, AuditQuery};
 use ferrozone_domain::model::DisabledBy;
 use ferrozone_domain::Principal;
+use ferrozone_http::testing::TestResponse;
 use serde_json::json;
 
 use crate::{assert_scim_error, ferrozone_user, okta_user, patch_op, provisioned};
@@ -88,6 +89,37 @@ async fn lists_page_by_start_index_and_count() {
     let past = app.get("/scim/v2/Users?startIndex=9", &token).await;
     assert_eq!((past.body["totalResults"].clone(), past.body["Resources"].clone()), (json!(5), json!([])));
     assert_scim_error(&app.get("/scim/v2/Users?count=many", &token).await, 400, Some("invalidValue"));
+}
+
+/// docs/design/scim.md, "Paging": a page resumes from where the page before it ended only
+/// while nobody was provisioned or removed; after a removal, `startIndex` counts again.
+#[tokio::test]
+async fn a_walk_by_start_index_counts_from_the_users_there_are_now() {
+    let (app, token) = provisioned().await;
+    let mut ids = Vec::new();
+    for n in 0..6 {
+        let made = app.post("/scim/v2/Users", &token, json!({"userName": format!("u{n}@example.com")})).await;
+        ids.push(made.body["id"].as_str().unwrap().to_owned());
+    }
+    let names = |page: &TestResponse| -> Vec<String> {
+        page.body["Resources"].as_array().unwrap().iter().map(|u| u["userName"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(
+        names(&app.get("/scim/v2/Users?startIndex=1&count=2", &token).await),
+        ["u0@example.com", "u1@example.com"]
+    );
+    assert_eq!(
+        names(&app.get("/scim/v2/Users?startIndex=3&count=2", &token).await),
+        ["u2@example.com", "u3@example.com"]
+    );
+    assert_eq!(app.delete(&format!("/scim/v2/Users/{}", ids[0]), &token).await.status, 204);
+    let after_removal = app.get("/scim/v2/Users?startIndex=5&count=2", &token).await;
+    assert_eq!(after_removal.body["totalResults"], 5);
+    assert_eq!(names(&after_removal), ["u5@example.com"], "the fifth of the users there are now");
+    let made = app.post("/scim/v2/Users", &token, json!({"userName": "u6@example.com"})).await;
+    assert_eq!(made.status, 201);
+    let grown = app.get("/scim/v2/Users?startIndex=6&count=2", &token).await;
+    assert_eq!((grown.body["totalResults"].clone(), names(&grown)), (json!(6), vec!["u6@example.com".to_owned()]));
 }
 
 #[tokio::test]

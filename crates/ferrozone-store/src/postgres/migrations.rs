@@ -46,6 +46,7 @@ const FILES: &[(i64, &str, &str)] = &[
     (28, "group_rules", include_str!("../../migrations/postgres/0028_group_rules.sql")),
     (29, "scim", include_str!("../../migrations/postgres/0029_scim.sql")),
     (30, "rule_changes", include_str!("../../migrations/postgres/0030_rule_changes.sql")),
+    (31, "scim_user_count", include_str!("../../migrations/postgres/0031_scim_user_count.sql")),
 ];
 
 /// The history as sqlx's migrator runs it.

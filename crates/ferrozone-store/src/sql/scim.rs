@@ -55,37 +55,44 @@ fn user_condition(filter: &UserFilter) -> &'static str {
     }
 }
 
-/// The page of users and their count, in the order they were provisioned.
-///
-/// Unfiltered, the page is found on the profiles' order index alone and only its rows are
-/// looked up: the rows an `OFFSET` skips are index entries, so a directory walking 10,000
-/// users pays for the pages it reads. On PostgreSQL the look-ups are `LATERAL` (with
-/// `OFFSET 0`, which keeps them per row): a plain join of the page is planned as a hash
-/// join over every profile and user, three times the cost at 10,000. The count needs no
-/// join (every profile has its user).
-pub(crate) fn users(filter: &UserFilter, postgres: bool) -> (String, String) {
-    if *filter == UserFilter::All {
-        const PAGE: &str = "(SELECT user_id, inserted_at FROM scim_users \
-             ORDER BY inserted_at, user_id LIMIT $1 OFFSET $2) p";
-        let page = if postgres {
-            format!(
-                "SELECT {PROFILE_AND_USER} FROM {PAGE} \
-                 CROSS JOIN LATERAL (SELECT * FROM scim_users WHERE user_id = p.user_id OFFSET 0) s \
-                 CROSS JOIN LATERAL (SELECT * FROM users WHERE id = p.user_id OFFSET 0) u \
-                 ORDER BY p.inserted_at, p.user_id"
-            )
-        } else {
-            format!(
-                "SELECT {PROFILE_AND_USER} FROM {PAGE} \
-                 JOIN scim_users s ON s.user_id = p.user_id JOIN users u ON u.id = s.user_id \
-                 ORDER BY p.inserted_at, p.user_id"
-            )
-        };
-        return (page, "SELECT count(*) FROM scim_users".to_owned());
-    }
+/// The page of the users a filter selects and their count, in the order they were
+/// provisioned. Every user ([`UserFilter::All`]) is [`every_user`]'s.
+pub(crate) fn users(filter: &UserFilter) -> (String, String) {
     let condition = user_condition(filter);
     let page = format!("{USERS_SELECT}{condition} ORDER BY s.inserted_at, s.user_id LIMIT $1 OFFSET $2");
     (page, format!("{USERS_COUNT}{condition}").replace("$3", "$1"))
+}
+
+/// The sums of the count's shards (0031_scim_user_count): the total and the generation.
+pub(crate) const USER_COUNT: &str = "SELECT CAST(sum(total) AS BIGINT) AS total, \
+     CAST(sum(generation) AS BIGINT) AS generation FROM scim_user_count";
+
+/// A page of every user with [`USER_COUNT`]'s columns in front (`count_total`,
+/// `count_generation`): `$1` users after skipping `$2` of them, or, `after`, the `$1`
+/// users after the key (`$2`, `$3`) — docs/design/scim.md, "Paging".
+///
+/// The page is found on the profiles' order index alone and only its rows are looked up:
+/// the rows an `OFFSET` skips are index entries, and a resumed page reads no other. On
+/// PostgreSQL the look-ups are `LATERAL` (with `OFFSET 0`, which keeps them per row): a
+/// plain join of the page is planned as a hash join over every profile and user, three
+/// times the cost at 10,000.
+pub(crate) fn every_user(after: bool, postgres: bool) -> String {
+    let range = if after {
+        "WHERE (inserted_at, user_id) > ($2, $3) ORDER BY inserted_at, user_id LIMIT $1"
+    } else {
+        "ORDER BY inserted_at, user_id LIMIT $1 OFFSET $2"
+    };
+    let page = format!("(SELECT user_id, inserted_at FROM scim_users {range}) p");
+    let rows = if postgres {
+        "CROSS JOIN LATERAL (SELECT * FROM scim_users WHERE user_id = p.user_id OFFSET 0) s \
+         CROSS JOIN LATERAL (SELECT * FROM users WHERE id = p.user_id OFFSET 0) u"
+    } else {
+        "JOIN scim_users s ON s.user_id = p.user_id JOIN users u ON u.id = s.user_id"
+    };
+    format!(
+        "SELECT c.total AS count_total, c.generation AS count_generation, {PROFILE_AND_USER} \
+         FROM {page} CROSS JOIN ({USER_COUNT}) c {rows} ORDER BY p.inserted_at, p.user_id"
+    )
 }
 
 /// The columns of a group as [`super::groups`] reads them, then its `external_id`.
@@ -165,12 +172,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_user_resumes_on_the_key_or_skips() {
+        for postgres in [false, true] {
+            let (skipping, resuming) = (every_user(false, postgres), every_user(true, postgres));
+            assert!(skipping.contains("LIMIT $1 OFFSET $2") && !skipping.contains("$3"), "{skipping}");
+            assert!(resuming.contains("> ($2, $3)") && !resuming.contains("OFFSET $"), "{resuming}");
+        }
+    }
+
+    #[test]
     fn a_filter_adds_one_condition_on_its_parameter() {
-        let (page, count) = users(&UserFilter::UserName("a".into()), false);
+        let (page, count) = users(&UserFilter::UserName("a".into()));
         assert!(page.ends_with("WHERE s.user_name_key = $3 ORDER BY s.inserted_at, s.user_id LIMIT $1 OFFSET $2"));
         assert!(count.ends_with("WHERE s.user_name_key = $1"), "{count}");
-        let (page, count) = users(&UserFilter::All, true);
-        assert!(!page.contains("$3") && !count.contains('$'), "{page} {count}");
         let (_, count) = groups(&GroupFilter::DisplayName("x".into()));
         assert!(count.ends_with("AND g.name_key = $1"), "{count}");
     }

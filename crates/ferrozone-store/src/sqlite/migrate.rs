@@ -96,6 +96,11 @@ pub static MIGRATIONS: &[Migration] = &[
     Migration { version: 28, name: "group_rules", sql: include_str!("../../migrations/sqlite/0028_group_rules.sql") },
     Migration { version: 29, name: "scim", sql: include_str!("../../migrations/sqlite/0029_scim.sql") },
     Migration { version: 30, name: "rule_changes", sql: include_str!("../../migrations/sqlite/0030_rule_changes.sql") },
+    Migration {
+        version: 31,
+        name: "scim_user_count",
+        sql: include_str!("../../migrations/sqlite/0031_scim_user_count.sql"),
+    },
 ];
 
 /// Applies every migration newer than the database.

@@ -212,6 +212,15 @@ pub(crate) fn scim_user(row: &Row<'_>) -> rusqlite::Result<crate::rows::ScimUser
     Ok(crate::rows::ScimUserJoinRow { profile: PROFILE.read(row)?, user: USER.read(row)? })
 }
 
+/// A row of [`crate::sql::scim::every_user`]: the count's columns, then [`scim_user`]'s
+/// (with layouts of their own: the statement has two columns more).
+pub(crate) fn counted_scim_user(row: &Row<'_>) -> rusqlite::Result<((i64, i64), crate::rows::ScimUserJoinRow)> {
+    static PROFILE: Layout = Layout::new(crate::rows::ScimUserRow::TABLE.aliased);
+    static USER: Layout = Layout::new(UserRow::TABLE.aliased);
+    let counted = (row.get("count_total")?, row.get("count_generation")?);
+    Ok((counted, crate::rows::ScimUserJoinRow { profile: PROFILE.read(row)?, user: USER.read(row)? }))
+}
+
 /// A row of [`crate::sql::scim::PROFILE`].
 pub(crate) fn scim_profile(row: &Row<'_>) -> rusqlite::Result<crate::rows::ScimUserRow> {
     static AT: Layout = Layout::new(crate::rows::ScimUserRow::TABLE.names);

@@ -18,6 +18,7 @@ mod metrics;
 mod migrations;
 mod oidc;
 mod rules;
+mod scim;
 mod sessions;
 mod streams;
 mod support;

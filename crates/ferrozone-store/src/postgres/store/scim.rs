@@ -10,7 +10,7 @@ use ferrozone_domain::model::User;
 use ferrozone_domain::rules::scim::{self as rules, ScimTx};
 use ferrozone_domain::scim::{
     self, GroupFilter, Listed, MembersChange, MembersChanged, Page, ScimGroup, ScimGroupWrite, ScimMember, ScimProfile,
-    ScimToken, ScimUser, ScimUserWrite, UserFilter,
+    ScimToken, ScimUser, ScimUserWrite, Start, UserFilter, UsersPage,
 };
 use ferrozone_domain::store::ScimStore;
 use ferrozone_domain::{DomainError, Timestamp};
@@ -104,7 +104,11 @@ impl ScimStore for PgStore {
     }
 
     async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>> {
-        let (list, count) = q::users(filter, true);
+        if *filter == UserFilter::All {
+            let every = self.every_scim_user(page.count, Start::Offset(page.offset())).await?;
+            return Ok(Listed { total: every.total, resources: every.resources });
+        }
+        let (list, count) = q::users(filter);
         let (limit, offset) = (i64::from(page.count), i64::try_from(page.offset()).unwrap_or(i64::MAX));
         let rows = bind_user_filter(sqlx::query(&list).bind(limit).bind(offset), filter)
             .try_map(|row: PgRow| scim_user_row(&row))
@@ -118,6 +122,29 @@ impl ScimStore for PgStore {
             .or_db("count SCIM users")?;
         let resources = rows.into_iter().map(ScimUser::try_from).collect::<Result<_>>()?;
         Ok(Listed { total: u64::try_from(total).unwrap_or(0), resources })
+    }
+
+    async fn every_scim_user(&self, count: u32, start: Start) -> Result<UsersPage> {
+        let statement = q::every_user(matches!(start, Start::After(..)), true);
+        let query = sqlx::query(&statement).bind(i64::from(count));
+        let query = match start {
+            Start::Offset(offset) => query.bind(i64::try_from(offset).unwrap_or(i64::MAX)),
+            Start::After(at, id) => query.bind(at.micros()).bind(id),
+        };
+        let rows = query
+            .try_map(|row: PgRow| {
+                let counted = (row.try_get::<i64, _>("count_total")?, row.try_get::<i64, _>("count_generation")?);
+                Ok((counted, scim_user_row(&row)?))
+            })
+            .fetch_all(&self.pool)
+            .await
+            .or_db("list SCIM users")?;
+        let (total, generation) = match rows.first() {
+            Some((counted, _)) => *counted,
+            None => sqlx::query_as(q::USER_COUNT).fetch_one(&self.pool).await.or_db("count SCIM users")?,
+        };
+        let resources = rows.into_iter().map(|(_, row)| ScimUser::try_from(row)).collect::<Result<_>>()?;
+        Ok(UsersPage { total: counted(total), generation: counted(generation), resources })
     }
 
     async fn scim_user(&self, id: Uuid) -> Result<Option<ScimUser>> {
@@ -312,6 +339,11 @@ fn bind_group_filter<'q>(
         GroupFilter::DisplayName(v) | GroupFilter::ExternalId(v) => query.bind(v.clone()),
         GroupFilter::Id(id) => query.bind(*id),
     }
+}
+
+/// A count read from the database, never negative.
+fn counted(value: i64) -> u64 {
+    u64::try_from(value).unwrap_or(0)
 }
 
 fn scim_user_row(row: &PgRow) -> sqlx::Result<ScimUserJoinRow> {

@@ -9,7 +9,7 @@ use ferrozone_domain::model::User;
 use ferrozone_domain::rules::scim::{self as rules, ScimTx};
 use ferrozone_domain::scim::{
     self, GroupFilter, Listed, MembersChange, MembersChanged, Page, ScimGroup, ScimGroupWrite, ScimMember, ScimProfile,
-    ScimToken, ScimUser, ScimUserWrite, UserFilter,
+    ScimToken, ScimUser, ScimUserWrite, Start, UserFilter, UsersPage,
 };
 use ferrozone_domain::store::ScimStore;
 use ferrozone_domain::{DomainError, Timestamp};
@@ -21,7 +21,7 @@ use super::super::errors::OrDb;
 use super::super::tx::SqliteTx;
 use super::super::{prepare, prepare_built, rows};
 use super::{insert_row, run_now, SqliteStore};
-use crate::rows::{ScimTokenRow, ScimUserRow, UserRow};
+use crate::rows::{ScimTokenRow, ScimUserJoinRow, ScimUserRow, UserRow};
 use crate::sql;
 use crate::sql::scim as q;
 
@@ -84,7 +84,11 @@ impl ScimStore for SqliteStore {
     }
 
     async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>> {
-        let (list, count) = q::users(filter, false);
+        if *filter == UserFilter::All {
+            let every = self.every_scim_user(page.count, Start::Offset(page.offset())).await?;
+            return Ok(Listed { total: every.total, resources: every.resources });
+        }
+        let (list, count) = q::users(filter);
         let value = user_filter_value(filter);
         let (rows, total) = self.read("list SCIM users", |conn| {
             let (limit, offset) = (i64::from(page.count), i64::try_from(page.offset()).unwrap_or(i64::MAX));
@@ -98,6 +102,36 @@ impl ScimStore for SqliteStore {
         })?;
         let resources = rows.into_iter().map(ScimUser::try_from).collect::<Result<_>>()?;
         Ok(Listed { total: u64::try_from(total).unwrap_or(0), resources })
+    }
+
+    async fn every_scim_user(&self, count: u32, start: Start) -> Result<UsersPage> {
+        let statement = q::every_user(matches!(start, Start::After(..)), false);
+        let (rows, counted) = self.read("list SCIM users", |conn| {
+            let limit = i64::from(count);
+            let mut statement = prepare_built(conn, &statement)?;
+            let rows: rusqlite::Result<Vec<((i64, i64), ScimUserJoinRow)>> = match start {
+                Start::Offset(offset) => {
+                    let offset = i64::try_from(offset).unwrap_or(i64::MAX);
+                    statement.query_map(params![limit, offset], rows::counted_scim_user)?.collect()
+                }
+                Start::After(at, id) => {
+                    statement.query_map(params![limit, at.micros(), id], rows::counted_scim_user)?.collect()
+                }
+            };
+            let rows = rows?;
+            let counted = match rows.first() {
+                Some((counted, _)) => *counted,
+                None => prepare(conn, q::USER_COUNT)?.query_row([], |row| Ok((row.get(0)?, row.get(1)?)))?,
+            };
+            Ok((rows, counted))
+        })?;
+        let resources = rows.into_iter().map(|(_, row)| ScimUser::try_from(row)).collect::<Result<_>>()?;
+        let (total, generation) = counted;
+        Ok(UsersPage {
+            total: u64::try_from(total).unwrap_or(0),
+            generation: u64::try_from(generation).unwrap_or(0),
+            resources,
+        })
     }
 
     async fn scim_user(&self, id: Uuid) -> Result<Option<ScimUser>> {
