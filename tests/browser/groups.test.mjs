@@ -2,10 +2,14 @@
 // name refused at its field), a member added by email (an unknown one refused), a rule
 // added from the group's page with the group already named, the rules list and the member's
 // page showing the group, the member removed and the group deleted with its rule; axe-core
-// on each page, screenshots at 1280 px and 360 px. Run by scripts/browser-test.
+// on each page, screenshots at 1280 px and 360 px. A group and a deactivated user from the
+// directory (SCIM) say where they come from and who disabled the user. Run by
+// scripts/browser-test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { start, email, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, screenshots } from './harness.mjs';
+import {
+  start, email, adminEmail, adminPassword, watchedPage, signIn, checkAccessibility, screenshots, sessionApi,
+} from './harness.mjs';
 
 let base, browser, stop;
 
@@ -95,6 +99,38 @@ test('the groups page on a phone', async () => {
   await page.getByRole('link', { name: 'Contractors' }).waitFor();
   await checkAccessibility(page, 'the groups page at 360 px');
   await screenshots(page, 'admin-groups');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('a group and a deactivated user from the directory say so', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const { page, problems } = await watchedPage(context);
+  await signIn(page, base, adminEmail, adminPassword);
+  const { data } = await sessionApi(page, base, 'POST', '/v0/scim_tokens', { scim_token: { name: 'Entra' } });
+  const scim = async (path, body) => {
+    const res = await page.request.post(`${base}/scim/v2${path}`, {
+      data: body,
+      headers: { authorization: `Bearer ${data.token}`, 'content-type': 'application/scim+json' },
+    });
+    assert.equal(res.status(), 201, await res.text());
+    return res.json();
+  };
+  const user = await scim('/Users', { userName: 'lee@example.com', active: false });
+  await scim('/Groups', { displayName: 'Directory staff', members: [{ value: user.id }] });
+
+  await page.goto(`${base}/admin/groups`);
+  await page.getByRole('link', { name: 'Directory staff' }).click();
+  await page.getByRole('heading', { name: 'Directory staff', level: 1 }).waitFor();
+  assert.equal(await page.locator('.page-head .badge').textContent(), 'From the directory (SCIM)');
+  await page.getByRole('row', { name: /lee@example\.com/ }).getByText('From the directory (SCIM)').waitFor();
+  await checkAccessibility(page, "a directory group's page");
+  await screenshots(page, 'admin-group-scim');
+
+  await page.getByRole('link', { name: 'lee@example.com' }).click();
+  assert.match(await page.locator('dl.facts').textContent(), /Disabled since .+Disabled by the directory \(SCIM\)/);
+  await page.getByRole('listitem').filter({ hasText: 'Directory staff — From the directory (SCIM)' }).waitFor();
+  await screenshots(page, 'admin-user-scim-disabled');
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -112,12 +112,13 @@ impl ListPage<'_> {
     }
 }
 
-/// Where a group or a membership comes from, in words.
-fn source_label(source: &str) -> String {
-    if source == MANUAL {
-        "Added here".to_owned()
-    } else {
-        format!("From {source}")
+/// Where a group or a membership comes from, in words: here, the directory (SCIM), or the
+/// identity provider with that id.
+pub(super) fn source_label(source: &str) -> String {
+    match source {
+        MANUAL => "Added here".to_owned(),
+        ferrozone_domain::scim::SOURCE => "From the directory (SCIM)".to_owned(),
+        provider => format!("From {provider}"),
     }
 }
 

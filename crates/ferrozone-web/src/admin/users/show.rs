@@ -57,6 +57,11 @@ struct UserPage<'a> {
 }
 
 impl UserPage<'_> {
+    /// Where a group comes from, in the groups pages' words.
+    fn source(&self, source: &str) -> String {
+        super::super::groups::source_label(source)
+    }
+
     /// The user's email as a query value, for the links to the rules pages.
     fn email_in_query(&self) -> String {
         form_urlencoded::byte_serialize(self.user.email.as_bytes()).collect()
