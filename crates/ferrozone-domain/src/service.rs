@@ -104,9 +104,9 @@ pub struct Domain {
     imported_token_secret: imported_tokens::ImportedTokenSecret,
     /// Notified when this process queues an email, so that its mail worker sends it at once.
     mail_queued: Arc<Notify>,
-    /// The state gateways on other hosts poll ([`gateway_state`]).
     /// Where the walks through every SCIM user stand ([`scim_walks`]).
     scim_walks: scim_walks::Walks,
+    /// The state gateways on other hosts poll ([`gateway_state`]).
     gateway_states: gateway_state::StateHub,
 }
 

@@ -544,7 +544,8 @@ pub trait ScimStore: Send + Sync + 'static {
     /// [`crate::rules::scim::delete_in`] in a transaction of its own.
     async fn delete_scim_user(&self, id: Uuid, now: Timestamp) -> Result<User>;
 
-    /// One page of the SCIM users `filter` selects, in the order they were provisioned.
+    /// One page of the SCIM users `filter` selects, in the order they were provisioned (for
+    /// every user, [`Self::every_scim_user`] is the cheaper read).
     async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>>;
     /// `count` SCIM users from `start`, in the order they were provisioned, with their
     /// total and generation as of the same read.

@@ -56,7 +56,7 @@ fn user_condition(filter: &UserFilter) -> &'static str {
 }
 
 /// The page of the users a filter selects and their count, in the order they were
-/// provisioned. Every user ([`UserFilter::All`]) is [`every_user`]'s.
+/// provisioned. The domain reads every user ([`UserFilter::All`]) by [`every_user`].
 pub(crate) fn users(filter: &UserFilter) -> (String, String) {
     let condition = user_condition(filter);
     let page = format!("{USERS_SELECT}{condition} ORDER BY s.inserted_at, s.user_id LIMIT $1 OFFSET $2");

@@ -3,7 +3,7 @@
 //! generation moves when a SCIM user is made or removed, through its user's deletion too,
 //! and stays when one is replaced.
 
-use ferrozone_domain::scim::{ScimProfile, ScimUser, ScimUserWrite, Start, UsersPage};
+use ferrozone_domain::scim::{Page, ScimProfile, ScimUser, ScimUserWrite, Start, UserFilter, UsersPage};
 use ferrozone_domain::Timestamp;
 use ferrozone_store::testing::TestDb;
 
@@ -43,6 +43,8 @@ async fn every_user_pages_by_skipping_or_after_a_key_with_its_total_and_generati
     let resumed = every(&db, 2, after(first.resources.last().unwrap())).await;
     assert_eq!(names(&resumed), ["u2@example.com", "u3@example.com"]);
     assert_eq!(resumed, every(&db, 2, Start::Offset(2)).await, "a resumed page is the page skipped to");
+    let listed = db.store.scim_users(&UserFilter::All, Page { start_index: 3, count: 2 }).await.unwrap();
+    assert_eq!((listed.total, listed.resources), (5, resumed.resources.clone()), "as the filtered lists read");
     let past = every(&db, 2, after(&made[4])).await;
     assert_eq!((past.total, past.generation, names(&past)), (5, first.generation, vec![]));
 

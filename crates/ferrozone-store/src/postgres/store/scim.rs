@@ -104,10 +104,6 @@ impl ScimStore for PgStore {
     }
 
     async fn scim_users(&self, filter: &UserFilter, page: Page) -> Result<Listed<ScimUser>> {
-        if *filter == UserFilter::All {
-            let every = self.every_scim_user(page.count, Start::Offset(page.offset())).await?;
-            return Ok(Listed { total: every.total, resources: every.resources });
-        }
         let (list, count) = q::users(filter);
         let (limit, offset) = (i64::from(page.count), i64::try_from(page.offset()).unwrap_or(i64::MAX));
         let rows = bind_user_filter(sqlx::query(&list).bind(limit).bind(offset), filter)
@@ -121,7 +117,7 @@ impl ScimStore for PgStore {
             .await
             .or_db("count SCIM users")?;
         let resources = rows.into_iter().map(ScimUser::try_from).collect::<Result<_>>()?;
-        Ok(Listed { total: u64::try_from(total).unwrap_or(0), resources })
+        Ok(Listed { total: counted(total), resources })
     }
 
     async fn every_scim_user(&self, count: u32, start: Start) -> Result<UsersPage> {
@@ -170,7 +166,7 @@ impl ScimStore for PgStore {
             .fetch_one(&self.pool)
             .await
             .or_db("count SCIM groups")?;
-        Ok(Listed { total: u64::try_from(total).unwrap_or(0), resources: groups })
+        Ok(Listed { total: counted(total), resources: groups })
     }
 
     async fn scim_group(&self, id: Uuid) -> Result<Option<ScimGroup>> {
