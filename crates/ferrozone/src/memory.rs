@@ -13,33 +13,50 @@
 //! again once the tasks' first passes are over ([`FIRST_PASSES`]); what runs later is mapped
 //! again from the page cache on its first use.
 
+use crate::supervisor::Supervisor;
+
 /// How long after start-up the background tasks' first passes (the data plane's first
 /// reconcile, the janitors' first sweeps) are over, and their code with them.
-pub const FIRST_PASSES: std::time::Duration = std::time::Duration::from_secs(5);
+const FIRST_PASSES: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Gives back the heap start-up freed and unmaps the code it ran: now, when start-up is
+/// done, and once more under `tasks` after [`FIRST_PASSES`].
+pub fn release_start_up(tasks: &mut Supervisor) {
+    release();
+    tasks.spawn("start-up memory release", async {
+        tokio::time::sleep(FIRST_PASSES).await;
+        release();
+        std::future::pending().await
+    });
+}
+
+fn release() {
+    let released = release_freed_heap();
+    let code_bytes = release_start_up_code();
+    tracing::debug!(released, code_bytes, "start-up's freed heap given back, its code unmapped");
+}
 
 /// Gives the system back the heap pages the allocator holds free, in every arena; whether
-/// any were. Called when start-up is done (and once after [`FIRST_PASSES`]): it locks each
-/// arena in turn, which a busy server should not pay on every request. A no-op where the C
-/// library is not glibc.
+/// any were. Only at [`release_start_up`]'s two moments: it locks each arena in turn, which
+/// a busy server should not pay on every request. A no-op where the C library is not glibc.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code, reason = "malloc_trim: the one call into the C library's allocator")]
-pub fn release_freed_heap() -> bool {
+fn release_freed_heap() -> bool {
     // SAFETY: malloc_trim takes no pointer and no state of the caller's; glibc serialises it
     // with every other call to its allocator.
     unsafe { libc::malloc_trim(0) == 1 }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn release_freed_heap() -> bool {
+fn release_freed_heap() -> bool {
     false
 }
 
 /// Unmaps the pages of this program's code (its executable mappings: read-only, private,
-/// backed by the binary's file); the bytes unmapped. Called when start-up is done, and once
-/// more after [`FIRST_PASSES`]. The pages stay in the page cache, so code that runs again is
-/// mapped back by a minor fault.
+/// backed by the binary's file); the bytes unmapped. The pages stay in the page cache, so
+/// code that runs again is mapped back by a minor fault.
 #[cfg(target_os = "linux")]
-pub fn release_start_up_code() -> usize {
+fn release_start_up_code() -> usize {
     let Ok(exe) = std::env::current_exe() else { return 0 };
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return 0 };
     let exe = exe.to_string_lossy();
@@ -47,7 +64,7 @@ pub fn release_start_up_code() -> usize {
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn release_start_up_code() -> usize {
+fn release_start_up_code() -> usize {
     0
 }
 

@@ -119,25 +119,12 @@ pub async fn run(config: &Config) -> anyhow::Result<()> {
     tasks.spawn_draining("HTTP server", async move {
         ferrozone_http::server::serve(listener, app, limits, tls, stopping).await.context("serving HTTP")
     });
-    // Start-up is done: the heap it freed goes back to the system, and its code is
-    // unmapped (crate::memory); once more when the tasks' first passes are over.
-    release_start_up_memory();
-    tasks.spawn("start-up memory release", async {
-        tokio::time::sleep(crate::memory::FIRST_PASSES).await;
-        release_start_up_memory();
-        std::future::pending().await
-    });
+    // Start-up is done: what it freed and the code it ran go back to the system.
+    crate::memory::release_start_up(&mut tasks);
     let outcome = tasks.run(signal, Duration::from_secs(config.shutdown_timeout)).await;
     domain.record_refused_sign_in_summaries(true).await;
     tracing::info!("stopped");
     outcome
-}
-
-/// What start-up freed and the code it ran, given back (docs/benchmarks.md, "Idle RSS").
-fn release_start_up_memory() {
-    let released = crate::memory::release_freed_heap();
-    let code_bytes = crate::memory::release_start_up_code();
-    tracing::debug!(released, code_bytes, "start-up's freed heap given back, its code unmapped");
 }
 
 /// How the server speaks TLS, if it does: with the certificate files (`FERROZONE_TLS_*`),
